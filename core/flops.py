@@ -1,0 +1,69 @@
+"""Compute, time and cost (vectorised).
+
+Seeds 001/002: training costs ≈ 6N FLOPs per token (2N forward, 4N backward; N = parameters, MoE: active
+parameters), attention adds ≈ 12·L·h·s per token (forward + backward), and time = FLOPs / (GPUs · peak · MFU).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .units import SECONDS_PER_DAY, SECONDS_PER_HOUR
+
+ATTENTION_FLOPS = ("none", "full", "causal")
+
+
+def attention_flops_per_token(n_layers, d_model, seq_len, attention_flops="full"):
+    """Attention score and value matmuls per token, forward + backward: 12·L·h·s (seed 001; PaLM appendix B,
+    as in nanoGPT's estimate_mfu). 'causal' halves it (only the lower triangle is computed; Megatron-LM's
+    convention since 2025); 'none' drops it (the seeds' 6ND planning number)."""
+    L, h, s = (np.asarray(x, dtype=np.float64) for x in (n_layers, d_model, seq_len))
+    mode = np.asarray(attention_flops)
+    scale = np.select([mode == "full", mode == "causal", mode == "none"], [1.0, 0.5, 0.0], np.nan)
+    return 12.0 * L * h * s * scale
+
+
+def model_flops_per_token(n_active_params, n_layers, d_model, seq_len, attention_flops="full"):
+    """Model FLOPs per token = 6·N (dense; N = active parameters for MoE) + attention term."""
+    return 6.0 * np.asarray(n_active_params, dtype=np.float64) + attention_flops_per_token(
+        n_layers, d_model, seq_len, attention_flops)
+
+
+def megatron_flops_per_token(n_layers, d_model, seq_len, vocab_size):
+    """Megatron per-iteration form divided by B·s tokens: 72·B·s·L·h²·(1 + s/(6h) + V/(12hL)) / (B·s)
+    (Narayanan et al. 2021, §5.1, Eq. 3; GPT block with d_ff = 4h, full attention, logits included)."""
+    L, h, s, V = (np.asarray(x, dtype=np.float64) for x in (n_layers, d_model, seq_len, vocab_size))
+    return 72.0 * L * h * h * (1 + s / (6 * h) + V / (12 * h * L))
+
+
+def hardware_flops_per_token(model_flops_per_token_, attention_flops_per_token_, recompute="none"):
+    """FLOPs the hardware executes, recomputation included (for HFU). Full recomputation runs the forward once
+    more: + model/3 (the forward is 1/3 of forward + backward; seed 001 "≈ +33%"). Selective recomputes the
+    attention core's forward: + attention/3 (Korthikanti §5). None: equal to the model FLOPs."""
+    rec = np.asarray(recompute)
+    mf = np.asarray(model_flops_per_token_, dtype=np.float64)
+    af = np.asarray(attention_flops_per_token_, dtype=np.float64)
+    return mf + np.select([rec == "full", rec == "selective", rec == "none"], [mf / 3.0, af / 3.0, 0.0 * mf], np.nan)
+
+
+def train_time_s(train_flops, n_gpus, peak_flops_per_s, mfu, time_overhead_frac=0.0):
+    """Wall-clock seconds = FLOPs / (GPUs · peak · MFU) × (1 + overhead) (seeds 000/001/002; seed 001 advises
+    budgeting 10–30% for failures, restarts, evaluations and stalls; 0 by default)."""
+    return (np.asarray(train_flops, dtype=np.float64)
+            / (np.asarray(n_gpus, dtype=np.float64) * np.asarray(peak_flops_per_s, dtype=np.float64)
+               * np.asarray(mfu, dtype=np.float64))
+            * (1.0 + np.asarray(time_overhead_frac, dtype=np.float64)))
+
+
+def time_and_cost(time_s, n_gpus, price_usd_per_gpu_hour):
+    """days, GPU-hours and cost = GPU-hours × $/GPU-hour."""
+    t = np.asarray(time_s, dtype=np.float64)
+    gpu_hours = t * np.asarray(n_gpus, dtype=np.float64) / SECONDS_PER_HOUR
+    return {"days": t / SECONDS_PER_DAY, "gpu_hours": gpu_hours,
+            "cost_usd": gpu_hours * np.asarray(price_usd_per_gpu_hour, dtype=np.float64)}
+
+
+def achieved_utilization(tokens_per_second, flops_per_token, n_gpus, peak_flops_per_s):
+    """The seeds' "slow steps" check: achieved FLOP/s / (GPUs · peak). With model FLOPs per token this is MFU;
+    with hardware FLOPs (recomputation included) it is HFU (Korthikanti §6, Chowdhery et al. 2022 App. B)."""
+    return (np.asarray(tokens_per_second, dtype=np.float64) * np.asarray(flops_per_token, dtype=np.float64)
+            / (np.asarray(n_gpus, dtype=np.float64) * np.asarray(peak_flops_per_s, dtype=np.float64)))

@@ -1,0 +1,122 @@
+"""Accelerator catalog (data/accelerators.csv) and user-defined accelerators.
+
+The CSV holds human units with the unit in the column name (TFLOP/s, TB/s, GB/s, GB or GiB as
+the vendor stated it); this module converts them once to SI. Every row carries its source.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from .units import GB, GiB, TB, TFLOP
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One accelerator in SI units. NaN peak means the chip has no such mode (e.g. fp8 on A100)."""
+
+    name: str
+    peak_bf16_flops_per_s: float
+    memory_bytes: float
+    memory_bandwidth_bytes_per_s: float
+    peak_fp8_flops_per_s: float = math.nan
+    peak_fp32_flops_per_s: float = math.nan
+    intra_node_bytes_per_s: float = math.nan
+    inter_node_bytes_per_s: float = math.nan
+    price_usd_per_gpu_hour: float = math.nan
+    label: str = ""
+    memory_unit: str = "GB"
+    price_date: str = ""
+    price_source: str = ""
+    source: str = "user input"
+    note: str = ""
+
+    def __post_init__(self):
+        for f in ("peak_bf16_flops_per_s", "memory_bytes", "memory_bandwidth_bytes_per_s"):
+            v = getattr(self, f)
+            if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+                raise ValueError(f"{f}: must be a positive number, got {v!r}")
+        for f in ("peak_fp8_flops_per_s", "peak_fp32_flops_per_s", "intra_node_bytes_per_s",
+                  "inter_node_bytes_per_s", "price_usd_per_gpu_hour"):
+            v = getattr(self, f)
+            if not isinstance(v, (int, float)) or (not math.isnan(v) and v < 0):
+                raise ValueError(f"{f}: must be a non-negative number, got {v!r}")
+
+    def peak_flops_per_s(self, compute_dtype: str = "bf16") -> float:
+        """Dense peak for the compute dtype (no sparsity); an error if the chip lacks that mode."""
+        key = {"bf16": "peak_bf16_flops_per_s", "fp16": "peak_bf16_flops_per_s",
+               "fp8": "peak_fp8_flops_per_s", "fp32": "peak_fp32_flops_per_s"}.get(compute_dtype)
+        if key is None:
+            raise ValueError(f"compute_dtype: unknown {compute_dtype!r}; known: bf16, fp16, fp8, fp32")
+        v = getattr(self, key)
+        if math.isnan(v):
+            raise ValueError(f"compute_dtype: {self.name} has no {compute_dtype} peak in the catalog")
+        return v
+
+    @property
+    def ridge_intensity(self) -> float:
+        """FLOPs per byte at which bf16 matmuls stop being memory-bound: peak / bandwidth (seed 000)."""
+        return self.peak_bf16_flops_per_s / self.memory_bandwidth_bytes_per_s
+
+
+def _f(row: dict, key: str, scale: float = 1.0) -> float:
+    v = (row.get(key) or "").strip()
+    return float(v) * scale if v else math.nan
+
+
+@lru_cache(maxsize=1)
+def catalog() -> dict[str, Accelerator]:
+    """All catalog accelerators by name, converted to SI."""
+    out: dict[str, Accelerator] = {}
+    with open(DATA_DIR / "accelerators.csv", newline="") as fh:
+        for row in csv.DictReader(fh):
+            unit = row["memory_unit"].strip()
+            mem_scale = {"GB": GB, "GiB": GiB}[unit]
+            out[row["name"]] = Accelerator(
+                name=row["name"],
+                label=row["label"],
+                peak_bf16_flops_per_s=_f(row, "bf16_tflops", TFLOP),
+                peak_fp8_flops_per_s=_f(row, "fp8_tflops", TFLOP),
+                peak_fp32_flops_per_s=_f(row, "fp32_tflops", TFLOP),
+                memory_bytes=_f(row, "memory", mem_scale),
+                memory_unit=unit,
+                memory_bandwidth_bytes_per_s=_f(row, "hbm_tb_per_s", TB),
+                intra_node_bytes_per_s=_f(row, "intra_node_gb_per_s", GB),
+                inter_node_bytes_per_s=_f(row, "inter_node_gb_per_s", GB),
+                price_usd_per_gpu_hour=_f(row, "price_usd_per_gpu_hour"),
+                price_date=row["price_date"],
+                price_source=row["price_source"],
+                source=row["source"],
+                note=row["note"],
+            )
+    return out
+
+
+def accelerator_names() -> list[str]:
+    return list(catalog())
+
+
+def get_accelerator(name: str) -> Accelerator:
+    """Catalog lookup; an unknown name is an error listing the known ones."""
+    if not isinstance(name, str):
+        raise ValueError(f"gpu: expected a name, got {name!r}")
+    try:
+        return catalog()[name]
+    except KeyError:
+        raise ValueError(f"gpu: unknown accelerator {name!r}; known: {', '.join(catalog())}") from None
+
+
+def custom_accelerator(peak_flops_per_s: float, memory_bytes: float, memory_bandwidth_bytes_per_s: float,
+                       price_usd_per_gpu_hour: float = math.nan, name: str = "custom",
+                       peak_fp8_flops_per_s: float = math.nan, peak_fp32_flops_per_s: float = math.nan
+                       ) -> Accelerator:
+    """A user-typed accelerator; works everywhere a catalog one does."""
+    return Accelerator(name=name, label=f"{name} (user input)", peak_bf16_flops_per_s=peak_flops_per_s,
+                       memory_bytes=memory_bytes, memory_bandwidth_bytes_per_s=memory_bandwidth_bytes_per_s,
+                       price_usd_per_gpu_hour=price_usd_per_gpu_hour, peak_fp8_flops_per_s=peak_fp8_flops_per_s,
+                       peak_fp32_flops_per_s=peak_fp32_flops_per_s)

@@ -1,0 +1,114 @@
+"""Limits, solved rather than scanned: the largest sequence length, the largest micro-batch, the fewest GPUs (per
+ZeRO stage) and the largest model of a shape family that fit one GPU's memory.
+
+Per-GPU memory is non-decreasing in seq_len (at most quadratic), micro_batch and n_layers, and non-increasing in
+the data-parallel degree, so each limit is an integer bisection over `evaluate` (≈ 25 evaluations each).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from .estimate import Config, evaluate
+from .model import raw_model
+
+HI = 1 << 24  # search ceiling: 16.7M tokens, sequences, layers or data-parallel ranks
+
+
+def _fits(cfg: Config, **over) -> np.ndarray:
+    cols = cfg.columns()
+    cols.update(over)
+    out = evaluate(**cols)
+    return np.asarray(out["fits"])
+
+
+def _max_true(pred, lo: int, hi: int) -> int:
+    """Largest x in [lo, hi] with pred(x) true, assuming pred is true then false; lo-1 if pred(lo) is false."""
+    if not pred(lo):
+        return lo - 1
+    if pred(hi):
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if pred(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def max_seq_len(cfg: Config, multiple_of: int = 1) -> int:
+    """Largest sequence length (a multiple of `multiple_of`) that fits; 0 if even one token does not."""
+    m = max(int(multiple_of), 1)
+    k = _max_true(lambda x: bool(_fits(cfg, seq_len=x * m)), 1, HI // m)
+    return max(k, 0) * m
+
+
+def max_micro_batch(cfg: Config) -> int:
+    """Largest micro-batch (sequences per GPU per step) that fits; 0 if none does."""
+    return max(_max_true(lambda x: bool(_fits(cfg, micro_batch=x)), 1, HI), 0)
+
+
+def min_gpus(cfg: Config, zero_stage: int | None = None) -> int | None:
+    """Fewest GPUs (a multiple of tp·pp) for which the setup fits, at the given ZeRO stage (the config's by
+    default). Stage 0 replicates state, so more GPUs never help: None unless it fits with tp·pp GPUs."""
+    z = cfg.zero_stage if zero_stage is None else zero_stage
+    mp = cfg.tp * cfg.pp
+    pred = lambda d: bool(_fits(cfg, zero_stage=z, n_gpus=d * mp))  # noqa: E731
+    if not pred(1):
+        if z == 0 or not pred(HI):
+            return None
+        # smallest d that fits = (largest d that does not) + 1
+        d = _max_true(lambda x: not pred(x), 1, HI) + 1
+        return d * mp
+    return mp
+
+
+def min_gpus_by_stage(cfg: Config) -> dict[int, int | None]:
+    return {z: min_gpus(cfg, z) for z in (0, 1, 2, 3)}
+
+
+def max_n_layers(cfg: Config) -> int:
+    """Largest depth (n_layers, the rest of the shape fixed) that fits — the 'depth' shape family. Raw-N models
+    are re-priced from their shape for this search. Returns 0 if one layer does not fit."""
+    base = replace(cfg.model, n_params_override=0.0)
+    mult = max(cfg.pp, 1)
+
+    def pred(k: int) -> bool:
+        m = replace(base, n_layers=k * mult)
+        return bool(_fits(cfg, n_layers=k * mult, n_params=m.n_params, n_active_params=m.n_active_params))
+    return max(_max_true(pred, 1, 1 << 16), 0) * mult
+
+
+def max_n_params(cfg: Config) -> float:
+    """Largest raw parameter count (raw-N mode, GPT-3 Table 2.1 shapes for the activations) that fits, found by
+    bisection on a 0.1% grid in log space. Returns 0 if 1M parameters do not fit."""
+    grid = np.exp(np.linspace(np.log(1e6), np.log(1e15), 20000))
+
+    def pred(i: int) -> bool:
+        m = raw_model(float(grid[i]))
+        cols = cfg.columns()
+        cols.update(m.arch())
+        cols.update(n_params=m.n_params, n_active_params=m.n_active_params)
+        if cfg.tp > m.n_heads or m.n_heads % cfg.tp or cfg.pp > m.n_layers:
+            return False
+        return bool(evaluate(**cols)["fits"])
+    i = _max_true(pred, 0, len(grid) - 1)
+    return float(grid[i]) if i >= 0 else 0.0
+
+
+def limits(cfg: Config) -> dict:
+    """All limits for one setup, in the record vocabulary."""
+    by_stage = min_gpus_by_stage(cfg)
+    return {
+        "max_seq_len": max_seq_len(cfg),
+        "max_micro_batch": max_micro_batch(cfg),
+        "min_gpus": by_stage[cfg.zero_stage],
+        "min_gpus_zero0": by_stage[0],
+        "min_gpus_zero1": by_stage[1],
+        "min_gpus_zero2": by_stage[2],
+        "min_gpus_zero3": by_stage[3],
+        "max_n_layers": max_n_layers(cfg),
+        "max_n_params": max_n_params(cfg),
+    }

@@ -1,0 +1,275 @@
+"""Memory ledger per GPU: model state (weights, gradients, optimizer, master), activations as an
+explicit per-tensor ledger, logits, overhead. All vectorised: arguments broadcast, results are arrays.
+
+Conventions (seeds 000, 001, 002):
+- Mixed-precision AdamW state is 2 (bf16 weights) + 2 (bf16 grads) + 4 + 4 (fp32 moments) = 12 bytes per
+  parameter (CS336, seed 000), 16 with an fp32 master copy (ZeRO §3.1, seeds 000/001/002), 18 with fp32 grads
+  (Megatron/DeepSpeed, seed 002), 20 with bf16 grads plus an fp32 accumulation buffer (Ultra-Scale Playbook).
+- Sharding (ZeRO, Rajbhandari et al. 2020 §5, Fig. 1): all state divides by tp·pp; then with data-parallel
+  degree d = n_gpus/(tp·pp): stage 1 shards optimizer + master by d, stage 2 also gradients, stage 3 also weights.
+- Activations: Korthikanti et al. 2022 (arXiv:2205.05198) §4: per layer sbh(34 + 5as/h) for the GPT block in
+  16-bit, reproduced here tensor by tensor; tensor parallel, sequence parallel, selective and full recomputation
+  (Table 2), pipeline 1F1B first stage = L layers' worth (Eq. 5), interleaved × (1 + (p−1)/(p·m)).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .units import GiB
+
+# ---------------------------------------------------------------------------------------------------------------
+# Model state
+# ---------------------------------------------------------------------------------------------------------------
+
+OPTIMIZERS = ("adamw", "adamw8bit", "sgd_momentum", "adafactor", "lion", "sgd")
+RECIPES = {
+    # name: (weight_dtype, grad_dtype, master_weights, grad_accum_fp32, optimizer)  bytes/param with AdamW
+    "cs336-12": ("bf16", "bf16", False, False, "adamw"),  # 12: seed 000 (CS336 lecture 2)
+    "zero-16": ("bf16", "bf16", True, False, "adamw"),  # 16: ZeRO §3.1, seeds 000/001/002
+    "megatron-18": ("bf16", "fp32", True, False, "adamw"),  # 18: fp32 grads (Megatron, DeepSpeed), seed 002
+    "playbook-20": ("bf16", "bf16", True, True, "adamw"),  # 20: bf16 grads + fp32 accumulation (Ultra-Scale Playbook)
+    "fp32-16": ("fp32", "fp32", False, False, "adamw"),  # 16: pure fp32
+}
+RECIPE_BYTES = {"cs336-12": 12, "zero-16": 16, "megatron-18": 18, "playbook-20": 20, "fp32-16": 16}
+
+_DT = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
+
+
+def dtype_bytes_array(dtype) -> np.ndarray:
+    """Bytes per element for an array of dtype names (vectorised lookup)."""
+    d = np.asarray(dtype)
+    out = np.full(d.shape, np.nan)
+    for k, v in _DT.items():
+        out = np.where(d == k, v, out)
+    return out
+
+
+def optimizer_bytes_per_param(optimizer) -> np.ndarray:
+    """Optimizer-state bytes per parameter, excluding the master copy (counted separately).
+
+    adamw: two fp32 moments = 8 (Loshchilov & Hutter 2019; seed 000). adamw8bit: two 8-bit moments = 2
+    (Dettmers et al. 2022; per-block fp32 absmax constants, 8 bytes per 2048 values, are ignored).
+    sgd_momentum: one fp32 buffer = 4. lion: one fp32 momentum = 4 (Chen et al. 2023). sgd: 0.
+    adafactor: factored second moment, handled by `adafactor_state_elements` (returns NaN here).
+    """
+    o = np.asarray(optimizer)
+    return np.select([o == "adamw", o == "adamw8bit", o == "sgd_momentum", o == "lion", o == "sgd"],
+                     [8.0, 2.0, 4.0, 4.0, 0.0], np.nan)
+
+
+def adafactor_state_elements(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab_size, mlp, n_experts, tied_embeddings,
+                             n_params):
+    """Adafactor (Shazeer & Stern 2018, no momentum) second-moment elements: a weight matrix of shape r×c keeps
+    r + c fp32 values (row and column statistics) instead of r·c; every other parameter (norms, biases,
+    position table treated as a vector set) keeps one per element. Returns the element count (× 4 bytes)."""
+    L, h, a, k, f, V = (np.asarray(x, dtype=np.float64) for x in (n_layers, d_model, n_heads, n_kv_heads, d_ff,
+                                                                      vocab_size))
+    E = np.asarray(n_experts, dtype=np.float64)
+    kv = k * h / a
+    swiglu = np.asarray(mlp) == "swiglu"
+    n_mlp = np.where(swiglu, 3.0, 2.0)
+    # factored matrices per layer: Q (h×h), K, V (h×kv), O (h×h), MLP (h×f each)
+    mat_elems = 2 * h * h + 2 * h * kv + E * n_mlp * h * f
+    mat_stats = 2 * (h + h) + 2 * (h + kv) + E * n_mlp * (h + f)
+    emb_elems = V * h * np.where(np.asarray(tied_embeddings, dtype=bool), 1.0, 2.0)
+    emb_stats = (V + h) * np.where(np.asarray(tied_embeddings, dtype=bool), 1.0, 2.0)
+    factored = L * mat_elems + emb_elems
+    rest = np.maximum(np.asarray(n_params, dtype=np.float64) - factored, 0.0)
+    return L * mat_stats + emb_stats + rest
+
+
+def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights=True, grad_accum_fp32=False,
+                optimizer="adamw", zero_stage=0, n_gpus=1, tp=1, pp=1, adafactor_elements=None):
+    """Model-state bytes per GPU as named parts: weights, grads, grad_accum, optimizer, master.
+
+    Per parameter: weights = bytes(weight_dtype); grads = bytes(grad_dtype); grad_accum = 4 if an fp32
+    accumulation buffer is kept; optimizer = `optimizer_bytes_per_param`; master = 4 if master weights.
+    Each part is divided by tp·pp (model parallel), then ZeRO divides by d = n_gpus/(tp·pp):
+    stage ≥1 optimizer + master, stage ≥2 grads + grad_accum, stage 3 weights (ZeRO Fig. 1; FSDP = stage 3).
+    """
+    N = np.asarray(n_params, dtype=np.float64)
+    mp = np.asarray(tp, dtype=np.float64) * np.asarray(pp, dtype=np.float64)
+    d = np.asarray(n_gpus, dtype=np.float64) / mp
+    z = np.asarray(zero_stage)
+    opt_pp = optimizer_bytes_per_param(optimizer)
+    if adafactor_elements is not None:
+        opt_total = np.where(np.asarray(optimizer) == "adafactor", 4.0 * adafactor_elements, opt_pp * N)
+    else:
+        opt_total = opt_pp * N
+    weights = N * dtype_bytes_array(weight_dtype) / mp
+    grads = N * dtype_bytes_array(grad_dtype) / mp
+    grad_accum = np.where(np.asarray(grad_accum_fp32, dtype=bool), 4.0 * N, 0.0) / mp
+    optimizer_b = opt_total / mp
+    master = np.where(np.asarray(master_weights, dtype=bool), 4.0 * N, 0.0) / mp
+    return {
+        "weights_bytes": weights / np.where(z >= 3, d, 1.0),
+        "grads_bytes": grads / np.where(z >= 2, d, 1.0),
+        "grad_accum_bytes": grad_accum / np.where(z >= 2, d, 1.0),
+        "optimizer_bytes": optimizer_b / np.where(z >= 1, d, 1.0),
+        "master_bytes": master / np.where(z >= 1, d, 1.0),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Activations: the per-tensor ledger of one transformer layer
+# ---------------------------------------------------------------------------------------------------------------
+
+# Order and meaning of the ledger's tensors. Each entry: (name, what it is, which op keeps it for backward).
+LEDGER_TENSORS = (
+    ("norm1_input", "input of the attention-block norm (the residual stream)", "layernorm/rmsnorm 1"),
+    ("norm1_stats", "fp32 per-row statistics of norm 1 (rstd; mean for layernorm)", "layernorm/rmsnorm 1"),
+    ("qkv_input", "normalised input of the QKV projection", "QKV linear"),
+    ("q", "queries (after RoPE where used)", "QKᵀ matmul"),
+    ("k", "keys (after RoPE where used); n_kv_heads heads", "QKᵀ matmul"),
+    ("softmax_output", "attention probabilities, one s×s matrix per head", "softmax backward / AV matmul"),
+    ("softmax_dropout_mask", "1-byte dropout mask on the probabilities, one s×s per head", "attention dropout"),
+    ("dropout_output", "dropped-out probabilities fed to the AV matmul", "AV matmul"),
+    ("v", "values; n_kv_heads heads", "AV matmul"),
+    ("softmax_lse", "fp32 log-sum-exp per head and row (flash attention keeps this instead of s×s)", "flash attn"),
+    ("attn_output", "attention output: input of the output projection (and flash's O)", "output linear"),
+    ("attn_dropout_mask", "1-byte dropout mask after the output projection", "residual dropout"),
+    ("norm2_input", "input of the MLP-block norm", "layernorm/rmsnorm 2"),
+    ("norm2_stats", "fp32 per-row statistics of norm 2", "layernorm/rmsnorm 2"),
+    ("mlp_input", "normalised input of the first MLP projection(s)", "fc1 / gate+up linear"),
+    ("gelu_input", "GeLU input (fc1 output), d_ff wide", "GeLU"),
+    ("gate", "SwiGLU gate projection output (SiLU input), d_ff wide", "SiLU"),
+    ("up", "SwiGLU up projection output, d_ff wide", "gate ⊙ up multiply"),
+    ("silu_output", "SiLU(gate), d_ff wide (kept by eager PyTorch; fused SwiGLU kernels recompute it)", "multiply"),
+    ("mlp_hidden", "input of the second MLP projection (GeLU output or SiLU(gate)⊙up), d_ff wide", "fc2 / down"),
+    ("mlp_dropout_mask", "1-byte dropout mask after the MLP", "residual dropout"),
+)
+LEDGER_NAMES = tuple(t[0] for t in LEDGER_TENSORS)
+RECOMPUTE_MODES = ("none", "selective", "full")
+PROFILES = ("fused", "eager")
+
+
+def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=None, mlp="gelu", norm="layernorm",
+                 dropout=True, flash_attention=False, recompute="none", tp=1, sequence_parallel=False,
+                 profile="fused", act_bytes=2.0):
+    """Bytes of each tensor one transformer layer keeps for its backward pass, per GPU (vectorised).
+
+    Legend: s, b, h, a, k, f, t = seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, tp. Activations are
+    16-bit (`act_bytes` = 2) and dropout masks 1 byte, as in Korthikanti et al. 2022 §4.1. For the GPT block
+    (layernorm, a = k, f = 4h, GeLU, dropout, no flash, profile 'fused') the sum is exactly sbh(34 + 5as/h):
+      attention 11sbh + 5as²b  = qkv_input 2 + q 2 + k 2 + v 2 + attn_output 2 + mask 1 (sbh); softmax 2as²b,
+                                 softmax mask as²b, dropout output 2as²b
+      MLP 19sbh                = mlp_input 2 + gelu_input 8 + mlp_hidden 8 + mask 1
+      norms 4sbh               = norm1_input 2 + norm2_input 2
+    Korthikanti counts norm inputs only, so in profile 'fused' the layernorm statistics are 0 for the GPT block.
+    Llama-style block (rmsnorm, swiglu, no dropout): norm inputs; fp32 rstd per row (4sb each); q, and k, v with
+    k heads (2sb·k·h/a); gate, up and the down-projection input, each 2sbf; profile 'eager' (PyTorch eager,
+    Hugging Face style) also keeps SiLU(gate) 2sbf, and layernorm's fp32 mean and rstd (8sb).
+    Flash attention (Dao et al. 2022): no s×s tensors; the kernel keeps the fp32 log-sum-exp 4·a·s·b and the
+    output O (= attn_output); attention dropout regenerates its mask from the RNG state.
+    Tensor parallel (Korthikanti §4.2.2): tensors inside the attention core and MLP divide by t; the norm inputs,
+    QKV/MLP inputs and dropout masks outside (10sbh) divide by t only with sequence parallelism (§4.2.3).
+    K/V with k < t heads are replicated: k/t is floored at 1 head per GPU.
+    Selective recomputation (§5): the attention core (softmax, its mask, dropout output; flash's LSE) is
+    recomputed, so those entries are 0. Full recomputation: see `activation_bytes`; this ledger is the
+    per-layer working set that is rebuilt during that layer's backward.
+    """
+    s = np.asarray(seq_len, dtype=np.float64)
+    b = np.asarray(micro_batch, dtype=np.float64)
+    h = np.asarray(d_model, dtype=np.float64)
+    a = np.asarray(n_heads, dtype=np.float64)
+    k = a if n_kv_heads is None else np.asarray(n_kv_heads, dtype=np.float64)
+    f = 4 * h if d_ff is None else np.asarray(d_ff, dtype=np.float64)
+    t = np.asarray(tp, dtype=np.float64)
+    p = np.asarray(act_bytes, dtype=np.float64)
+    sp = np.asarray(sequence_parallel, dtype=bool)
+    drop = np.asarray(dropout, dtype=bool)
+    flash = np.asarray(flash_attention, dtype=bool)
+    rec = np.asarray(recompute)
+    selective = rec == "selective"
+    swiglu = np.asarray(mlp) == "swiglu"
+    rms = np.asarray(norm) == "rmsnorm"
+    eager = np.asarray(profile) == "eager"
+
+    sbh = s * b * h
+    t_out = np.where(sp, t, 1.0)  # divisor of tensors outside the TP regions
+    kv_per_gpu = np.maximum(k / t, 1.0) * h / a  # K/V width per GPU (replicated below one head)
+    s2 = a * s * s * b / t  # per-GPU s×s elements over all heads
+    no_core = flash | selective  # s×s tensors absent
+    # fp32 statistics per row: layernorm keeps mean and rstd, rmsnorm rstd; Korthikanti (fused) ignores layernorm's
+    stats = np.where(rms, 4.0 * s * b, np.where(eager, 8.0 * s * b, 0.0)) / t_out
+
+    z = np.zeros(np.broadcast(s, b, h, a, k, f, t, p, sp, drop, flash, rec, swiglu, rms, eager).shape)
+    led = {
+        "norm1_input": z + p * sbh / t_out,
+        "norm1_stats": z + stats,
+        "qkv_input": z + p * sbh / t_out,
+        "q": z + p * sbh / t,
+        "k": z + p * s * b * kv_per_gpu,
+        "softmax_output": np.where(no_core, 0.0, p * s2),
+        "softmax_dropout_mask": np.where(no_core | ~drop, 0.0, 1.0 * s2),
+        "dropout_output": np.where(no_core | ~drop, 0.0, p * s2),
+        "v": z + p * s * b * kv_per_gpu,
+        "softmax_lse": np.where(flash & ~selective, 4.0 * a * s * b / t, 0.0),
+        "attn_output": z + p * sbh / t,
+        "attn_dropout_mask": np.where(drop, 1.0 * sbh / t_out, 0.0),
+        "norm2_input": z + p * sbh / t_out,
+        "norm2_stats": z + stats,
+        "mlp_input": z + p * sbh / t_out,
+        "gelu_input": np.where(swiglu, 0.0, p * s * b * f / t),
+        "gate": np.where(swiglu, p * s * b * f / t, 0.0),
+        "up": np.where(swiglu, p * s * b * f / t, 0.0),
+        "silu_output": np.where(swiglu & eager, p * s * b * f / t, 0.0),
+        "mlp_hidden": z + p * s * b * f / t,
+        "mlp_dropout_mask": np.where(drop, 1.0 * sbh / t_out, 0.0),
+    }
+    return led
+
+
+def korthikanti_per_layer_bytes(seq_len, micro_batch, d_model, n_heads, tp=1, sequence_parallel=False,
+                                recompute="none"):
+    """Korthikanti et al. 2022 Table 2 closed forms (bytes per layer, 16-bit), for cross-checking the ledger:
+    none: sbh(34 + 5as/h); TP: sbh(10 + 24/t + 5as/(ht)); TP+SP: sbh/t·(34 + 5as/h); selective: drop the 5as/h
+    term; full recomputation: 2sbh."""
+    s, b, h, a, t = (np.asarray(x, dtype=np.float64) for x in (seq_len, micro_batch, d_model, n_heads, tp))
+    sp = np.asarray(sequence_parallel, dtype=bool)
+    rec = np.asarray(recompute)
+    core = np.where(rec == "selective", 0.0, 5 * a * s / h)
+    tp_form = np.where(sp, (34 + core) / t, 10 + (24 + core) / t)
+    return np.where(rec == "full", 2 * s * b * h, s * b * h * tp_form)
+
+
+def activation_bytes(n_layers, per_layer_bytes, layer_input_bytes, full_layer_bytes, recompute="none", pp=1,
+                     virtual_stages=1):
+    """Activation bytes held by the busiest GPU (the first pipeline stage), as named parts.
+
+    Without full recomputation: stored = L · per_layer (Korthikanti Eq. 5: in 1F1B the first stage holds p
+    micro-batches of L/p layers = L layers' worth, whatever p). Full recomputation keeps only each layer's input
+    (`layer_input_bytes` = 2sbh, Table 2) for L layers, and during one layer's backward that layer's whole set is
+    alive again: `recompute_peak` = one `full_layer_bytes`. Interleaved schedule (m = virtual_stages > 1):
+    × (1 + (p−1)/(p·m)) (Korthikanti §4.2.3).
+    """
+    L = np.asarray(n_layers, dtype=np.float64)
+    p = np.asarray(pp, dtype=np.float64)
+    m = np.asarray(virtual_stages, dtype=np.float64)
+    full = np.asarray(recompute) == "full"
+    factor = np.where(m > 1, 1 + (p - 1) / (p * m), 1.0)
+    stored = np.where(full, L * layer_input_bytes, L * per_layer_bytes) * factor
+    peak = np.where(full, full_layer_bytes, 0.0)
+    return {"stored_bytes": stored, "recompute_peak_bytes": peak + 0 * stored}
+
+
+def logits_bytes(seq_len, micro_batch, vocab_size, tp=1, fp32_loss=False):
+    """Logits kept for the loss: bf16 logits 2·s·b·V, plus the fp32 copy 4·s·b·V that a cross-entropy in fp32
+    keeps (`fp32_loss`); divided by tp (vocabulary-parallel output layer, Megatron). Seed 000: ≈0.26 GB per
+    sequence at s = 1024, V = 128,000."""
+    s, b, V, t = (np.asarray(x, dtype=np.float64) for x in (seq_len, micro_batch, vocab_size, tp))
+    return s * b * V * (2.0 + np.where(np.asarray(fp32_loss, dtype=bool), 4.0, 0.0)) / t
+
+
+# Documented "realistic" overhead: CUDA context + NCCL communication buffers ≈ 1.5 GiB (PyTorch's CUDA context
+# is typically 0.3–1 GiB depending on the kernels loaded; NCCL allocates its buffers per communicator), plus
+# 10% allocator fragmentation of everything else (PyTorch caching allocator; see its memory-management notes).
+REALISTIC_OVERHEAD_BYTES = 1.5 * GiB
+REALISTIC_FRAGMENTATION_FRAC = 0.10
+
+
+def overhead_bytes(subtotal_bytes, overhead_fixed_bytes=0.0, fragmentation_frac=0.0):
+    """Overhead = fixed bytes (CUDA context, communication buffers) + fragmentation_frac × the rest.
+    0 by default so the seeds' numbers reproduce; `REALISTIC_*` above is the documented realistic setting."""
+    return np.asarray(overhead_fixed_bytes, dtype=np.float64) + np.asarray(fragmentation_frac,
+                                                                            dtype=np.float64) * subtotal_bytes

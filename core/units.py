@@ -1,0 +1,70 @@
+"""Unit constants and the one place where SI quantities become human text.
+
+Inside the core every quantity is SI: bytes, FLOPs, FLOP/s, bytes/s, seconds, dollars.
+Memory is shown either decimal (GB = 1e9 bytes, as datasheets and the ZeRO paper use) or
+binary (GiB = 2**30 bytes, as PyTorch logs print it); the label always says which.
+"""
+from __future__ import annotations
+
+import math
+
+GB = 1e9  # decimal gigabyte (datasheets, seeds, ZeRO paper)
+GiB = 2.0**30  # binary gibibyte (PyTorch "GB")
+MB = 1e6
+TB = 1e12
+TFLOP = 1e12
+SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86400.0
+
+DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
+
+
+def dtype_bytes(dtype: str) -> int:
+    """Bytes per element of a named dtype; unknown names are an error."""
+    try:
+        return DTYPE_BYTES[dtype]
+    except KeyError:
+        raise ValueError(f"dtype: unknown dtype {dtype!r}; known: {sorted(DTYPE_BYTES)}") from None
+
+
+def fmt_bytes(n: float, unit: str = "GB") -> str:
+    """'12.3 GB' (1e9) or '11.5 GiB' (2^30)."""
+    if n is None or (isinstance(n, float) and math.isnan(n)):
+        return "—"
+    if unit == "GiB":
+        return f"{n / GiB:,.2f} GiB"
+    if unit == "MB":
+        return f"{n / MB:,.1f} MB"
+    return f"{n / GB:,.2f} GB"
+
+
+def fmt_si(x: float, unit: str = "", digits: int = 3) -> str:
+    """Engineering notation: SI prefixes up to exa, scientific notation above 1e21.
+
+    FLOP totals are conventionally written in scientific notation; rates use prefixes.
+    """
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if x == 0:
+        return f"0 {unit}".strip()
+    prefixes = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""),
+                (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")]
+    ax = abs(x)
+    if ax >= 1e21:
+        return f"{x:.{digits - 1}e} {unit}".strip()
+    for scale, p in prefixes:
+        if ax >= scale:
+            return f"{x / scale:.{digits}g} {p}{unit}".strip()
+    return f"{x:.{digits - 1}e} {unit}".strip()
+
+
+def fmt_duration(seconds: float) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "—"
+    days = seconds / SECONDS_PER_DAY
+    if days >= 1:
+        return f"{days:,.1f} days"
+    hours = seconds / SECONDS_PER_HOUR
+    if hours >= 1:
+        return f"{hours:,.1f} h"
+    return f"{seconds:,.1f} s"
