@@ -6,6 +6,7 @@ the data-parallel degree, so each limit is an integer bisection over `evaluate` 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -112,3 +113,31 @@ def limits(cfg: Config) -> dict:
         "max_n_layers": max_n_layers(cfg),
         "max_n_params": max_n_params(cfg),
     }
+
+
+def min_gpus_state_only(cfg: Config, zero_stage: int | None = None) -> int | None:
+    """Fewest GPUs whose memory holds the model state alone (no activations, logits or overhead) — seed 002's
+    "min H100s (state only, ÷G)" column. Closed form: per GPU the state is A + B/d, where B is what the ZeRO stage
+    shards over the data-parallel degree d and A the rest, so d = ⌈B / (cap − A)⌉; n_gpus = d·tp·pp.
+    None when even the unsharded part A does not fit."""
+    from .estimate import STATE_PARTS
+    from .memory import state_bytes
+    z = cfg.zero_stage if zero_stage is None else zero_stage
+    c = cfg.columns()
+    ada = None
+    if cfg.optimizer == "adafactor":
+        from .memory import adafactor_state_elements
+        ada = adafactor_state_elements(c["n_layers"], c["d_model"], c["n_heads"], c["n_kv_heads"], c["d_ff"],
+                                       c["vocab_size"], c["mlp"], c["n_experts"], c["tied_embeddings"], c["n_params"])
+    parts = state_bytes(c["n_params"], cfg.weight_dtype, cfg.grad_dtype, cfg.master_weights, cfg.grad_accum_fp32,
+                        cfg.optimizer, 0, cfg.tp * cfg.pp, cfg.tp, cfg.pp, ada)
+    sharded_by = {"weights_bytes": 3, "grads_bytes": 2, "grad_accum_bytes": 2, "optimizer_bytes": 1, "master_bytes": 1}
+    A = sum(float(parts[k]) for k in STATE_PARTS if z < sharded_by[k])
+    B = sum(float(parts[k]) for k in STATE_PARTS if z >= sharded_by[k])
+    cap = cfg.gpu.memory_bytes
+    if A + B <= cap:
+        return cfg.tp * cfg.pp
+    if A >= cap or B == 0:
+        return None
+    d = math.ceil(B / (cap - A) - 1e-12)
+    return d * cfg.tp * cfg.pp

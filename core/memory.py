@@ -240,8 +240,8 @@ def activation_bytes(n_layers, per_layer_bytes, layer_input_bytes, full_layer_by
     Without full recomputation: stored = L · per_layer (Korthikanti Eq. 5: in 1F1B the first stage holds p
     micro-batches of L/p layers = L layers' worth, whatever p). Full recomputation keeps only each layer's input
     (`layer_input_bytes` = 2sbh, Table 2) for L layers, and during one layer's backward that layer's whole set is
-    alive again: `recompute_peak` = one `full_layer_bytes`. Interleaved schedule (m = virtual_stages > 1):
-    × (1 + (p−1)/(p·m)) (Korthikanti §4.2.3).
+    alive again; its input is already among the kept ones, so `recompute_peak` = full_layer − layer_input.
+    Interleaved schedule (m = virtual_stages > 1): × (1 + (p−1)/(p·m)) (Korthikanti §4.2.3).
     """
     L = np.asarray(n_layers, dtype=np.float64)
     p = np.asarray(pp, dtype=np.float64)
@@ -249,7 +249,7 @@ def activation_bytes(n_layers, per_layer_bytes, layer_input_bytes, full_layer_by
     full = np.asarray(recompute) == "full"
     factor = np.where(m > 1, 1 + (p - 1) / (p * m), 1.0)
     stored = np.where(full, L * layer_input_bytes, L * per_layer_bytes) * factor
-    peak = np.where(full, full_layer_bytes, 0.0)
+    peak = np.where(full, full_layer_bytes - layer_input_bytes, 0.0)
     return {"stored_bytes": stored, "recompute_peak_bytes": peak + 0 * stored}
 
 

@@ -160,6 +160,12 @@ class Model:
         unknown = set(kw) - {f.name for f in fields(self)}
         if unknown:
             raise ValueError(f"{sorted(unknown)[0]}: not a model field; known: {', '.join(ARCH_FIELDS)}")
+        # derived defaults follow their base field: multi-head attention stays multi-head when n_heads changes,
+        # and a 4h MLP stays 4h when d_model changes (unless given explicitly)
+        if "n_heads" in kw and "n_kv_heads" not in kw and self.n_kv_heads == self.n_heads:
+            kw["n_kv_heads"] = kw["n_heads"]
+        if "d_model" in kw and "d_ff" not in kw and self.d_ff == 4 * self.d_model:
+            kw["d_ff"] = 4 * kw["d_model"]
         if any(k in ARCH_FIELDS for k in kw) and "name" not in kw:
             kw["name"] = f"{self.name} (modified)"
         return replace(self, **kw)
@@ -252,7 +258,7 @@ def from_hf_config(path_or_dict) -> Model:
 
     mt = str(c.get("model_type", "")).lower()
     gpt2_like = mt in ("gpt2", "gpt_neo", "gptj", "opt") or "n_embd" in c
-    act = str(get("hidden_act", "activation_function", default="gelu")).lower()
+    act = str(get("hidden_act", "activation_function", default="gelu" if gpt2_like else "silu")).lower()
     h = int(get("hidden_size", "n_embd", "d_model"))
     a = int(get("num_attention_heads", "n_head"))
     kw = dict(

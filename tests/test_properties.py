@@ -1,0 +1,231 @@
+"""Identities, cross-checks and properties (hypothesis) of the accounting core."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core import flops as F
+from core import memory as M
+from core.estimate import STATE_PARTS, TOTAL_PARTS, config_from_inputs, estimate, evaluate
+from core.model import preset_names
+
+PRESETS = preset_names()
+FAST = settings(max_examples=60, deadline=None)
+
+
+def cfg_strategy():
+    return st.fixed_dictionaries({
+        "model": st.sampled_from(PRESETS),
+        "seq_len": st.sampled_from([2, 128, 1000, 2048, 8192, 32768]),
+        "micro_batch": st.integers(1, 8),
+        "tp": st.sampled_from([1, 2, 4, 8]),
+        "pp": st.sampled_from([1, 2, 4]),
+        "dp": st.sampled_from([1, 2, 8, 64]),
+        "zero_stage": st.integers(0, 3),
+        "recompute": st.sampled_from(M.RECOMPUTE_MODES),
+        "flash_attention": st.booleans(),
+        "sequence_parallel": st.booleans(),
+        "recipe": st.sampled_from(list(M.RECIPES)),
+        "optimizer": st.sampled_from(M.OPTIMIZERS),
+        "fp32_loss": st.booleans(),
+        "gpu": st.sampled_from(["h100-sxm", "a100-40gb", "mi300x", "rtx-4090"]),
+    })
+
+
+def make(d):
+    d = dict(d)
+    d["n_gpus"] = d.pop("dp") * d["tp"] * d["pp"]
+    try:
+        return config_from_inputs(**d)
+    except ValueError:
+        return None
+
+
+@FAST
+@given(cfg_strategy())
+def test_parts_sum_to_total(d):
+    cfg = make(d)
+    if cfg is None:
+        return
+    r = estimate(cfg)
+    assert r["total_bytes"] == pytest.approx(sum(r[k] for k in TOTAL_PARTS), rel=1e-12)
+    assert r["state_bytes"] == pytest.approx(sum(r[k] for k in STATE_PARTS), rel=1e-12)
+    assert r["headroom_bytes"] == pytest.approx(r["gpu_memory_bytes"] - r["total_bytes"], rel=1e-9, abs=1)
+    assert r["fits"] == (r["total_bytes"] <= r["gpu_memory_bytes"])
+
+
+@FAST
+@given(cfg_strategy())
+def test_more_gpus_or_higher_stage_never_raise_state(d):
+    cfg = make(d)
+    if cfg is None:
+        return
+    s0 = estimate(cfg)["state_bytes"]
+    assert estimate(cfg.replace(n_gpus=cfg.n_gpus * 2))["state_bytes"] <= s0 * (1 + 1e-12)
+    if cfg.zero_stage < 3:
+        assert estimate(cfg.replace(zero_stage=cfg.zero_stage + 1))["state_bytes"] <= s0 * (1 + 1e-12)
+
+
+@FAST
+@given(cfg_strategy())
+def test_longer_sequences_never_lower_activations(d):
+    cfg = make(d)
+    if cfg is None:
+        return
+    a = estimate(cfg)["activations_bytes"]
+    assert estimate(cfg.replace(seq_len=cfg.seq_len + 1))["activations_bytes"] >= a
+    assert estimate(cfg.replace(seq_len=cfg.seq_len * 2))["activations_bytes"] >= a
+
+
+@FAST
+@given(cfg_strategy())
+def test_recomputation_never_raises_activations(d):
+    cfg = make(d)
+    if cfg is None:
+        return
+    none = estimate(cfg.replace(recompute="none"))["activations_bytes"]
+    for mode in ("selective", "full"):
+        assert estimate(cfg.replace(recompute=mode))["activations_bytes"] <= none * (1 + 1e-12)
+
+
+@FAST
+@given(cfg_strategy())
+def test_flash_never_raises_activations(d):
+    cfg = make(d)
+    if cfg is None or cfg.seq_len < 2:
+        return
+    off = estimate(cfg.replace(flash_attention=False))["activations_bytes"]
+    assert estimate(cfg.replace(flash_attention=True))["activations_bytes"] <= off * (1 + 1e-12)
+
+
+def test_regression_flash_raises_at_one_token_without_dropout():
+    """Pinned counterexample to 'flash never raises activations': at s = 1 without dropout the fp32 log-sum-exp
+    (4 bytes per head and row) outweighs the 2-byte 1×1 softmax output it replaces. True of real kernels too;
+    the property holds for s ≥ 2 (4asb ≤ 2as²b)."""
+    cfg = config_from_inputs(model="llama-3.1-8b", seq_len=1)
+    assert estimate(cfg.replace(flash_attention=True))["activations_bytes"] > estimate(cfg)["activations_bytes"]
+
+
+@FAST
+@given(cfg_strategy())
+def test_vectorised_equals_per_point(d):
+    """A sweep and a single estimate share code: evaluate on stacked columns equals per-point estimates."""
+    cfgs = [make({**d, "seq_len": s, "micro_batch": b}) for s in (128, 4096) for b in (1, 3)]
+    cfgs = [c for c in cfgs if c is not None]
+    if not cfgs:
+        return
+    cols = [c.columns() for c in cfgs]
+    stacked = {k: np.array([c[k] for c in cols]) for k in cols[0]}
+    vec = evaluate(**stacked)
+    for i, c in enumerate(cfgs):
+        one = estimate(c)
+        for k in TOTAL_PARTS + ("total_bytes", "flops_per_token", "days", "cost_usd"):
+            assert vec[k][i] == pytest.approx(one[k], rel=1e-12, nan_ok=True)
+        assert bool(vec["fits"][i]) == one["fits"] and vec["binding"][i] == one["binding"]
+
+
+def test_vectorised_equals_loop_random_grid():
+    """A random grid of 200 rows across presets and inputs, evaluated at once vs one by one."""
+    rng = np.random.default_rng(0)
+    cfgs = []
+    while len(cfgs) < 200:
+        d = {"model": rng.choice(PRESETS), "seq_len": int(rng.integers(1, 65536)), "micro_batch": int(rng.integers(1, 9)),
+             "tp": int(rng.choice([1, 2, 4, 8])), "pp": int(rng.choice([1, 2])), "dp": int(rng.choice([1, 4, 16])),
+             "zero_stage": int(rng.integers(0, 4)), "recompute": str(rng.choice(M.RECOMPUTE_MODES)),
+             "flash_attention": bool(rng.integers(0, 2)), "recipe": str(rng.choice(list(M.RECIPES))),
+             "optimizer": str(rng.choice(M.OPTIMIZERS)), "gpu": str(rng.choice(["h100-sxm", "b200", "l4"]))}
+        c = make(d)
+        if c is not None:
+            cfgs.append(c)
+    cols = [c.columns() for c in cfgs]
+    vec = evaluate(**{k: np.array([c[k] for c in cols]) for k in cols[0]})
+    for i, c in enumerate(cfgs):
+        one = estimate(c)
+        assert vec["total_bytes"][i] == pytest.approx(one["total_bytes"], rel=1e-12)
+        assert vec["time_s"][i] == pytest.approx(one["time_s"], rel=1e-12)
+
+
+def test_invalid_rows_are_flagged_not_nan_silently():
+    c = config_from_inputs(model="llama-3.1-8b").columns()
+    cols = dict(c)
+    cols["tp"] = np.array([1, 3, 64])
+    cols["n_gpus"] = np.array([8, 8, 64])
+    out = evaluate(**cols)
+    assert list(out["valid"]) == [True, False, False]
+    assert "tp·pp" in out["reason"][1] and "n_heads" in out["reason"][2]
+    assert np.isnan(out["total_bytes"][1]) and not out["fits"][1]
+
+
+def test_megatron_formula_matches_6n_plus_attention_for_gpt_shape():
+    """Cross-check of two FLOP formulas: for a GPT block without biases/norms/positions, 6N + 12Lhs equals Megatron's
+    72·L·h²·(1 + s/(6h) + V/(12hL)) per token (Narayanan et al. 2021 Eq. 3), with N = 12Lh² + Vh (tied)."""
+    L, h, s, V = 96, 12288, 2048, 51200
+    N = 12 * L * h * h + V * h
+    ours = F.model_flops_per_token(N, L, h, s, "full")
+    assert float(ours) == pytest.approx(float(F.megatron_flops_per_token(L, h, s, V)), rel=1e-12)
+
+
+def test_moe_flops_use_active_params():
+    r = estimate(config_from_inputs(model="mixtral-8x7b", attention_flops="none"))
+    assert r["flops_per_token"] == 6 * r["n_active_params"] and r["n_active_params"] < r["n_params"] / 3
+
+
+def test_measured_throughput_to_mfu_and_hfu():
+    """Seed 000 'slow steps': achieved FLOP/s vs peak. 8 H100 at 1e4 tokens/s on llama-2-7b, full recompute."""
+    cfg = config_from_inputs(model="llama-2-7b", n_gpus=8, zero_stage=3, recompute="full", tokens_per_second=1e4,
+                             seq_len=4096)
+    r = estimate(cfg)
+    assert r["achieved_mfu"] == pytest.approx(1e4 * r["flops_per_token"] / (8 * 989.5e12), rel=1e-12)
+    assert r["achieved_hfu"] == pytest.approx(r["achieved_mfu"] * 4 / 3, rel=1e-12)
+    step = cfg.replace(tokens_per_second=None, step_time_s=4.0, global_batch=10)  # 10·4096 tokens per 4 s
+    assert estimate(step)["achieved_mfu"] == pytest.approx(10 * 4096 / 4 * r["flops_per_token"] / (8 * 989.5e12))
+
+
+def test_cost_is_gpu_hours_times_price():
+    r = estimate(config_from_inputs(model="llama-2-7b", n_gpus=64, zero_stage=1, price_per_gpu_hour=2.0, tokens=1e11))
+    assert r["cost_usd"] == pytest.approx(r["gpu_hours"] * 2.0, rel=1e-12)
+    assert r["gpu_hours"] == pytest.approx(r["time_s"] * 64 / 3600, rel=1e-12)
+
+
+def test_time_overhead_scales_time():
+    c = config_from_inputs(model="llama-2-7b")
+    assert estimate(c.replace(time_overhead_frac=0.2))["days"] == pytest.approx(estimate(c)["days"] * 1.2)
+
+
+def test_realistic_overhead_is_documented_and_off_by_default():
+    base = estimate(config_from_inputs(model="llama-2-7b"))
+    real = estimate(config_from_inputs(model="llama-2-7b", overhead="realistic"))
+    assert base["overhead_bytes"] == 0
+    sub = real["total_bytes"] - real["overhead_bytes"]
+    assert real["overhead_bytes"] == pytest.approx(M.REALISTIC_OVERHEAD_BYTES + M.REALISTIC_FRAGMENTATION_FRAC * sub)
+
+
+def test_pipeline_last_stage_can_be_the_worst():
+    """With pp > 1 the logits live on the last stage; a huge vocabulary at a short sequence makes it the busiest."""
+    c = config_from_inputs(model="llama-3.1-8b", pp=8, n_gpus=8, seq_len=1024, flash_attention=True, fp32_loss=True,
+                           vocab_size=1_000_000)
+    r = estimate(c)
+    assert r["worst_stage"] == "last" and r["logits_bytes"] > 0
+    first = estimate(c.replace(fp32_loss=False, vocab_size=1000))
+    assert first["worst_stage"] == "first" and first["logits_bytes"] == 0
+
+
+def test_adafactor_factored_state_is_small():
+    r = estimate(config_from_inputs(model="llama-2-7b", optimizer="adafactor"))
+    assert 0 < r["optimizer_bytes"] < 0.01 * 4 * r["n_params"]
+
+
+def test_optimizer_bytes_per_param():
+    n = 1e9
+    for opt, bpp in (("adamw", 8), ("adamw8bit", 2), ("sgd_momentum", 4), ("lion", 4), ("sgd", 0)):
+        r = estimate(config_from_inputs(n_params=n, optimizer=opt))
+        assert r["optimizer_bytes"] == bpp * n
+
+
+def test_gqa_shrinks_kv_and_tp_replicates_below_one_head():
+    led = M.layer_ledger(1024, 1, 4096, 32, 8, 14336, "swiglu", "rmsnorm", False)
+    assert float(led["k"]) == 2 * 1024 * 8 * 128
+    led8 = M.layer_ledger(1024, 1, 4096, 32, 8, 14336, "swiglu", "rmsnorm", False, tp=16)
+    assert float(led8["k"]) == 2 * 1024 * 1 * 128  # 8 kv heads over 16 ranks: one head per GPU (replicated)
