@@ -1,0 +1,148 @@
+"""Limits are exact boundaries (fits at the limit, not one past it); the advisor's change makes the setup fit; the
+accelerator catalog carries every row of shared/reference/hardware.md with a source."""
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+
+from core.advisor import advise
+from core.estimate import config_from_inputs, estimate
+from core.hardware import catalog, get_accelerator
+from core.limits import limits, max_micro_batch, max_n_layers, max_n_params, max_seq_len, min_gpus
+from core.units import GB, GiB
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = [
+    dict(model="llama-3.1-8b", n_gpus=8, zero_stage=3, flash_attention=True),
+    dict(model="llama-2-7b", n_gpus=8, zero_stage=1, recompute="selective"),
+    dict(model="gpt-3-1.3b", gpu="rtx-4090", master_weights=False),
+    dict(model="llama-3.1-70b", n_gpus=64, tp=8, zero_stage=1, sequence_parallel=True, flash_attention=True),
+]
+
+
+def fits(cfg, **kw):
+    return estimate(cfg.replace(**kw))["fits"]
+
+
+@pytest.mark.parametrize("kw", CASES)
+def test_max_seq_len_is_the_boundary(kw):
+    cfg = config_from_inputs(**kw)
+    s = max_seq_len(cfg)
+    assert s > 0 and fits(cfg, seq_len=s) and not fits(cfg, seq_len=s + 1)
+
+
+@pytest.mark.parametrize("kw", CASES)
+def test_max_micro_batch_is_the_boundary(kw):
+    cfg = config_from_inputs(**kw)
+    b = max_micro_batch(cfg)
+    if b:
+        assert fits(cfg, micro_batch=b)
+    assert not fits(cfg, micro_batch=b + 1)
+
+
+@pytest.mark.parametrize("kw", CASES)
+def test_min_gpus_is_the_boundary(kw):
+    cfg = config_from_inputs(**kw)
+    for z in (1, 2, 3):
+        g = min_gpus(cfg, z)
+        mp = cfg.tp * cfg.pp
+        if g is None:
+            continue
+        assert g % mp == 0 and fits(cfg, zero_stage=z, n_gpus=g)
+        if g > mp:
+            assert not fits(cfg, zero_stage=z, n_gpus=g - mp)
+
+
+def test_min_gpus_zero0_cannot_shard():
+    cfg = config_from_inputs(model="llama-2-7b", n_gpus=8)
+    assert min_gpus(cfg, 0) is None  # 7B · 16 bytes > 80 GB and stage 0 replicates it
+
+
+def test_largest_model_of_a_shape_family():
+    cfg = config_from_inputs(model="llama-3.1-8b", n_gpus=8, zero_stage=3, flash_attention=True, seq_len=4096)
+    L = max_n_layers(cfg)
+    assert fits(cfg, n_layers=L) and not fits(cfg, n_layers=L + 1)
+    n = max_n_params(cfg)
+    assert n > 8e9
+    ok = config_from_inputs(n_params=n, n_gpus=8, zero_stage=3, flash_attention=True, seq_len=4096)
+    bad = config_from_inputs(n_params=n * 1.002, n_gpus=8, zero_stage=3, flash_attention=True, seq_len=4096)
+    assert estimate(ok)["fits"] and not estimate(bad)["fits"]
+
+
+def test_limits_record_names():
+    lim = limits(config_from_inputs(**CASES[0]))
+    assert {"max_seq_len", "max_micro_batch", "min_gpus"} <= set(lim)
+
+
+def test_advisor_names_term_and_remedy_that_fits():
+    # the seed 000 exercise at s=2048: activations doubled break the tight case
+    cfg = config_from_inputs(n_params=1.24e9, n_layers=16, d_model=2048, n_heads=32, vocab_size=128000,
+                             seq_len=2048, gpu="custom", gpu_memory_bytes=24e9, peak_flops_per_s=165e12,
+                             memory_bandwidth_bytes_per_s=1e12)
+    adv = advise(cfg)
+    assert not adv["fits"] and adv["best"] is not None
+    assert {r["remedy"] for r in adv["remedies"]} >= {"flash_attention", "recompute_full", "seq_len"}
+    for r in adv["remedies"]:
+        assert estimate(cfg.replace(**r["change"]))["fits"]
+
+
+def test_advisor_state_bound_suggests_sharding():
+    cfg = config_from_inputs(model="llama-2-7b", n_gpus=8, seq_len=1024, flash_attention=True)
+    adv = advise(cfg)
+    assert adv["binding"] == "state"
+    assert adv["best"]["changes"][0] == "zero_stage"
+    assert estimate(cfg.replace(**adv["best"]["change"]))["fits"]
+
+
+def test_advisor_combines_when_one_change_is_not_enough():
+    cfg = config_from_inputs(model="llama-3.1-8b", seq_len=8192, n_gpus=8)
+    adv = advise(cfg)
+    assert adv["remedies"] == [] and len(adv["best"]["changes"]) >= 2
+    assert estimate(cfg.replace(**adv["best"]["change"]))["fits"]
+
+
+def test_advisor_quiet_when_it_fits():
+    adv = advise(config_from_inputs(model="llama-3.2-1b", seq_len=1024, flash_attention=True))
+    assert adv["fits"] and adv["best"] is None
+
+
+# ----- catalog ------------------------------------------------------------------------------------------------------
+REFERENCE = {  # shared/reference/hardware.md: (bf16 TFLOP/s, memory GB, HBM TB/s)
+    "h100-sxm": (989.5, 80, 3.35), "h100-pcie": (756, 80, 2.0), "h100-nvl": (835, 94, 3.9), "h200": (989, 141, 4.8),
+    "b200": (2250, 180, 8.0), "gb200": (2500, 186, 8.0), "a100-80gb": (312, 80, 2.039), "a100-40gb": (312, 40, 1.555),
+    "a100-pcie-80gb": (312, 80, 1.935), "mi300x": (1307, 192, 5.3), "mi325x": (1307, 256, 6.0),
+    "l40s": (362, 48, 0.864), "l4": (121, 24, 0.300), "rtx-4090": (165, 24, 1.008), "rtx-3090": (71, 24, 0.936),
+    "a10": (125, 24, 0.600), "v100-32gb": (125, 32, 0.900), "tpu-v5e": (197, 16, 0.82), "tpu-v5p": (459, 95, 2.76),
+}
+
+
+@pytest.mark.parametrize("name, ref", REFERENCE.items())
+def test_catalog_matches_reference(name, ref):
+    a = get_accelerator(name)
+    assert a.peak_bf16_flops_per_s == ref[0] * 1e12
+    assert a.memory_bytes == ref[1] * GB  # vendors state decimal GB
+    assert a.memory_bandwidth_bytes_per_s == ref[2] * 1e12
+
+
+def test_catalog_rows_have_sources_and_dated_prices():
+    with open(ROOT / "data" / "accelerators.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["name"] for r in rows} == set(catalog())
+    for r in rows:
+        assert r["source"].strip() and r["price_source"].strip() and r["price_date"].strip(), r["name"]
+        assert r["memory_unit"] in ("GB", "GiB")
+        assert float(r["price_usd_per_gpu_hour"]) > 0
+
+
+def test_80gb_is_not_80gib():
+    """hardware.md 'Unit traps': 80 GB on the datasheet is 80e9 bytes = 74.5 GiB."""
+    assert get_accelerator("h100-sxm").memory_bytes / GiB == pytest.approx(74.51, abs=0.01)
+
+
+def test_fp8_peak_missing_on_ampere_is_an_error():
+    with pytest.raises(ValueError, match="fp8"):
+        get_accelerator("a100-80gb").peak_flops_per_s("fp8")
+    assert math.isnan(get_accelerator("a100-80gb").peak_fp8_flops_per_s)
