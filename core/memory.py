@@ -118,6 +118,9 @@ def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights
 LEDGER_TENSORS = (
     ("norm1_input", "input of the attention-block norm (the residual stream)", "layernorm/rmsnorm 1"),
     ("norm1_stats", "fp32 per-row statistics of norm 1 (rstd; mean for layernorm)", "layernorm/rmsnorm 1"),
+    ("norm1_upcast", "eager RMSNorm keeps its input upcast to fp32 instead of the 16-bit input: the extra bytes "
+                     "(norm1_input + norm1_upcast = the fp32 copy)", "pow / rstd multiply (eager RMSNorm 1)"),
+    ("norm1_normalized", "eager RMSNorm: x·rstd cast back to 16 bits, before the weight", "weight multiply (norm 1)"),
     ("qkv_input", "normalised input of the QKV projection", "QKV linear"),
     ("q", "queries (after RoPE where used)", "QKᵀ matmul"),
     ("k", "keys (after RoPE where used); n_kv_heads heads", "QKᵀ matmul"),
@@ -130,6 +133,8 @@ LEDGER_TENSORS = (
     ("attn_dropout_mask", "1-byte dropout mask after the output projection", "residual dropout"),
     ("norm2_input", "input of the MLP-block norm", "layernorm/rmsnorm 2"),
     ("norm2_stats", "fp32 per-row statistics of norm 2", "layernorm/rmsnorm 2"),
+    ("norm2_upcast", "eager RMSNorm 2: the fp32 copy's bytes beyond norm2_input", "pow / rstd multiply (norm 2)"),
+    ("norm2_normalized", "eager RMSNorm 2: x·rstd cast back to 16 bits, before the weight", "weight multiply (norm 2)"),
     ("mlp_input", "normalised input of the first MLP projection(s)", "fc1 / gate+up linear"),
     ("gelu_input", "GeLU input (fc1 output), d_ff wide", "GeLU"),
     ("gate", "SwiGLU gate projection output (SiLU input), d_ff wide", "SiLU"),
@@ -158,7 +163,13 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     Korthikanti counts norm inputs only, so in profile 'fused' the layernorm statistics are 0 for the GPT block.
     Llama-style block (rmsnorm, swiglu, no dropout): norm inputs; fp32 rstd per row (4sb each); q, and k, v with
     k heads (2sb·k·h/a); gate, up and the down-projection input, each 2sbf; profile 'eager' (PyTorch eager,
-    Hugging Face style) also keeps SiLU(gate) 2sbf, and layernorm's fp32 mean and rstd (8sb).
+    Hugging Face style) also keeps SiLU(gate) 2sbf, and layernorm's fp32 mean and rstd (8sb); its RMSNorm
+    (transformers' LlamaRMSNorm: x.float(), pow, mean, rsqrt, multiply, cast, weight multiply) keeps the input
+    upcast to fp32 (4sbh) where a fused kernel keeps the 16-bit input (2sbh), and x·rstd cast back to 16 bits
+    (2sbh) for the weight's gradient: per eager RMSNorm 4sbh more than fused, shown as `normN_upcast`
+    ((4 − act_bytes)·sbh, so normN_input + normN_upcast is the fp32 copy) and `normN_normalized` (act_bytes·sbh).
+    `norm1_input` stays the 16-bit layer input in every profile: it is what full recomputation keeps.
+    Measured with PyTorch 2.13 (core.measure, bench/RESULTS.md).
     Flash attention (Dao et al. 2022): no s×s tensors; the kernel keeps the fp32 log-sum-exp 4·a·s·b and the
     output O (= attn_output); attention dropout regenerates its mask from the RNG state.
     Tensor parallel (Korthikanti §4.2.2): tensors inside the attention core and MLP divide by t; the norm inputs,
@@ -192,11 +203,16 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     no_core = flash | selective  # s×s tensors absent
     # fp32 statistics per row: layernorm keeps mean and rstd, rmsnorm rstd; Korthikanti (fused) ignores layernorm's
     stats = np.where(rms, 4.0 * s * b, np.where(eager, 8.0 * s * b, 0.0)) / t_out
+    eager_rms = eager & rms  # unfused RMSNorm: fp32 copy of the input and a 16-bit normalised copy
+    upcast = np.where(eager_rms, (4.0 - p) * sbh, 0.0) / t_out
+    normalized = np.where(eager_rms, p * sbh, 0.0) / t_out
 
     z = np.zeros(np.broadcast(s, b, h, a, k, f, t, p, sp, drop, flash, rec, swiglu, rms, eager).shape)
     led = {
         "norm1_input": z + p * sbh / t_out,
         "norm1_stats": z + stats,
+        "norm1_upcast": z + upcast,
+        "norm1_normalized": z + normalized,
         "qkv_input": z + p * sbh / t_out,
         "q": z + p * sbh / t,
         "k": z + p * s * b * kv_per_gpu,
@@ -209,6 +225,8 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
         "attn_dropout_mask": np.where(drop, 1.0 * sbh / t_out, 0.0),
         "norm2_input": z + p * sbh / t_out,
         "norm2_stats": z + stats,
+        "norm2_upcast": z + upcast,
+        "norm2_normalized": z + normalized,
         "mlp_input": z + p * sbh / t_out,
         "gelu_input": np.where(swiglu, 0.0, p * s * b * f / t),
         "gate": np.where(swiglu, p * s * b * f / t, 0.0),
