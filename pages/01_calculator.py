@@ -1,0 +1,145 @@
+"""Calculator — will it fit? Memory per GPU by part against the GPU's memory, FLOPs, days and cost, MFU
+sensitivity, the advisor's smallest change, and the per-tensor activation ledger. URL keys: no prefix."""
+import pandas as pd
+import streamlit as st
+
+from ui import advice, charts as K, compute as C, explain as X, fmt, layout, pickers
+from ui.state import Page
+
+layout.setup("Calculator", ":material/calculate:")
+pg = Page("calculator")
+sb = st.sidebar
+
+st.title("Will it fit?")
+st.caption("Per-GPU memory for one training setup, how long the run takes and what it costs — and what to change "
+           "when it does not fit. Every input is in the link: copy the address bar to share this view.")
+
+sb.header("Model")
+inputs = pickers.model_picker(pg, sb)
+sb.header("Batch and recipe")
+c1, c2 = sb.columns(2)
+inputs["seq_len"] = pg.integer("Sequence length", "seq", 4096, 1, 1 << 21, step=1024, container=c1)
+inputs["micro_batch"] = pg.integer("Micro-batch", "mb", 1, 1, 4096, container=c2,
+                                   help="Sequences per GPU per step (the global batch comes from accumulation).")
+inputs.update(pickers.recipe_picker(pg, sb))
+sb.header("Memory savers")
+inputs["recompute"] = pg.select("Activation recomputation", ("none", "selective", "full"), "rc", container=sb,
+                                radio=True, help="selective: recompute the attention core (Korthikanti §5); full: "
+                                                 "keep only each layer's input (+≈33% compute).")
+inputs["flash_attention"] = pg.toggle("Flash attention (no s×s matrices stored)", "flash", False, container=sb)
+c1, c2, c3 = sb.columns(3)
+inputs["zero_stage"] = pg.select("ZeRO stage", (0, 1, 2, 3), "zero", 0, container=c1,
+                                 help="1: shard optimizer + master; 2: + gradients; 3: + weights (= FSDP).")
+inputs["tp"] = pg.integer("TP", "tp", 1, 1, 1024, container=c2, help="Tensor-parallel degree.")
+inputs["pp"] = pg.integer("PP", "pp", 1, 1, 1024, container=c3, help="Pipeline-parallel degree (1F1B).")
+sb.header("Hardware")
+inputs.update(pickers.gpu_picker(pg, sb))
+inputs["n_gpus"] = pg.integer("GPUs", "gpus", 8, 1, 1 << 20, container=sb)
+sb.header("Run")
+c1, c2 = sb.columns(2)
+inputs["tokens"] = pg.number("Tokens (billions)", "tokens", 1000.0, 0.0, 1e7, step=100.0, container=c1) or 0.0
+inputs["tokens"] *= 1e9
+inputs["mfu"] = pg.integer("MFU (%)", "mfu", 50, 1, 100, container=c2) / 100
+with sb.expander("More inputs"):
+    inputs["attention_flops"] = pg.select("Attention FLOPs", ("full", "causal", "none"), "attn",
+                                          help="full: 12·L·h·s per token (PaLM); causal: half; none: plain 6ND.")
+    inputs["overhead"] = pg.select("Memory overhead", ("none", "realistic"), "ovh",
+                                   help="realistic: 1.5 GiB CUDA context + NCCL buffers and 10% fragmentation.")
+    inputs["fp32_loss"] = pg.toggle("fp32 copy of the logits for the loss", "f32loss")
+    inputs["sequence_parallel"] = pg.toggle("Sequence parallelism (with TP)", "sp")
+    inputs["profile"] = pg.select("Activation profile", ("fused", "eager"), "prof",
+                                  help="fused: Korthikanti's count; eager: what PyTorch eager keeps (SiLU output, "
+                                       "layernorm statistics).")
+    inputs["virtual_stages"] = pg.integer("Interleaved virtual stages", "vs", 1, 1, 64)
+    inputs["time_overhead_frac"] = pg.integer("Time overhead (%)", "tovh", 0, 0, 300,
+                                              help="Failures, restarts, evaluations (seed 001: budget 10–30%).") / 100
+    tps = pg.number("Measured tokens/s (whole job, optional)", "tps", None, 0.0, 1e12)
+    if tps:
+        inputs["tokens_per_second"] = tps
+
+unit = pg.select("Memory unit", ("GB", "GiB"), "unit", container=st, radio=True, help=fmt.UNIT_HELP)
+cfg = layout.config_or_stop(pg, inputs)
+rec = C.record(cfg)
+m = cfg.model
+
+st.markdown(f"**{m.name}** ({fmt.count(rec['n_params'])} parameters) · {cfg.n_gpus:,} × "
+            f"{cfg.gpu.label or cfg.gpu.name} · {cfg.seq_len:,} tokens × micro-batch {cfg.micro_batch} · "
+            f"{inputs['recipe']} · ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}, dp={rec['dp']}"
+            + (f"  \n{m.shape_note}" if m.shape_note else ""))
+
+for col, k in zip(st.columns(6), X.kpis(cfg, rec, unit)):
+    with col:
+        fits_kpi = k.label == "Fits?"
+        st.metric(k.label, k.value, k.detail, delta_color="normal" if fits_kpi else "off",
+                  delta_arrow="auto" if fits_kpi else "off", border=True)
+        with st.popover("formula", icon=":material/function:", width="stretch"):
+            st.markdown(k.formula)
+if rec.get("achieved_mfu") is not None:
+    st.info(f"Measured: MFU {fmt.pct(rec['achieved_mfu'], 1)}, HFU {fmt.pct(rec['achieved_hfu'], 1)} "
+            "(achieved FLOP/s ÷ GPUs × peak; HFU counts recomputation).", icon=":material/speed:")
+
+parts = C.memory_parts(rec)
+st.subheader("Memory per GPU")
+layout.chart(K.memory_bar(parts, unit), "calc_bar")
+c1, c2 = st.columns([3, 1])
+c1.caption(X.WHY_16)
+layout.download_csv("Bar data (CSV)", lambda: C.memory_parts(rec), "memory_per_gpu.csv", "dl_bar", where=c2)
+
+if not rec["fits"]:
+    adv = C.advice(cfg)
+    st.error(f"Does not fit: {fmt.both_bytes(rec['total_bytes'], unit)} per GPU > "
+             f"{fmt.both_bytes(rec['gpu_memory_bytes'], unit)}. Largest term: **{rec['binding']}**.",
+             icon=":material/block:")
+    best = adv["best"]
+    if best:
+        b1, b2 = st.columns([4, 1])
+        b1.success(f"Smallest change: **{advice.describe(best['change'])}** → "
+                   f"{fmt.mem(best['total_bytes'], unit)} per GPU (headroom {fmt.mem(best['headroom_bytes'], unit)}).",
+                   icon=":material/lightbulb:")
+        b2.button("Apply this change", on_click=pg.set_values, args=(advice.widget_values(best["change"]),),
+                  key="apply_best", type="primary")
+    else:
+        lim = C.limits(cfg)
+        by_stage = ", ".join(f"ZeRO-{z}: {lim[f'min_gpus_zero{z}'] or '—'}" for z in range(4))
+        st.warning(f"No combination of up to four single changes fits. Fewest GPUs by ZeRO stage: {by_stage}.",
+                   icon=":material/lightbulb:")
+    if adv["remedies"]:
+        rem = pd.DataFrame([{"change": advice.describe(r["change"]), "addresses": r["addresses"], "why": r["why"],
+                             f"total ({unit})": fmt.gb_value(r["total_bytes"], unit)} for r in adv["remedies"]])
+        st.dataframe(rem, hide_index=True, width="stretch",
+                     column_config={f"total ({unit})": st.column_config.NumberColumn(format="%.2f")})
+
+left, right = st.columns(2)
+with left:
+    st.subheader("MFU sensitivity")
+    sens = C.mfu_sensitivity(cfg)
+    layout.chart(K.mfu_days(sens, cfg.mfu), "calc_mfu")
+    st.caption(X.WHY_MFU)
+    layout.download_csv("MFU data (CSV)", lambda: C.mfu_sensitivity(cfg), "mfu_sensitivity.csv", "dl_mfu")
+with right:
+    st.subheader("Activation ledger (one layer)")
+    led = C.ledger(cfg)
+    layout.chart(K.ledger_bars(led, m.n_layers), "calc_ledger")
+    layout.download_csv("Ledger (CSV)", lambda: C.ledger(cfg), "activation_ledger.csv", "dl_ledger")
+
+st.caption(X.WHY_S2)
+st.dataframe(led.assign(mb_per_layer=led["bytes_per_layer"] / 1e6)[
+    ["tensor", "mb_per_layer", "share_frac", "what", "kept_by"]], hide_index=True, width="stretch",
+    column_config={"mb_per_layer": st.column_config.NumberColumn("MB per layer (10⁶ B)", format="%.1f"),
+                   "share_frac": st.column_config.ProgressColumn("share", format="percent", min_value=0,
+                                                                 max_value=1)})
+st.caption(f"Per layer on one GPU under recompute = {cfg.recompute}"
+           + (" (full recomputation: the working set rebuilt during one layer's backward)"
+              if cfg.recompute == "full" else "")
+           + f"; all {m.n_layers} layers hold {fmt.mem(rec['activations_bytes'], unit)} per GPU.")
+
+with st.expander("Parameters by part and the limits of this setup"):
+    p1, p2 = st.columns(2)
+    params = pd.DataFrame([{"part": k, "parameters": v} for k, v in m.params().items()])
+    p1.dataframe(params, hide_index=True, width="stretch",
+                 column_config={"parameters": st.column_config.NumberColumn(format="%,.0f")})
+    lim = C.limits(cfg)
+    p2.dataframe(pd.DataFrame([{"limit": k, "value": "does not fit" if v is None else f"{v:,.4g}"}
+                               for k, v in lim.items()]), hide_index=True, width="stretch")
+st.caption(X.SOURCES)
+pg.finish()

@@ -1,0 +1,260 @@
+"""Chart builders: `(tidy DataFrame, ...) -> alt.Chart`, pure (no Streamlit), tested through `chart.to_dict()`.
+
+Data columns keep their SI names (`total_bytes`, `attainable_flops_per_s`, `cost_usd`); only titles, formats and
+`transform_calculate` expressions convert for display. The ledger parts have one colour each on every page
+(`PART_COLORS`), and red is kept for "over capacity".
+"""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from core.units import GB, GiB
+
+# One colour per ledger part, everywhere (weights/gradients/optimizer/master/activations/logits/overhead).
+PART_COLORS = {
+    "weights": "#1f77b4",
+    "grads": "#ff7f0e",
+    "grad_accum": "#ffbb78",
+    "optimizer": "#2ca02c",
+    "master": "#98df8a",
+    "activations": "#9467bd",
+    "logits": "#8c564b",
+    "overhead": "#7f7f7f",
+}
+PART_TITLES = {
+    "weights": "weights", "grads": "gradients", "grad_accum": "fp32 grad accumulation", "optimizer": "optimizer",
+    "master": "fp32 master", "activations": "activations", "logits": "logits", "overhead": "overhead",
+}
+OVER = "#d62728"  # over capacity
+OK = "#2b8a3e"
+CAPACITY = "#222222"
+MODE_COLORS = {"none": "#d62728", "selective": "#ff7f0e", "flash": "#1f77b4", "full": "#2ca02c"}
+UNITS = {"GB": GB, "GiB": GiB}
+HEIGHT = 320
+
+
+def _unit(unit: str) -> float:
+    if unit not in UNITS:
+        raise ValueError(f"unit: must be GB or GiB, got {unit!r}")
+    return UNITS[unit]
+
+
+def part_scale() -> alt.Scale:
+    return alt.Scale(domain=list(PART_COLORS), range=list(PART_COLORS.values()))
+
+
+def memory_bar(parts: pd.DataFrame, unit: str = "GB") -> alt.LayerChart:
+    """One horizontal stacked bar of the per-GPU total by part, the GPU-memory line, and — when the total crosses
+    it — the overflow shaded red. `parts` is `ui.compute.memory_parts(record)`."""
+    d = _unit(unit)
+    df = parts[parts["bytes"] > 0].copy()
+    df["title"] = df["part"].map(PART_TITLES)
+    cap = float(parts["gpu_memory_bytes"].iloc[0])
+    total = float(parts["end_bytes"].iloc[-1])
+    over = total > cap
+    x = alt.X("start:Q", title=f"memory per GPU ({unit}, {'10⁹' if unit == 'GB' else '2³⁰'} bytes)",
+              scale=alt.Scale(domain=[0, max(cap, total) * 1.05 / d], nice=False))
+    bars = alt.Chart(df).transform_calculate(
+        start=f"datum.start_bytes / {d}", end=f"datum.end_bytes / {d}", size=f"datum.bytes / {d}",
+    ).mark_bar(height=46, stroke="white", strokeWidth=1).encode(
+        x=x, x2="end:Q",
+        y=alt.Y("row:N", axis=None),
+        color=alt.Color("part:N", scale=part_scale(), title="part",
+                        legend=alt.Legend(orient="bottom", columns=4, labelExpr=_part_label_expr())),
+        order=alt.Order("start_bytes:Q"),
+        tooltip=[alt.Tooltip("title:N", title="part"), alt.Tooltip("size:Q", title=unit, format=",.2f"),
+                 alt.Tooltip("bytes:Q", title="bytes", format=",.0f")],
+    ).transform_calculate(row="'per GPU'")
+    cap_df = pd.DataFrame({"gpu_memory_bytes": [cap], "total_bytes": [total]})
+    rule = alt.Chart(cap_df).transform_calculate(cap=f"datum.gpu_memory_bytes / {d}").mark_rule(
+        color=OVER if over else CAPACITY, strokeWidth=3, strokeDash=[6, 3]).encode(
+        x="cap:Q", tooltip=[alt.Tooltip("cap:Q", title=f"GPU memory ({unit})", format=",.2f")])
+    label = alt.Chart(cap_df).transform_calculate(cap=f"datum.gpu_memory_bytes / {d}").mark_text(
+        align="right", dx=-4, dy=-34, fontWeight="bold", color=OVER if over else CAPACITY).encode(
+        x="cap:Q", text=alt.value("GPU memory" + (" — exceeded" if over else "")))
+    layers = [bars, rule, label]
+    if over:
+        band = alt.Chart(cap_df).transform_calculate(
+            cap=f"datum.gpu_memory_bytes / {d}", tot=f"datum.total_bytes / {d}").mark_rect(
+            color=OVER, opacity=0.18).encode(x="cap:Q", x2="tot:Q")
+        layers.insert(0, band)
+    return alt.layer(*layers).properties(height=150)
+
+
+def _part_label_expr() -> str:
+    cases = " : ".join(f"datum.value == '{k}' ? '{v}'" for k, v in PART_TITLES.items())
+    return f"{cases} : datum.value"
+
+
+def mfu_days(df: pd.DataFrame, current_frac: float) -> alt.LayerChart:
+    """Days at each MFU (bars), the chosen MFU highlighted. `df` from `ui.compute.mfu_sensitivity`."""
+    base = alt.Chart(df).transform_calculate(mfu_pct="round(datum.mfu_frac * 100)")
+    bars = base.mark_bar().encode(
+        x=alt.X("mfu_pct:O", title="MFU (%)"),
+        y=alt.Y("days:Q", title="days"),
+        color=alt.condition(f"abs(datum.mfu_frac - {current_frac}) < 1e-9", alt.value("#1f6feb"),
+                            alt.value("#9fb8d8")),
+        tooltip=[alt.Tooltip("mfu_pct:O", title="MFU %"), alt.Tooltip("days:Q", format=",.1f"),
+                 alt.Tooltip("cost_usd:Q", title="cost (USD)", format="$,.0f")],
+    )
+    text = base.mark_text(dy=-6, fontSize=11).encode(x="mfu_pct:O", y="days:Q",
+                                                     text=alt.Text("days:Q", format=",.0f"))
+    return alt.layer(bars, text).properties(height=220)
+
+
+def ledger_bars(df: pd.DataFrame, n_layers: int) -> alt.Chart:
+    """Which tensor eats the memory: bytes per layer by tensor, largest first."""
+    return alt.Chart(df).transform_calculate(mb="datum.bytes_per_layer / 1e6").mark_bar(
+        color=PART_COLORS["activations"]).encode(
+        x=alt.X("mb:Q", title="MB per layer (10⁶ bytes)"),
+        y=alt.Y("tensor:N", sort="-x", title=None),
+        tooltip=["tensor:N", "what:N", "kept_by:N", alt.Tooltip("mb:Q", title="MB per layer", format=",.1f"),
+                 alt.Tooltip("share_frac:Q", title="share", format=".1%")],
+    ).properties(height=max(160, 18 * len(df)), title=f"one layer of {n_layers}")
+
+
+FIT_SCALE = alt.Scale(domain=[0, 0.5, 0.9, 1.0, 1.5, 3.0],
+                      range=["#e8f3ea", "#a6d9b0", "#f4e79a", "#f6b26b", "#e06666", "#990000"], clamp=True)
+
+
+def fit_heatmap(df: pd.DataFrame, x: str, y: str, x_title: str, y_title: str, *, y_sort=None,
+                select: str | None = "cell", extra_tooltip: tuple = ()) -> alt.LayerChart:
+    """Fit region: colour = per-GPU total / capacity (clamped at 3), ✕ on cells that do not fit, tooltips with the
+    numbers and the binding term. With `select`, a click selects the cell's (x, y) (a point selection)."""
+    base = alt.Chart(df).transform_calculate(
+        total_gb=f"datum.total_bytes / {GB}", cap_gb=f"datum.gpu_memory_bytes / {GB}",
+        pct="datum.fill_frac",
+    )
+    tips = list(extra_tooltip) + [
+        alt.Tooltip(f"{x}:O", title=x_title), alt.Tooltip(f"{y}:N", title=y_title),
+        alt.Tooltip("status:N", title="status"), alt.Tooltip("pct:Q", title="per-GPU / capacity", format=".0%"),
+        alt.Tooltip("total_gb:Q", title="per GPU (GB)", format=",.1f"),
+        alt.Tooltip("cap_gb:Q", title="capacity (GB)", format=",.0f"),
+        alt.Tooltip("binding:N", title="largest term"), alt.Tooltip("reason:N", title="invalid because"),
+    ]
+    xe = alt.X(f"{x}:O", title=x_title, axis=alt.Axis(labelAngle=0))
+    ye = alt.Y(f"{y}:O", title=y_title, sort=y_sort)
+    rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
+        x=xe, y=ye,
+        color=alt.condition("datum.valid", alt.Color("fill_frac:Q", scale=FIT_SCALE,
+                                                     title="per-GPU total / capacity",
+                                                     legend=alt.Legend(format=".0%")), alt.value("#dddddd")),
+        tooltip=tips,
+    )
+    if select:
+        pick = alt.selection_point(name=select, fields=[x, y], on="click", clear=False)
+        rect = rect.add_params(pick).encode(
+            opacity=alt.condition(pick, alt.value(1.0), alt.value(0.85)))
+    marks = base.transform_filter("datum.valid && !datum.fits").mark_text(
+        text="✕", fontSize=13, fontWeight="bold", color="#5a0000").encode(x=xe, y=ye, tooltip=tips)
+    return alt.layer(rect, marks).properties(height=max(220, 24 * df[y].nunique()))
+
+
+def _log2_x(title: str, field: str = "seq_len") -> alt.X:
+    return alt.X(f"{field}:Q", title=title, scale=alt.Scale(type="log", base=2),
+                 axis=alt.Axis(values=[2 ** k for k in range(6, 24)], format="~s"))
+
+
+def activation_curves(df: pd.DataFrame, capacity_bytes: float, state_bytes: float, unit: str = "GB",
+                      crossover: float | None = None) -> alt.LayerChart:
+    """Per-GPU memory against sequence length (log₂ x, log y), one curve per activation mode, with the GPU
+    capacity and the model-state baseline as horizontal rules."""
+    d = _unit(unit)
+    data = df[df["valid"]].copy()
+    lines = alt.Chart(data).transform_calculate(v=f"datum.total_bytes / {d}").mark_line(point=True).encode(
+        x=_log2_x("sequence length (tokens, log₂)"),
+        y=alt.Y("v:Q", title=f"memory per GPU ({unit}, log)", scale=alt.Scale(type="log")),
+        color=alt.Color("mode:N", scale=alt.Scale(domain=list(MODE_COLORS), range=list(MODE_COLORS.values())),
+                        title="activations", sort=list(MODE_COLORS)),
+        tooltip=["mode:N", alt.Tooltip("seq_len:Q", format=","), alt.Tooltip("v:Q", title=unit, format=",.2f"),
+                 "fits:N"],
+    )
+    rules = pd.DataFrame({"what": ["GPU memory", "model state"], "bytes": [capacity_bytes, state_bytes]})
+    rule = alt.Chart(rules).transform_calculate(v=f"datum.bytes / {d}").mark_rule(strokeDash=[6, 3]).encode(
+        y="v:Q", color=alt.Color("what:N", scale=alt.Scale(domain=["GPU memory", "model state"],
+                                                            range=[CAPACITY, PART_COLORS["optimizer"]]),
+                                 title="baseline"),
+        tooltip=["what:N", alt.Tooltip("v:Q", title=unit, format=",.2f")])
+    layers = [lines, rule]
+    if crossover is not None and crossover == crossover:
+        layers.append(_crossover_rule(crossover))
+    return alt.layer(*layers).resolve_scale(color="independent").properties(height=HEIGHT)
+
+
+def _crossover_rule(s: float) -> alt.LayerChart:
+    c = pd.DataFrame({"seq_len": [s], "label": [f"s² term = linear terms at s ≈ {s:,.0f}"]})
+    rule = alt.Chart(c).mark_rule(color="#555", strokeDash=[2, 2]).encode(x="seq_len:Q",
+                                                                           tooltip=["label:N"])
+    text = alt.Chart(c).mark_text(align="left", dx=4, dy=-120, color="#555", fontSize=11).encode(
+        x="seq_len:Q", text="label:N")
+    return alt.layer(rule, text)
+
+
+def block_parts(df: pd.DataFrame, crossover: float | None = None) -> alt.LayerChart:
+    """One layer's activation bytes by part of the block against sequence length (log₂ x, log y); the s² part
+    overtakes the linear ones at `crossover`."""
+    lines = alt.Chart(df).transform_calculate(mb="datum.bytes_per_layer / 1e6").mark_line(point=True).encode(
+        x=_log2_x("sequence length (tokens, log₂)"),
+        y=alt.Y("mb:Q", title="MB per layer (10⁶ bytes, log)", scale=alt.Scale(type="log")),
+        color=alt.Color("part:N", title="part of the block"),
+        strokeDash=alt.condition("indexof(datum.part, 's²') >= 0", alt.value([1, 0]), alt.value([4, 2])),
+        tooltip=["part:N", alt.Tooltip("seq_len:Q", format=","), alt.Tooltip("mb:Q", title="MB", format=",.1f")],
+    )
+    layers = [lines]
+    if crossover is not None and crossover == crossover:
+        layers.append(_crossover_rule(crossover))
+    return alt.layer(*layers).properties(height=HEIGHT)
+
+
+def roofline(roofs: pd.DataFrame, ridges: pd.DataFrame, ops: pd.DataFrame | None = None) -> alt.LayerChart:
+    """Log-log roofline: one roof per accelerator, ridge points labelled, ops as points on the first roof."""
+    x = alt.X("arithmetic_intensity:Q", title="arithmetic intensity (FLOPs per byte moved, log)",
+              scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
+    y = alt.Y("tflops:Q", title="attainable TFLOP/s (10¹² FLOP/s, log)", scale=alt.Scale(type="log"),
+              axis=alt.Axis(format="~s"))
+    color = alt.Color("gpu:N", title="accelerator")
+    roof = alt.Chart(roofs).transform_calculate(tflops="datum.attainable_flops_per_s / 1e12").mark_line().encode(
+        x=x, y=y, color=color, tooltip=["gpu:N", alt.Tooltip("arithmetic_intensity:Q", format=",.3g"),
+                                        alt.Tooltip("tflops:Q", title="TFLOP/s", format=",.1f")])
+    rid = alt.Chart(ridges).transform_calculate(
+        tflops="datum.peak_flops_per_s / 1e12", arithmetic_intensity="datum.ridge_intensity",
+        label="'ridge ' + format(datum.ridge_intensity, ',.0f') + ' FLOP/B'")
+    ridge_pts = rid.mark_point(shape="diamond", size=90, filled=True).encode(
+        x=x, y=y, color=color, tooltip=["gpu:N", alt.Tooltip("ridge_intensity:Q", format=",.1f", title="ridge"),
+                                        alt.Tooltip("tflops:Q", title="peak TFLOP/s", format=",.1f")])
+    ridge_txt = rid.mark_text(align="left", dx=6, dy=-8, fontSize=11).encode(x=x, y=y, text="label:N",
+                                                                                color=color)
+    layers = [roof, ridge_pts, ridge_txt]
+    if ops is not None and len(ops):
+        pts = alt.Chart(ops).transform_calculate(tflops="datum.attainable_flops_per_s / 1e12").mark_point(
+            filled=True, size=80, color="#222").encode(
+            x=x, y=y, shape=alt.Shape("kind:N", title="op", scale=alt.Scale(domain=["model", "seed"],
+                                                                              range=["circle", "triangle-up"])),
+            tooltip=["label:N", alt.Tooltip("arithmetic_intensity:Q", title="FLOP/B", format=",.3g"),
+                     alt.Tooltip("tflops:Q", title="attainable TFLOP/s", format=",.1f"), "bound:N",
+                     alt.Tooltip("time_s:Q", title="time (s)", format=".3g")])
+        txt = alt.Chart(ops).transform_calculate(tflops="datum.attainable_flops_per_s / 1e12").mark_text(
+            align="left", dx=7, dy=7, fontSize=10, color="#333").encode(x=x, y=y, text="label:N")
+        layers += [pts, txt]
+    return alt.layer(*layers).properties(height=420)
+
+
+def time_cost(df: pd.DataFrame) -> alt.LayerChart:
+    """Days against cost (log-log) per accelerator × count that fits; the MFU band as a segment from the high-MFU
+    end to the low-MFU end; the Pareto frontier as a line through the circled points."""
+    ok = df[df["fits"] & df["cost_usd"].notna() & df["days"].notna()].copy()
+    x = alt.X("days:Q", title="days (log)", scale=alt.Scale(type="log"))
+    y = alt.Y("cost_usd:Q", title="cost (USD, log)", scale=alt.Scale(type="log"), axis=alt.Axis(format="$~s"))
+    color = alt.Color("gpu:N", title="accelerator")
+    tips = ["label:N", "n_gpus:Q", alt.Tooltip("days:Q", format=",.1f"), alt.Tooltip("cost_usd:Q", format="$,.0f"),
+            alt.Tooltip("days_at_mfu_hi:Q", title="days at high MFU", format=",.1f"),
+            alt.Tooltip("days_at_mfu_lo:Q", title="days at low MFU", format=",.1f"), "on_frontier:N"]
+    band = alt.Chart(ok).mark_rule(opacity=0.45, strokeWidth=3).encode(
+        x="days_at_mfu_hi:Q", x2="days_at_mfu_lo:Q", y="cost_usd_at_mfu_hi:Q", y2="cost_usd_at_mfu_lo:Q",
+        color=color, tooltip=tips)
+    pts = alt.Chart(ok).mark_circle(size=60).encode(x=x, y=y, color=color, tooltip=tips)
+    front = ok[ok["on_frontier"]].sort_values("days")
+    line = alt.Chart(front).mark_line(color="#111", strokeWidth=1.5).encode(x=x, y=y, order="days:Q")
+    ring = alt.Chart(front).mark_point(size=180, color="#111", strokeWidth=2).encode(x=x, y=y, tooltip=tips)
+    return alt.layer(band, pts, line, ring).properties(height=420)

@@ -1,0 +1,315 @@
+"""Cached wrappers around `core`: every number the pages draw comes from here, as tidy DataFrames with SI column
+names (`_bytes`, `_flops`, `_s`, `_usd`, `_frac`). No Streamlit widgets; the caches are bounded.
+
+Grids (the fit map, the activation curves, time & cost) call `core.estimate.evaluate` once with array columns —
+the same vectorised function a million-row sweep uses — rather than looping over configurations.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import replace
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import advisor, limits as core_limits, memory as M
+from core import roofline as R
+from core.estimate import Config, activation_ledger, config_from_inputs, estimate, evaluate
+from core.hardware import catalog, get_accelerator
+from core.model import get_preset, preset_info, preset_names
+
+CACHE = dict(max_entries=256, show_spinner=False)
+
+# Parts of the per-GPU total, in drawing order (the record's column names without `_bytes`).
+PARTS = ("weights", "grads", "grad_accum", "optimizer", "master", "activations", "logits", "overhead")
+MODES = ("none", "selective", "flash", "full")  # activation modes drawn on the Activations page
+
+
+def build_config(inputs: dict) -> Config:
+    """A validated Config from the flat input vocabulary; raises ValueError naming the field."""
+    return config_from_inputs(**inputs)
+
+
+@st.cache_data(**CACHE)
+def record(cfg: Config) -> dict:
+    return estimate(cfg)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def advice(cfg: Config) -> dict:
+    return advisor.advise(cfg)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def limits(cfg: Config) -> dict:
+    return core_limits.limits(cfg)
+
+
+@st.cache_data(**CACHE)
+def ledger(cfg: Config) -> pd.DataFrame:
+    """Per-layer activation ledger (one row per tensor) with the whole-stack bytes and each tensor's share."""
+    df = pd.DataFrame(activation_ledger(cfg))
+    if df.empty:
+        return pd.DataFrame(columns=["tensor", "bytes", "what", "kept_by", "share_frac"])
+    df = df.rename(columns={"bytes": "bytes_per_layer"})
+    df["share_frac"] = df["bytes_per_layer"] / df["bytes_per_layer"].sum()
+    return df.sort_values("bytes_per_layer", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def memory_parts(rec: dict) -> pd.DataFrame:
+    """The stacked-bar data: one row per part with its bytes per GPU (zero parts kept so colours stay stable)."""
+    rows = [{"part": p, "bytes": float(rec[f"{p}_bytes"])} for p in PARTS]
+    df = pd.DataFrame(rows)
+    df["start_bytes"] = df["bytes"].cumsum() - df["bytes"]
+    df["end_bytes"] = df["bytes"].cumsum()
+    df["gpu_memory_bytes"] = float(rec["gpu_memory_bytes"])
+    return df
+
+
+def bytes_per_param(cfg: Config) -> dict:
+    """Model-state bytes per parameter by part for the recipe (unsharded), e.g. 2 + 2 + 8 + 4 = 16."""
+    one = M.state_bytes(1.0, cfg.weight_dtype, cfg.grad_dtype, cfg.master_weights, cfg.grad_accum_fp32,
+                        cfg.optimizer if cfg.optimizer != "adafactor" else "sgd")
+    out = {k[:-6]: float(v) for k, v in one.items()}
+    if cfg.optimizer == "adafactor":
+        out["optimizer"] = math.nan
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Grids: one vectorised `evaluate` over the cartesian product of some inputs
+# ---------------------------------------------------------------------------------------------------------------
+
+def _model_columns(name: str) -> dict:
+    m = get_preset(name)
+    return {**m.arch(), "n_params": m.n_params, "n_active_params": m.n_active_params}
+
+
+def _gpu_columns(name: str, compute_dtype: str) -> dict:
+    g = get_accelerator(name)
+    try:
+        peak = g.peak_flops_per_s(compute_dtype)
+    except ValueError:
+        peak = math.nan
+    return {"peak_flops_per_s": peak, "gpu_memory_bytes": g.memory_bytes,
+            "price_per_gpu_hour": g.price_usd_per_gpu_hour}
+
+
+def evaluate_grid(cfg: Config, axes: dict[str, Iterable]) -> pd.DataFrame:
+    """Evaluate `cfg` over the cartesian product of `axes` (input name -> values). Axis 'model' takes preset names
+    and 'gpu' catalog names; any other axis is an input column of `evaluate` (seq_len, n_gpus, zero_stage, mfu,
+    recompute, ...). Returns the axes plus every record column; invalid rows keep valid=False and a reason."""
+    base = cfg.columns()
+    names = list(axes)
+    combos = list(itertools.product(*(list(v) for v in axes.values())))
+    if not combos:
+        return pd.DataFrame(columns=names)
+    rows = []
+    for combo in combos:
+        row = dict(zip(names, combo))
+        over = {k: v for k, v in row.items() if k not in ("model", "gpu")}
+        if "model" in row:
+            over.update(_model_columns(row["model"]))
+        if "gpu" in row:
+            over.update(_gpu_columns(row["gpu"], cfg.compute_dtype))
+        rows.append(over)
+    keys = set().union(*rows)
+    cols = dict(base)
+    for k in keys:
+        cols[k] = np.array([r[k] for r in rows])
+    out = evaluate(**cols)
+    df = pd.DataFrame({k: np.broadcast_to(v, (len(combos),)) for k, v in out.items()})
+    for i, n in enumerate(names):
+        df.insert(i, n if n not in df.columns else f"{n}_axis", [c[i] for c in combos])
+    return df
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def fit_models_by_gpus(cfg: Config, models: tuple[str, ...], gpu_counts: tuple[int, ...]) -> pd.DataFrame:
+    """Model size × GPU count: per-GPU total / capacity and the binding term, for the fit map."""
+    df = evaluate_grid(cfg, {"model": models, "n_gpus": gpu_counts})
+    df["label"] = [preset_info(m)["label"] for m in df["model"]]
+    df["n_params"] = [get_preset(m).n_params for m in df["model"]]
+    return _fit_columns(df)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def fit_seq_by_batch(cfg: Config, seq_lens: tuple[int, ...], micro_batches: tuple[int, ...]) -> pd.DataFrame:
+    df = evaluate_grid(cfg, {"seq_len": seq_lens, "micro_batch": micro_batches})
+    return _fit_columns(df)
+
+
+def _fit_columns(df: pd.DataFrame) -> pd.DataFrame:
+    df["fill_frac"] = df["total_bytes"] / df["gpu_memory_bytes"]
+    df["status"] = np.where(~df["valid"], "invalid", np.where(df["fits"], "fits", "does not fit"))
+    keep = [c for c in ("model", "label", "n_params", "n_gpus", "seq_len", "micro_batch") if c in df.columns]
+    keep += ["valid", "reason", "fits", "status", "binding", "fill_frac", "total_bytes", "gpu_memory_bytes",
+             "state_bytes", "activations_bytes", "logits_bytes", "headroom_bytes"]
+    return df[keep].reset_index(drop=True)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def mfu_sensitivity(cfg: Config, mfus: tuple[float, ...] = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)) -> pd.DataFrame:
+    df = evaluate_grid(cfg, {"mfu": mfus})
+    return df[["mfu", "time_s", "days", "gpu_hours", "cost_usd"]].rename(columns={"mfu": "mfu_frac"})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Activations vs sequence length
+# ---------------------------------------------------------------------------------------------------------------
+
+def _mode_overrides(mode: str) -> dict:
+    return {"none": {"recompute": "none", "flash_attention": False},
+            "selective": {"recompute": "selective", "flash_attention": False},
+            "flash": {"recompute": "none", "flash_attention": True},
+            "full": {"recompute": "full", "flash_attention": False}}[mode]
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def activation_curves(cfg: Config, seq_lens: tuple[int, ...]) -> pd.DataFrame:
+    """Per-GPU memory against sequence length for each activation mode: state + activations + logits."""
+    frames = []
+    for mode in MODES:
+        over = _mode_overrides(mode)
+        df = evaluate_grid(cfg, {"seq_len": seq_lens, **{k: (v,) for k, v in over.items()}})
+        df["mode"] = mode
+        frames.append(df[["mode", "seq_len", "valid", "total_bytes", "state_bytes", "activations_bytes",
+                          "logits_bytes", "gpu_memory_bytes", "fits"]])
+    return pd.concat(frames, ignore_index=True)
+
+
+# Parts of one layer's ledger, grouped for the per-part curves.
+LEDGER_GROUPS = {
+    "attention scores (∝ s²)": ("softmax_output", "softmax_dropout_mask", "dropout_output"),
+    "attention, linear in s": ("qkv_input", "q", "k", "v", "attn_output", "softmax_lse"),
+    "MLP": ("mlp_input", "gelu_input", "gate", "up", "silu_output", "mlp_hidden"),
+    "norms": ("norm1_input", "norm1_stats", "norm2_input", "norm2_stats"),
+    "dropout masks": ("attn_dropout_mask", "mlp_dropout_mask"),
+}
+QUADRATIC = LEDGER_GROUPS["attention scores (∝ s²)"]
+
+
+def _layer_ledger(cfg: Config, seq_len, recompute: str, flash: bool) -> dict:
+    m = cfg.model
+    return M.layer_ledger(seq_len, cfg.micro_batch, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, m.norm,
+                          m.dropout, flash, recompute, cfg.tp, cfg.sequence_parallel, cfg.profile)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def block_parts(cfg: Config, seq_lens: tuple[int, ...]) -> pd.DataFrame:
+    """One layer's activation bytes per GPU by part of the block, against sequence length (no recomputation,
+    no flash: the ledger that the modes then cut)."""
+    s = np.asarray(seq_lens, dtype=np.float64)
+    led = _layer_ledger(cfg, s, "none", False)
+    rows = []
+    for group, names in LEDGER_GROUPS.items():
+        total = sum(np.broadcast_to(led[n], s.shape) for n in names)
+        for x, v in zip(seq_lens, total):
+            rows.append({"part": group, "seq_len": int(x), "bytes_per_layer": float(v)})
+    df = pd.DataFrame(rows)
+    return df[df.groupby("part")["bytes_per_layer"].transform("max") > 0].reset_index(drop=True)
+
+
+def quadratic_crossover(cfg: Config) -> float:
+    """Sequence length where the s² attention-score term equals the rest of one layer's ledger (no recompute, no
+    flash). Both parts are exact polynomials in s (l·s and q·s²), so s* = l / q; for the GPT block 34h/(5a)
+    (Korthikanti Eq. 1: sbh·34 = 5as²b). NaN when the block stores no s² tensor."""
+    led = _layer_ledger(cfg, 1.0, "none", False)
+    q = float(sum(led[n] for n in QUADRATIC))
+    lin = float(sum(v for k, v in led.items() if k not in QUADRATIC))
+    return lin / q if q > 0 else math.nan
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Roofline
+# ---------------------------------------------------------------------------------------------------------------
+
+DTYPE_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0}
+OP_LABELS = {
+    "qkv_proj": "QKV projection", "attn_scores_qk": "attention QKᵀ (no flash)", "attn_softmax": "softmax (no flash)",
+    "attn_av": "attention AV (no flash)", "attn_flash": "attention (flash, fused)", "out_proj": "output projection",
+    "mlp": "MLP matmuls", "norm": "norm (elementwise)", "decode_matvec": "decode: weights × one token",
+    "seed_matmul": "seed: 1024² × 1024² matmul", "seed_matvec": "seed: 1024² matrix × vector",
+    "seed_relu": "seed: ReLU on 1024²",
+}
+
+
+def roof_curves(gpus: tuple, dtype: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Roof lines (dense logspace in intensity) and ridge points for accelerators given as
+    (name, peak_flops_per_s, bandwidth_bytes_per_s) tuples."""
+    ai = np.logspace(-2, 4.5, 240)
+    roofs, ridges = [], []
+    for name, peak, bw in gpus:
+        r = R.roofline(ai, 1.0, peak, bw)
+        roofs.append(pd.DataFrame({"gpu": name, "arithmetic_intensity": ai,
+                                   "attainable_flops_per_s": r["attainable_flops_per_s"]}))
+        ridges.append({"gpu": name, "ridge_intensity": peak / bw, "peak_flops_per_s": peak,
+                       "bandwidth_bytes_per_s": bw, "dtype": dtype})
+    return pd.concat(roofs, ignore_index=True), pd.DataFrame(ridges)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def roofline_ops(model_inputs: tuple, seq_len: int, micro_batch: int, dtype: str, gpu: tuple,
+                 seeds: bool = True) -> pd.DataFrame:
+    """Ops of one layer at seq_len × micro_batch tokens per step (and the seeds' three examples) on one
+    accelerator (name, peak, bandwidth): intensity, attainable FLOP/s, time, bound."""
+    m = config_from_inputs(**dict(model_inputs)).model
+    p = DTYPE_BYTES[dtype]
+    ops = list(R.layer_ops(seq_len, micro_batch, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, p))
+    kinds = ["model"] * len(ops)
+    if seeds:
+        ops += [("seed_matmul",) + R.matmul_cost(1024, 1024, 1024, p), ("seed_matvec",) + R.matvec_cost(1024, 1024, p),
+                ("seed_relu",) + R.elementwise_cost(1024, 1024, p)]
+        kinds += ["seed"] * 3
+    name, peak, bw = gpu
+    rows = []
+    for (op, fl, by), kind in zip(ops, kinds):
+        r = R.roofline(fl, by, peak, bw)
+        rows.append({"op": op, "label": OP_LABELS.get(op, op), "kind": kind, "gpu": name,
+                     **{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()}})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Time & cost
+# ---------------------------------------------------------------------------------------------------------------
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def time_cost(cfg: Config, gpus: tuple[str, ...], counts: tuple[int, ...], mfu_lo: float, mfu_hi: float
+              ) -> pd.DataFrame:
+    """Days and cost for every accelerator × count, at the config's MFU and at the band's ends. Rows that do not
+    fit (or whose accelerator lacks a price or a peak for the compute dtype) are kept with fits=False / NaN cost."""
+    df = evaluate_grid(cfg, {"gpu": gpus, "n_gpus": counts, "mfu": (cfg.mfu, mfu_lo, mfu_hi)})
+    key = ["gpu", "n_gpus"]
+    cols = ["days", "cost_usd"]
+    mid = df[df["mfu"] == cfg.mfu][key + ["valid", "reason", "fits", "total_bytes", "gpu_memory_bytes",
+                                            "gpu_hours", "binding"] + cols]
+    lo = df[df["mfu"] == mfu_lo][key + cols].rename(columns={c: f"{c}_at_mfu_lo" for c in cols})
+    hi = df[df["mfu"] == mfu_hi][key + cols].rename(columns={c: f"{c}_at_mfu_hi" for c in cols})
+    out = mid.merge(lo, on=key).merge(hi, on=key)
+    out["label"] = [catalog()[g].label for g in out["gpu"]]
+    out["mfu_frac"] = cfg.mfu
+    out["on_frontier"] = pareto_mask(out["days"].to_numpy(), out["cost_usd"].to_numpy(), out["fits"].to_numpy())
+    return out.reset_index(drop=True)
+
+
+def pareto_mask(days: np.ndarray, cost: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """True where no other admissible point is at least as fast and as cheap with one strictly better."""
+    ok = ok & np.isfinite(days) & np.isfinite(cost)
+    idx = np.where(ok)[0]
+    order = idx[np.lexsort((cost[idx], days[idx]))]
+    mask = np.zeros(len(days), dtype=bool)
+    best = math.inf
+    for i in order:
+        if cost[i] < best:
+            mask[i] = True
+            best = cost[i]
+    return mask
+
+
+def preset_sizes() -> list[tuple[str, float]]:
+    """Preset names with their parameter counts, smallest first."""
+    return sorted(((n, get_preset(n).n_params) for n in preset_names()), key=lambda x: x[1])

@@ -1,0 +1,106 @@
+"""The words beside the numbers: short explanations carrying the seeds' ideas, and for every KPI of the Calculator
+its formula with this configuration's numbers substituted and its source."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.estimate import Config
+
+from . import fmt
+
+WHY_16 = (
+    "**Why 16 bytes per parameter.** Mixed-precision AdamW keeps bf16 weights (2) and gradients (2) plus two fp32 "
+    "moments (4 + 4): 12 bytes, the count CS336 uses. Most large runs also keep an fp32 master copy of the weights "
+    "(+4 = 16, the ZeRO paper's count), because bf16 keeps only 8 significant bits: near 1.0 the next number is "
+    "1.0078, so adding 0.001 to a bf16 weight leaves it unchanged. The weights you think of as “the model” are 2 of "
+    "those 16 bytes — a 7B model needs ≈112 GB before a single activation is stored."
+)
+WHY_S2 = (
+    "**Why the s² term.** Per layer a GPT block keeps ≈ s·b·h·(34 + 5·a·s/h) bytes for its backward pass "
+    "(Korthikanti et al. 2022, Eq. 1): the 34·sbh part is the inputs of the linear layers, norms, activation and "
+    "dropout; the 5·a·s²·b part is the attention scores and their softmax — one s×s matrix per head. It grows with "
+    "the square of the sequence length and dominates at long context. Flash attention never stores it (it keeps a "
+    "log-sum-exp per row and recomputes the scores); selective recomputation recomputes it; full recomputation keeps "
+    "only each layer's input (2·sbh) for ≈33% more compute."
+)
+WHY_MFU = (
+    "**What MFU means.** Model FLOPs utilisation = the model's own FLOPs per second ÷ (GPUs × peak). Communication, "
+    "waiting for memory and recomputation all lower it; recomputation does not count as useful. 50% is a good "
+    "planning number for a well-tuned dense run (CS336 calls ≥50% “quite good”), 35–50% is typical at scale, and "
+    "halving the MFU doubles the calendar."
+)
+WHY_ROOFLINE = (
+    "**Compute- or memory-bound.** An op's arithmetic intensity is FLOPs per byte moved. Below the ridge "
+    "(peak ÷ bandwidth; ≈295 FLOP/B on an H100) it waits for memory; above it, for arithmetic. Large matmuls are "
+    "compute-bound (1024³ in bf16: ≈341 FLOP/B); a matrix-vector product (≈1 FLOP/B) and elementwise ops such as "
+    "ReLU (0.25 FLOP/B) are memory-bound — which is why decoding one token at a time is memory-bound and fused "
+    "kernels help."
+)
+WHY_TIME = (
+    "**Time and cost.** time = 6·N·D (+ attention) ÷ (GPUs × peak × MFU); cost = GPU-hours × price. More GPUs shorten "
+    "the calendar at the same GPU-hours (if MFU holds), so cost stays flat while days fall — until the run no longer "
+    "fits or MFU drops. The band shows the spread between a low and a high MFU."
+)
+SOURCES = (
+    "Sources: CS336 lecture 2 (12 bytes/param, MFU, arithmetic intensity, the 70B/15T example); Rajbhandari et al. "
+    "2020, ZeRO §3.1 (16 bytes/param) and Fig. 1 (stages); Korthikanti et al. 2022, arXiv:2205.05198 §4–5 "
+    "(activations, recomputation); PaLM App. B (attention FLOPs); Dao et al. 2022 (flash attention)."
+)
+
+
+@dataclass(frozen=True)
+class Kpi:
+    label: str
+    value: str
+    detail: str  # one line under the value
+    formula: str  # markdown: formula with numbers, and the source
+
+
+def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
+    m, g = cfg.model, cfg.gpu
+    L, h, s = m.n_layers, m.d_model, cfg.seq_len
+    N = rec["n_active_params"]
+    D = cfg.tokens
+    tot, cap = rec["total_bytes"], rec["gpu_memory_bytes"]
+    parts = " + ".join(f"{k[:-6]} {fmt.mem(rec[k], unit)}" for k in
+                       ("weights_bytes", "grads_bytes", "grad_accum_bytes", "optimizer_bytes", "master_bytes",
+                        "activations_bytes", "logits_bytes", "overhead_bytes") if rec[k] > 0)
+    sh = f"ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}, dp={rec['dp']}"
+    scale = {"full": "", "causal": " × ½ (causal)", "none": " × 0 (not counted)"}[cfg.attention_flops]
+    price = rec["cost_usd"] / rec["gpu_hours"] if rec["gpu_hours"] else float("nan")
+    out = [
+        Kpi("Total per GPU", fmt.mem(tot, unit), f"= {fmt.mem(tot, 'GiB' if unit == 'GB' else 'GB')}",
+            f"total = state + activations + logits + overhead\n\n= {parts}\n\n= **{fmt.both_bytes(tot, unit)}** "
+            f"per GPU ({sh}).\n\nState per GPU: each part ÷ tp·pp, then ZeRO divides optimizer + master (stage ≥1), "
+            "gradients (≥2) and weights (3) by the data-parallel degree — ZeRO §5, Fig. 1. Activations: the "
+            "per-tensor ledger below × layers held by the busiest pipeline stage (Korthikanti et al. 2022 §4). "
+            "Source: seeds 000/001/002."),
+        Kpi("Fits?", "yes" if rec["fits"] else "no",
+            f"{'+' if rec['headroom_bytes'] >= 0 else ''}{fmt.mem(rec['headroom_bytes'], unit)} headroom",
+            f"fits ⇔ total ≤ GPU memory\n\n{fmt.both_bytes(tot, unit)} vs {fmt.both_bytes(cap, unit)} "
+            f"({g.label or g.name}, {fmt.mem(cap, g.memory_unit)} as the vendor states it).\n\n"
+            f"headroom = {fmt.mem(cap, unit)} − {fmt.mem(tot, unit)} = **{fmt.mem(rec['headroom_bytes'], unit)}**; "
+            f"largest term: {rec['binding']}. Source: {g.source or 'user input'}."),
+        Kpi("Training FLOPs", fmt.flops(rec["train_flops"]), f"6ND = {fmt.flops(rec['train_flops_6nd'])}",
+            f"FLOPs per token = 6·N + 12·L·h·s{scale}\n\n= 6 × {fmt.count(N)} + 12 × {L} × {h} × {s:,}{scale} "
+            f"= {fmt.si(rec['flops_per_token'], 'FLOPs')}\n\ntotal = per token × D = × {fmt.count(D)} tokens = "
+            f"**{fmt.flops(rec['train_flops'])}** (6ND alone: {fmt.flops(rec['train_flops_6nd'])}).\n\n"
+            "6N: 2N forward + 4N backward (N = active parameters for MoE); 12·L·h·s: the attention score and value "
+            "matmuls, forward + backward. Source: seed 001; PaLM App. B (as in nanoGPT's estimate_mfu)."),
+        Kpi("Days", fmt.days(rec["time_s"]), f"at {fmt.pct(cfg.mfu)} MFU on {cfg.n_gpus:,} GPUs",
+            f"time = FLOPs ÷ (GPUs × peak × MFU) × (1 + overhead)\n\n= {fmt.flops(rec['train_flops'])} ÷ "
+            f"({cfg.n_gpus:,} × {fmt.si(rec['peak_flops_per_s'], 'FLOP/s')} × {cfg.mfu:.2f}) × "
+            f"(1 + {cfg.time_overhead_frac:g}) = **{fmt.days(rec['time_s'])}**\n\nPeak: {cfg.compute_dtype} dense, "
+            f"no sparsity. Recomputation's extra FLOPs are not model FLOPs: they show up as a lower MFU. "
+            "Source: seeds 000/001/002 (CS336: 70B on 15T tokens, 1,024 H100s, 50% → ≈144 days)."),
+        Kpi("Cost", fmt.usd(rec["cost_usd"]), f"{rec['gpu_hours']:,.0f} GPU-hours",
+            f"cost = GPU-hours × price = time × GPUs ÷ 3600 × price\n\n= {rec['gpu_hours']:,.0f} GPU-h × "
+            f"${price:,.2f} = **{fmt.usd(rec['cost_usd'])}**\n\nPrice: "
+            + (f"your input (${cfg.price_per_gpu_hour:,.2f})" if cfg.price_per_gpu_hour is not None else
+               f"catalog {g.price_date}, {g.price_source or 'user input'}") + "."),
+        Kpi("Token budget", fmt.count(D) + " tokens", f"{fmt.count(D / max(N, 1))} tokens per parameter",
+            f"D = {D:,.0f} tokens; N = {fmt.count(N)} parameters → {D / max(N, 1):,.1f} tokens per parameter "
+            "(Chinchilla-optimal is ≈20; many modern runs train far longer for cheaper serving). Price per "
+            f"GPU-hour: ${price:,.2f}."),
+    ]
+    return out

@@ -1,0 +1,203 @@
+"""The shared input widgets every page uses: the model picker, the accelerator picker, the training-recipe picker.
+
+Each returns a piece of the flat input vocabulary of `core.estimate.config_from_inputs` (so the page builds one
+frozen `Config` from the dict union) and draws its widgets through a `ui.state.Page`, so every value is in the URL.
+"""
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from core import memory as M
+from core.hardware import accelerator_names, catalog
+from core.model import from_hf_config, get_preset, preset_info, preset_names
+
+from . import fmt
+from .state import Page
+
+DEFAULT_MODEL = "llama-3.1-8b"
+DEFAULT_GPU = "h100-sxm"
+SOURCES = ("preset", "architecture", "params", "hf-config")
+SOURCE_HELP = ("Where the model comes from: **preset** (published shapes, data/models.csv), **architecture** "
+               "(type the fields), **params** (only a parameter count; the activations use the nearest GPT-3 shape), "
+               "**hf-config** (upload a Hugging Face config.json; it fills the architecture fields, which the link "
+               "then carries).")
+MLP = ("swiglu", "gelu")
+NORM = ("rmsnorm", "layernorm")
+BIAS = ("none", "qkv", "all")
+POSITION = ("rotary", "learned")
+HF_MAX_BYTES = 1 << 20
+
+# Architecture fields: URL name -> (core field, label, lo, hi)
+ARCH_INTS = {
+    "layers": ("n_layers", "layers", 1, 1024),
+    "dmodel": ("d_model", "d_model (width)", 1, 1 << 17),
+    "heads": ("n_heads", "attention heads", 1, 1024),
+    "kv": ("n_kv_heads", "KV heads (GQA; = heads for MHA)", 1, 1024),
+    "dff": ("d_ff", "d_ff (MLP width)", 1, 1 << 19),
+    "vocab": ("vocab_size", "vocabulary", 1, 1 << 22),
+}
+ARCH_MORE_INTS = {
+    "maxpos": ("max_position", "max positions (learned table)", 0, 1 << 22),
+    "experts": ("n_experts", "experts (MoE)", 1, 1024),
+    "topk": ("top_k", "experts per token", 1, 1024),
+}
+
+
+def arch_values(m) -> dict:
+    """A model's architecture as URL-name -> value (for filling the fields)."""
+    v = {name: int(getattr(m, f)) for name, (f, *_rest) in {**ARCH_INTS, **ARCH_MORE_INTS}.items()}
+    v.update(mlp=m.mlp, norm=m.norm, bias=m.bias, drop=bool(m.dropout), tied=bool(m.tied_embeddings),
+             pos=m.position)
+    return v
+
+
+def model_picker(pg: Page, container=None, default: str = DEFAULT_MODEL) -> dict:
+    """Model inputs for `config_from_inputs`: {'model': preset} | architecture fields | {'n_params': N}."""
+    c = container or st
+    src_key = pg.key("src")
+
+    def on_src():
+        new = st.session_state.get(src_key)
+        if new == "architecture":  # start the fields from the preset that was showing
+            name = st.session_state.get(pg.key("model"), default)
+            try:
+                pg.set_values(arch_values(get_preset(name)))
+            except ValueError:
+                pass
+    src = pg.select("Model from", SOURCES, "src", "preset", container=c, radio=True, help=SOURCE_HELP,
+                    on_change=on_src)
+    if src == "params":
+        n = pg.number("Parameters (billions)", "params", 7.0, 0.001, 1e6, step=1.0, container=c,
+                      help="Raw-N mode: the state is priced from this count; the activations use the GPT-3 "
+                           "(Brown et al. 2020, Table 2.1) shape nearest in size.")
+        return {"n_params": float(n if n is not None else 7.0) * 1e9}
+    if src == "architecture":
+        if st.session_state.get(pg.key("hf_name")):
+            c.caption(f"Fields from the uploaded `{st.session_state[pg.key('hf_name')]}`.")
+        return _arch_fields(pg, c, get_preset(default))
+    if src == "hf-config":
+        _hf_upload(pg, c)
+        c.caption("Until a config.json is uploaded, the preset below is used.")
+    names = preset_names()
+    name = pg.select("Preset", names, "model", default, container=c,
+                     help="Published architectures (data/models.csv, each row with its source).")
+    info = preset_info(name)
+    m = get_preset(name)
+    c.caption(f"{info['label']} · {fmt.count(m.n_params)} parameters"
+              + (f" ({fmt.count(m.n_active_params)} active)" if m.n_active_params != m.n_params else ""))
+    return {"model": name}
+
+
+def _arch_fields(pg: Page, c, base) -> dict:
+    b = arch_values(base)
+    out = {}
+    cols = c.columns(2)
+    for i, (name, (field, label, lo, hi)) in enumerate(ARCH_INTS.items()):
+        out[field] = pg.integer(label, name, b[name], lo, hi, container=cols[i % 2])
+    out["mlp"] = pg.select("MLP", MLP, "mlp", b["mlp"], container=cols[0])
+    out["norm"] = pg.select("norm", NORM, "norm", b["norm"], container=cols[1])
+    with c.expander("More architecture fields"):
+        out["bias"] = pg.select("biases", BIAS, "bias", b["bias"])
+        out["position"] = pg.select("positions", POSITION, "pos", b["pos"])
+        for name, (field, label, lo, hi) in ARCH_MORE_INTS.items():
+            out[field] = pg.integer(label, name, b[name], lo, hi)
+        out["dropout"] = pg.toggle("dropout (masks kept for backward)", "drop", b["drop"])
+        out["tied_embeddings"] = pg.toggle("tied input/output embeddings", "tied", b["tied"])
+    return out
+
+
+def _hf_upload(pg: Page, c) -> None:
+    up_key, err_key = pg.key("hf_file"), pg.key("hf_error")
+
+    def on_upload():
+        f = st.session_state.get(up_key)
+        st.session_state[err_key] = None
+        if f is None:
+            return
+        try:
+            raw = f.getvalue()
+            if len(raw) > HF_MAX_BYTES:
+                raise ValueError(f"config: file larger than {HF_MAX_BYTES // 1024} KiB")
+            try:
+                data = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as e:
+                raise ValueError(f"config: not valid JSON ({e})") from None
+            m = from_hf_config(data)
+        except ValueError as e:
+            st.session_state[err_key] = str(e)
+            return
+        st.session_state[pg.key("hf_name")] = f.name
+        pg.set_values({**arch_values(m), "src": "architecture"})
+    c.file_uploader("Hugging Face config.json", type=["json"], key=up_key, on_change=on_upload,
+                    help="Read locally; nothing is downloaded. The fields it fills are what the link carries.")
+    if st.session_state.get(err_key):
+        c.error(f"**config.json** — {st.session_state[err_key]}")
+
+
+def gpu_picker(pg: Page, container=None, default: str = DEFAULT_GPU, price: bool = True) -> dict:
+    """Accelerator inputs: {'gpu': name} or {'gpu': 'custom', peak, memory, bandwidth}; plus a price override."""
+    c = container or st
+    names = accelerator_names() + ["custom"]
+    gpu = pg.select("Accelerator", names, "gpu", default, container=c,
+                    help="data/accelerators.csv: dense peak (no sparsity), memory, bandwidth and price, each row "
+                         "with its source. 'custom' takes your own numbers.")
+    out: dict = {"gpu": gpu}
+    if gpu == "custom":
+        cols = c.columns(3)
+        t = pg.number("bf16 TFLOP/s", "c_tflops", 989.5, 0.001, 1e6, container=cols[0])
+        mem = pg.number("memory (GB)", "c_mem", 80.0, 0.001, 1e5, container=cols[1])
+        bw = pg.number("TB/s", "c_bw", 3.35, 0.001, 1e4, container=cols[2])
+        out.update(peak_flops_per_s=(t or 989.5) * 1e12, gpu_memory_bytes=(mem or 80.0) * 1e9,
+                   memory_bandwidth_bytes_per_s=(bw or 3.35) * 1e12)
+        c.caption("Custom accelerator: memory in GB (10⁹ bytes), dense bf16 peak, HBM bandwidth.")
+    else:
+        g = catalog()[gpu]
+        c.caption(f"{g.label}: {fmt.both_bytes(g.memory_bytes)}, {fmt.si(g.peak_bf16_flops_per_s, 'FLOP/s')} bf16, "
+                  f"{fmt.si(g.memory_bandwidth_bytes_per_s, 'B/s')}, "
+                  + (f"${g.price_usd_per_gpu_hour:.2f}/GPU-hour ({g.price_date})"
+                     if g.price_usd_per_gpu_hour == g.price_usd_per_gpu_hour else "no catalog price"))
+    if price:
+        p = pg.number("Price per GPU-hour (USD; blank = catalog)", "price", None, 0.0, 1e4, step=0.25, container=c)
+        if p is not None:
+            out["price_per_gpu_hour"] = float(p)
+    return out
+
+
+RECIPE_HELP = {
+    "cs336-12": "12 B/param: bf16 weights 2 + bf16 grads 2 + fp32 Adam moments 8, no master copy (CS336 lecture 2)",
+    "zero-16": "16 B/param: + fp32 master weights 4 (ZeRO §3.1; the seeds' planning number)",
+    "megatron-18": "18 B/param: fp32 gradients 4 instead of 2 (Megatron-LM, DeepSpeed)",
+    "playbook-20": "20 B/param: bf16 grads + an fp32 accumulation buffer 4 (Ultra-Scale Playbook)",
+    "fp32-16": "16 B/param: pure fp32 — weights 4 + grads 4 + moments 8, no master copy",
+}
+
+
+def recipe_picker(pg: Page, container=None, default: str = "zero-16", dtypes: bool = True) -> dict:
+    """Training recipe: bytes per parameter (12/16/18/20), optimizer, compute dtype, and dtype overrides."""
+    c = container or st
+    recipe = pg.select("Recipe (model-state bytes per parameter)", tuple(M.RECIPES), "recipe", default, container=c,
+                       help="\n\n".join(f"**{k}** — {v}" for k, v in RECIPE_HELP.items()))
+    c.caption(RECIPE_HELP[recipe])
+    cols = c.columns(2)
+    opt = pg.select("Optimizer", M.OPTIMIZERS, "opt", "adamw", container=cols[0],
+                    help="adamw 8 B/param of state; adamw8bit 2; sgd_momentum 4; lion 4; sgd 0; adafactor factored.")
+    cdt = pg.select("Compute dtype", ("bf16", "fp16", "fp8", "fp32"), "cdt", "bf16", container=cols[1],
+                    help="Selects the accelerator's dense peak used for time (fp8 doubles it on Hopper).")
+    out = {"recipe": recipe, "optimizer": opt, "compute_dtype": cdt}
+    if dtypes:
+        with c.expander("Dtypes (override the recipe)"):
+            wdt = pg.select("weights", ("recipe", "bf16", "fp16", "fp32"), "wdt")
+            gdt = pg.select("gradients", ("recipe", "bf16", "fp16", "fp32"), "gdt")
+            master = pg.select("fp32 master copy", ("recipe", "yes", "no"), "master")
+            accum = pg.select("fp32 gradient accumulation buffer", ("recipe", "yes", "no"), "accum")
+        if wdt != "recipe":
+            out["weight_dtype"] = wdt
+        if gdt != "recipe":
+            out["grad_dtype"] = gdt
+        if master != "recipe":
+            out["master_weights"] = master == "yes"
+        if accum != "recipe":
+            out["grad_accum_fp32"] = accum == "yes"
+    return out

@@ -1,0 +1,319 @@
+"""URL-bound inputs: every input of every page lives in the page's URL, so a copied link reproduces the view.
+
+Each page creates one `Page` at the top (`Page("calculator", prefix="")`) and draws its inputs through the page's
+widget helpers (`pg.select`, `pg.integer`, `pg.number`, `pg.toggle`, `pg.multi`). A helper
+
+- binds the widget to the URL (`bind="query-params"`, key = page prefix + name; no `format_func`, so the URL
+  holds the option itself),
+- records a `Spec` of what the widget accepts, so the parameters a link arrived with can be checked: a value the
+  widget cannot take (malformed, out of range, an unknown option, hostile text) falls back to the default and a
+  visible note names the parameter, the reason and the value used — never a traceback,
+- carries shared inputs (the model, the accelerator, the sequence length, ...) from one page to the next inside a
+  session: on entering a page, a shared input the URL does not set starts from the value last used on any page.
+
+Streamlit writes a programmatically set value into the URL only once the widget has been drawn in an earlier run
+(1.67: `SessionState._handle_query_param_binding`), so values set before their widget was ever drawn (carried
+inputs, an uploaded config.json copied into the architecture fields) are set again on one follow-up run
+(`Page.finish` reruns once); that second assignment puts them in the URL.
+
+Keys are the public URL names: short, unique per page (pages bind different keys, because a key bound on the page
+being left is filtered out of a link to another page and cannot be passed to `st.switch_page`), and stable.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import streamlit as st
+
+RESERVED = {"embed", "embed_options"}
+# Names whose value follows the user from page to page within a session (the key on each page is prefix + name).
+SHARED = {
+    "src", "model", "params", "layers", "dmodel", "heads", "kv", "dff", "vocab", "mlp", "norm", "bias", "drop",
+    "tied", "pos", "maxpos", "experts", "topk",
+    "gpu", "c_tflops", "c_mem", "c_bw", "price",
+    "recipe", "opt", "cdt", "wdt", "gdt", "master", "accum",
+    "seq", "mb", "rc", "flash", "zero", "gpus", "tp", "pp", "sp", "mfu", "tokens",
+}
+_ALL_KEYS: set[str] = set()  # every key any page has bound in this process (to tell "another page's" from unknown)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What one URL-bound widget accepts. `parse` mirrors the widget: it returns the value the widget would take
+    from the URL text, or raises ValueError with the reason it cannot."""
+
+    key: str
+    kind: str  # choice | int | float | bool | multi
+    default: Any = None
+    options: tuple = ()
+    lo: float | None = None
+    hi: float | None = None
+
+    def parse(self, raw: Sequence[str]) -> Any:
+        if self.kind == "multi":
+            bad = [r for r in raw if self._option(r) is None]
+            if bad:
+                raise ValueError(f"{_short(bad[0])!s} is not one of {_opts(self.options)}")
+            return [self._option(r) for r in raw]
+        text = raw[-1] if raw else ""
+        if self.kind == "choice":
+            v = self._option(text)
+            if v is None:
+                raise ValueError(f"not one of {_opts(self.options)}")
+            return v
+        if self.kind == "bool":
+            if text.lower() not in ("true", "false"):
+                raise ValueError("must be true or false")
+            return text.lower() == "true"
+        try:
+            x = float(text)
+        except (ValueError, OverflowError):
+            raise ValueError("not a number") from None
+        if not math.isfinite(x):
+            raise ValueError("must be a finite number")
+        if self.kind == "int" and x != int(x):
+            raise ValueError("must be a whole number")
+        if (self.lo is not None and x < self.lo) or (self.hi is not None and x > self.hi):
+            raise ValueError(f"must be between {_num(self.lo)} and {_num(self.hi)}")
+        return int(x) if self.kind == "int" else x
+
+    def accepts(self, value: Any) -> bool:
+        try:
+            if self.kind == "multi":
+                return isinstance(value, list) and all(v in self.options for v in value)
+            if self.kind == "choice":
+                return value in self.options
+            if self.kind == "bool":
+                return isinstance(value, bool)
+            if value is None or isinstance(value, bool):
+                return False
+            x = float(value)
+            return math.isfinite(x) and (self.lo is None or x >= self.lo) and (self.hi is None or x <= self.hi) \
+                and (self.kind != "int" or x == int(x))
+        except (TypeError, ValueError):
+            return False
+
+    def _option(self, text: str):
+        for o in self.options:
+            if str(o) == text:
+                return o
+        if self.options and all(isinstance(o, int) and not isinstance(o, bool) for o in self.options):
+            try:
+                x = float(text)
+            except ValueError:
+                return None
+            for o in self.options:
+                if x == o:
+                    return o
+        return None
+
+
+def _short(x: Any, n: int = 40) -> str:
+    s = str(x)
+    s = "".join(c if c.isprintable() else "?" for c in s)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _opts(options: tuple) -> str:
+    shown = ", ".join(str(o) for o in options[:8])
+    return shown + (", …" if len(options) > 8 else "")
+
+
+def _num(x) -> str:
+    return "—" if x is None else f"{x:g}"
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+        except (TypeError, ValueError):
+            return False
+    return a == b
+
+
+@dataclass
+class Page:
+    """One run of one page: its URL-bound inputs, the notes about the link's parameters, and the carried values.
+
+    `page_id` names the page in session state; `prefix` is prepended to every input name to form its URL key.
+    """
+
+    page_id: str
+    prefix: str = ""
+    specs: dict[str, Spec] = field(default_factory=dict)
+
+    def __post_init__(self):
+        ss = st.session_state
+        self.entry = ss.get("_ui_page") != self.page_id
+        self.fresh_session = "_ui_page" not in ss
+        ss["_ui_page"] = self.page_id
+        self._carry: dict = ss.setdefault("_ui_carry", {})
+        pending: dict = ss.setdefault("_ui_pending", {})
+        if self.entry:
+            ss["_ui_url"] = {k: st.query_params.get_all(k) for k in st.query_params if k.lower() not in RESERVED}
+            ss["_ui_notes"] = []
+            pending.pop(self.page_id, None)  # left over from an earlier visit
+        mine = pending.get(self.page_id)
+        if mine is not None:
+            if mine["armed"]:  # second assignment: the widgets were drawn last run, so this one reaches the URL
+                for k, v in mine["values"].items():
+                    ss[k] = v
+                del pending[self.page_id]
+            else:  # set by a callback just now: draw the widgets with it first, assign again on the next run
+                mine["armed"] = True
+        self._url: dict = ss["_ui_url"]
+        self._notes: list = ss["_ui_notes"]
+        self._resync: dict = {}
+        self._note_box = st.empty()
+        self._show_notes()
+
+    # --- the widget helpers ---------------------------------------------------------------------------------
+    def key(self, name: str) -> str:
+        return self.prefix + name
+
+    def select(self, label: str, options: Sequence, name: str, default=None, *, container=None, radio=False,
+               help: str | None = None, on_change: Callable | None = None, disabled: bool = False) -> Any:
+        """A selectbox (or horizontal radio) over plain options (the option itself is the URL value)."""
+        options = tuple(options)
+        default = options[0] if default is None else default
+        spec = Spec(self.key(name), "choice", default, options)
+        c = container or st
+
+        def draw(k):
+            fn = c.radio if radio else c.selectbox
+            kw = dict(horizontal=True) if radio else {}
+            return fn(label, options, index=options.index(default), key=k, bind="query-params", help=help,
+                      on_change=on_change, disabled=disabled, **kw)
+        return self._widget(name, spec, draw)
+
+    def integer(self, label: str, name: str, default: int, lo: int, hi: int, *, step: int = 1, container=None,
+                help: str | None = None, slider: bool = False) -> int:
+        spec = Spec(self.key(name), "int", int(default), lo=lo, hi=hi)
+        c = container or st
+
+        def draw(k):
+            if slider:
+                return c.slider(label, lo, hi, int(default), step=step, key=k, bind="query-params", help=help)
+            return c.number_input(label, min_value=int(lo), max_value=int(hi), value=int(default), step=int(step),
+                                  key=k, bind="query-params", help=help)
+        return self._widget(name, spec, draw)
+
+    def number(self, label: str, name: str, default: float | None, lo: float, hi: float, *, step: float | None = None,
+               fmt: str | None = None, container=None, help: str | None = None) -> float | None:
+        """A float input; `default=None` gives an empty box that means "not set"."""
+        spec = Spec(self.key(name), "float", None if default is None else float(default), lo=lo, hi=hi)
+        c = container or st
+
+        def draw(k):
+            return c.number_input(label, min_value=float(lo), max_value=float(hi),
+                                  value=None if default is None else float(default),
+                                  step=None if step is None else float(step), format=fmt, key=k,
+                                  bind="query-params", help=help)
+        return self._widget(name, spec, draw)
+
+    def toggle(self, label: str, name: str, default: bool = False, *, container=None, help: str | None = None) -> bool:
+        spec = Spec(self.key(name), "bool", bool(default))
+        c = container or st
+        return self._widget(name, spec, lambda k: c.toggle(label, value=bool(default), key=k, bind="query-params",
+                                                           help=help))
+
+    def multi(self, label: str, options: Sequence, name: str, default: Sequence = (), *, container=None,
+              help: str | None = None, max_selections: int | None = None) -> list:
+        options = tuple(options)
+        spec = Spec(self.key(name), "multi", list(default), options)
+        c = container or st
+        return self._widget(name, spec, lambda k: c.multiselect(label, options, default=list(default), key=k,
+                                                                bind="query-params", help=help,
+                                                                max_selections=max_selections))
+
+    def _widget(self, name: str, spec: Spec, draw: Callable[[str], Any]) -> Any:
+        k = spec.key
+        self.specs[k] = spec
+        _ALL_KEYS.add(k)
+        ss = st.session_state
+        if self.entry and name in SHARED and k not in self._url and name in self._carry:
+            v = self._carry[name]
+            if spec.accepts(v) and not _same(v, spec.default):
+                ss[k] = v
+                self._resync[k] = v
+        value = draw(k)
+        if self.entry and k in self._url:
+            self._check_url_value(spec, value)
+        if name in SHARED:
+            self._carry[name] = value
+        return value
+
+    # --- programmatic changes (callbacks) -------------------------------------------------------------------
+    def set_values(self, values: dict[str, Any]) -> None:
+        """Set inputs by name from a callback. They are assigned again on the run after next, so that values whose
+        widget was not drawn before also reach the URL."""
+        ss = st.session_state
+        for name, v in values.items():
+            ss[self.key(name)] = v
+        self._pend({self.key(name): v for name, v in values.items()}, armed=False)
+
+    def _pend(self, values: dict, armed: bool) -> None:
+        pending = st.session_state.setdefault("_ui_pending", {})
+        cur = pending.setdefault(self.page_id, {"values": {}, "armed": armed})
+        cur["values"].update(values)
+
+    # --- notes about the link's parameters ------------------------------------------------------------------
+    def _check_url_value(self, spec: Spec, value: Any) -> None:
+        raw = self._url.get(spec.key, [])
+        try:
+            parsed = spec.parse(raw)
+        except ValueError as e:
+            self.note(f"`{spec.key}={_short(raw[-1] if raw else '')}`: {e}; using {_short(_show(value))}")
+            return
+        if spec.kind == "multi":
+            ok = list(parsed) == list(value or [])
+        else:
+            ok = _same(parsed, value)
+        if not ok:
+            self.note(f"`{spec.key}={_short(raw[-1] if raw else '')}` could not be applied; using {_short(_show(value))}")
+
+    def note(self, text: str) -> None:
+        if text not in self._notes:
+            self._notes.append(text)
+            self._show_notes()
+
+    def _show_notes(self) -> None:
+        if self._notes:
+            self._note_box.warning("Some link parameters were not used (the defaults stand in for them):\n\n"
+                                   + "\n".join(f"- {n}" for n in self._notes), icon=":material/link_off:")
+
+    def _unknown_params(self) -> None:
+        if not self.entry:
+            return
+        for k in self._url:
+            if k in self.specs:
+                continue
+            if k in _ALL_KEYS and not self.fresh_session:
+                continue  # a parameter of the page just left, still in the URL during the switch
+            self.note(f"`{_short(k, 30)}` is not an input of this page; ignored")
+
+    # --- end of the run ---------------------------------------------------------------------------------------
+    def finish(self) -> None:
+        """Call at the end of the page (also on the error path, before `st.stop`)."""
+        self._unknown_params()
+        if self._resync:
+            self._pend(self._resync, armed=True)
+        if st.session_state.get("_ui_pending", {}).get(self.page_id):
+            st.rerun()
+
+    def stop(self) -> None:
+        self.finish()
+        st.stop()
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, list):
+        return ", ".join(str(x) for x in v) or "(none)"
+    if v is None:
+        return "(empty)"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
