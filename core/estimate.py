@@ -89,7 +89,8 @@ def check(c: dict) -> np.ndarray:
     shape = np.broadcast_shapes(*(np.shape(r) for r in rules))
     code = np.zeros(shape, dtype=np.int64)
     for i in range(len(rules), 0, -1):  # last to first so the first failing rule wins
-        code = np.where(rules[i - 1], i, code)
+        if np.any(rules[i - 1]):  # a rule no row breaks leaves the codes as they are (sweeps: most rules)
+            code = np.where(rules[i - 1], i, code)
     return code
 
 
@@ -114,9 +115,11 @@ def evaluate(**c) -> dict:
     valid = code == 0
     s, b = c["seq_len"], c["micro_batch"]
     L, h, a = c["n_layers"], c["d_model"], c["n_heads"]
-    tp = np.where(valid, c["tp"], 1)
-    pp = np.where(valid, c["pp"], 1)
-    n_gpus = np.where(valid, c["n_gpus"], 1)
+    # Invalid rows only need usable divisors here (their numbers become NaN below). Masking with `valid` itself
+    # would broadcast tp, pp and n_gpus to the whole grid and make every term after them full-size.
+    tp = np.where(np.asarray(c["tp"]) >= 1, c["tp"], 1)
+    pp = np.where(np.asarray(c["pp"]) >= 1, c["pp"], 1)
+    n_gpus = np.where(np.asarray(c["n_gpus"]) >= 1, c["n_gpus"], 1)
 
     # --- model state ---------------------------------------------------------------------------------------
     ada = None
@@ -169,7 +172,7 @@ def evaluate(**c) -> dict:
         "reason": reason_text(code),
         "n_params": c["n_params"],
         "n_active_params": c["n_active_params"],
-        "dp": n_gpus // np.maximum(tp * pp, 1),
+        "dp": np.where(valid, n_gpus // np.maximum(tp * pp, 1), 1),
         **st,
         "state_bytes": state,
         "activations_bytes": activations,
