@@ -67,7 +67,8 @@ st.markdown(f"**{m.name}** ({fmt.count(rec['n_params'])} parameters) · {cfg.n_g
             f"{inputs['recipe']} · ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}, dp={rec['dp']}"
             + (f"  \n{m.shape_note}" if m.shape_note else ""))
 
-for col, k in zip(st.columns(6), X.kpis(cfg, rec, unit)):
+kpis = X.kpis(cfg, rec, unit)
+for col, k in zip(st.columns(3) + st.columns(3), kpis):
     with col:
         fits_kpi = k.label == "Fits?"
         st.metric(k.label, k.value, k.detail, delta_color="normal" if fits_kpi else "off",

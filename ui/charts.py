@@ -30,6 +30,8 @@ OVER = "#d62728"  # over capacity
 OK = "#2b8a3e"
 CAPACITY = "#222222"
 MODE_COLORS = {"none": "#d62728", "selective": "#ff7f0e", "flash": "#1f77b4", "full": "#2ca02c"}
+MODE_DASH = {"none": [1, 0], "selective": [8, 4], "flash": [1, 0], "full": [1, 0]}
+GPU_SCHEME = "tableau10"
 UNITS = {"GB": GB, "GiB": GiB}
 HEIGHT = 320
 
@@ -57,11 +59,12 @@ def memory_bar(parts: pd.DataFrame, unit: str = "GB") -> alt.LayerChart:
               scale=alt.Scale(domain=[0, max(cap, total) * 1.05 / d], nice=False))
     bars = alt.Chart(df).transform_calculate(
         start=f"datum.start_bytes / {d}", end=f"datum.end_bytes / {d}", size=f"datum.bytes / {d}",
-    ).mark_bar(height=46, stroke="white", strokeWidth=1).encode(
+    ).mark_bar(stroke="white", strokeWidth=1).encode(
         x=x, x2="end:Q",
-        y=alt.Y("row:N", axis=None),
+        y=ROW_Y,
         color=alt.Color("part:N", scale=part_scale(), title="part",
-                        legend=alt.Legend(orient="bottom", columns=4, labelExpr=_part_label_expr())),
+                        legend=alt.Legend(orient="top", direction="horizontal", columns=8, title=None,
+                                          labelExpr=_part_label_expr())),
         order=alt.Order("start_bytes:Q"),
         tooltip=[alt.Tooltip("title:N", title="part"), alt.Tooltip("size:Q", title=unit, format=",.2f"),
                  alt.Tooltip("bytes:Q", title="bytes", format=",.0f")],
@@ -71,15 +74,20 @@ def memory_bar(parts: pd.DataFrame, unit: str = "GB") -> alt.LayerChart:
         color=OVER if over else CAPACITY, strokeWidth=3, strokeDash=[6, 3]).encode(
         x="cap:Q", tooltip=[alt.Tooltip("cap:Q", title=f"GPU memory ({unit})", format=",.2f")])
     label = alt.Chart(cap_df).transform_calculate(cap=f"datum.gpu_memory_bytes / {d}").mark_text(
-        align="right", dx=-4, dy=-34, fontWeight="bold", color=OVER if over else CAPACITY).encode(
-        x="cap:Q", text=alt.value("GPU memory" + (" — exceeded" if over else "")))
-    layers = [bars, rule, label]
+        align="right", baseline="middle", dx=-5, fontWeight="bold", color=OVER if over else CAPACITY).encode(
+        x="cap:Q", y=alt.value(6), text=alt.value(f"GPU memory {cap / d:,.0f} {unit}"
+                                                   + (" — exceeded" if over else "")))
+    layers = [bars]
     if over:
         band = alt.Chart(cap_df).transform_calculate(
-            cap=f"datum.gpu_memory_bytes / {d}", tot=f"datum.total_bytes / {d}").mark_rect(
-            color=OVER, opacity=0.18).encode(x="cap:Q", x2="tot:Q")
-        layers.insert(0, band)
-    return alt.layer(*layers).properties(height=150)
+            cap=f"datum.gpu_memory_bytes / {d}", tot=f"datum.total_bytes / {d}", row="'per GPU'").mark_bar(
+            color=OVER, opacity=0.3, stroke=OVER, strokeWidth=2).encode(x="cap:Q", x2="tot:Q", y=ROW_Y)
+        layers.append(band)
+    layers += [rule, label]
+    return alt.layer(*layers).properties(height=190)
+
+
+ROW_Y = alt.Y("row:N", axis=None, scale=alt.Scale(paddingInner=0.2, paddingOuter=0.3))
 
 
 def _part_label_expr() -> str:
@@ -91,7 +99,7 @@ def mfu_days(df: pd.DataFrame, current_frac: float) -> alt.LayerChart:
     """Days at each MFU (bars), the chosen MFU highlighted. `df` from `ui.compute.mfu_sensitivity`."""
     base = alt.Chart(df).transform_calculate(mfu_pct="round(datum.mfu_frac * 100)")
     bars = base.mark_bar().encode(
-        x=alt.X("mfu_pct:O", title="MFU (%)"),
+        x=alt.X("mfu_pct:O", title="MFU (%)", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("days:Q", title="days"),
         color=alt.condition(f"abs(datum.mfu_frac - {current_frac}) < 1e-9", alt.value("#1f6feb"),
                             alt.value("#9fb8d8")),
@@ -108,10 +116,10 @@ def ledger_bars(df: pd.DataFrame, n_layers: int) -> alt.Chart:
     return alt.Chart(df).transform_calculate(mb="datum.bytes_per_layer / 1e6").mark_bar(
         color=PART_COLORS["activations"]).encode(
         x=alt.X("mb:Q", title="MB per layer (10⁶ bytes)"),
-        y=alt.Y("tensor:N", sort="-x", title=None),
+        y=alt.Y("tensor:N", sort="-x", title=None, axis=alt.Axis(labelOverlap=False)),
         tooltip=["tensor:N", "what:N", "kept_by:N", alt.Tooltip("mb:Q", title="MB per layer", format=",.1f"),
                  alt.Tooltip("share_frac:Q", title="share", format=".1%")],
-    ).properties(height=max(160, 18 * len(df)), title=f"one layer of {n_layers}")
+    ).properties(height=90 + 22 * len(df), title=f"one layer of {n_layers}")
 
 
 FIT_SCALE = alt.Scale(domain=[0, 0.5, 0.9, 1.0, 1.5, 3.0],
@@ -134,7 +142,7 @@ def fit_heatmap(df: pd.DataFrame, x: str, y: str, x_title: str, y_title: str, *,
         alt.Tooltip("binding:N", title="largest term"), alt.Tooltip("reason:N", title="invalid because"),
     ]
     xe = alt.X(f"{x}:O", title=x_title, axis=alt.Axis(labelAngle=0))
-    ye = alt.Y(f"{y}:O", title=y_title, sort=y_sort)
+    ye = alt.Y(f"{y}:O", title=y_title, sort=y_sort, axis=alt.Axis(labelOverlap=False))
     rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
         x=xe, y=ye,
         color=alt.condition("datum.valid", alt.Color("fill_frac:Q", scale=FIT_SCALE,
@@ -148,7 +156,7 @@ def fit_heatmap(df: pd.DataFrame, x: str, y: str, x_title: str, y_title: str, *,
             opacity=alt.condition(pick, alt.value(1.0), alt.value(0.85)))
     marks = base.transform_filter("datum.valid && !datum.fits").mark_text(
         text="✕", fontSize=13, fontWeight="bold", color="#5a0000").encode(x=xe, y=ye, tooltip=tips)
-    return alt.layer(rect, marks).properties(height=max(220, 24 * df[y].nunique()))
+    return alt.layer(rect, marks).properties(height=max(220, 26 * df[y].nunique()))
 
 
 def _log2_x(title: str, field: str = "seq_len") -> alt.X:
@@ -167,6 +175,8 @@ def activation_curves(df: pd.DataFrame, capacity_bytes: float, state_bytes: floa
         y=alt.Y("v:Q", title=f"memory per GPU ({unit}, log)", scale=alt.Scale(type="log")),
         color=alt.Color("mode:N", scale=alt.Scale(domain=list(MODE_COLORS), range=list(MODE_COLORS.values())),
                         title="activations", sort=list(MODE_COLORS)),
+        strokeDash=alt.StrokeDash("mode:N", scale=alt.Scale(domain=list(MODE_DASH), range=list(MODE_DASH.values())),
+                                  legend=None),
         tooltip=["mode:N", alt.Tooltip("seq_len:Q", format=","), alt.Tooltip("v:Q", title=unit, format=",.2f"),
                  "fits:N"],
     )
@@ -213,7 +223,7 @@ def roofline(roofs: pd.DataFrame, ridges: pd.DataFrame, ops: pd.DataFrame | None
               scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
     y = alt.Y("tflops:Q", title="attainable TFLOP/s (10¹² FLOP/s, log)", scale=alt.Scale(type="log"),
               axis=alt.Axis(format="~s"))
-    color = alt.Color("gpu:N", title="accelerator")
+    color = alt.Color("gpu:N", title="accelerator", scale=alt.Scale(scheme=GPU_SCHEME))
     roof = alt.Chart(roofs).transform_calculate(tflops="datum.attainable_flops_per_s / 1e12").mark_line().encode(
         x=x, y=y, color=color, tooltip=["gpu:N", alt.Tooltip("arithmetic_intensity:Q", format=",.3g"),
                                         alt.Tooltip("tflops:Q", title="TFLOP/s", format=",.1f")])
@@ -231,11 +241,11 @@ def roofline(roofs: pd.DataFrame, ridges: pd.DataFrame, ops: pd.DataFrame | None
             filled=True, size=80, color="#222").encode(
             x=x, y=y, shape=alt.Shape("kind:N", title="op", scale=alt.Scale(domain=["model", "seed"],
                                                                               range=["circle", "triangle-up"])),
-            tooltip=["label:N", alt.Tooltip("arithmetic_intensity:Q", title="FLOP/B", format=",.3g"),
+            tooltip=["n:Q", "label:N", alt.Tooltip("arithmetic_intensity:Q", title="FLOP/B", format=",.3g"),
                      alt.Tooltip("tflops:Q", title="attainable TFLOP/s", format=",.1f"), "bound:N",
                      alt.Tooltip("time_s:Q", title="time (s)", format=".3g")])
         txt = alt.Chart(ops).transform_calculate(tflops="datum.attainable_flops_per_s / 1e12").mark_text(
-            align="left", dx=7, dy=7, fontSize=10, color="#333").encode(x=x, y=y, text="label:N")
+            align="left", dx=6, dy=9, fontSize=11, fontWeight="bold", color="#333").encode(x=x, y=y, text="n:Q")
         layers += [pts, txt]
     return alt.layer(*layers).properties(height=420)
 
@@ -246,7 +256,7 @@ def time_cost(df: pd.DataFrame) -> alt.LayerChart:
     ok = df[df["fits"] & df["cost_usd"].notna() & df["days"].notna()].copy()
     x = alt.X("days:Q", title="days (log)", scale=alt.Scale(type="log"))
     y = alt.Y("cost_usd:Q", title="cost (USD, log)", scale=alt.Scale(type="log"), axis=alt.Axis(format="$~s"))
-    color = alt.Color("gpu:N", title="accelerator")
+    color = alt.Color("gpu:N", title="accelerator", scale=alt.Scale(scheme=GPU_SCHEME))
     tips = ["label:N", "n_gpus:Q", alt.Tooltip("days:Q", format=",.1f"), alt.Tooltip("cost_usd:Q", format="$,.0f"),
             alt.Tooltip("days_at_mfu_hi:Q", title="days at high MFU", format=",.1f"),
             alt.Tooltip("days_at_mfu_lo:Q", title="days at low MFU", format=",.1f"), "on_frontier:N"]

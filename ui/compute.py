@@ -268,7 +268,7 @@ def roofline_ops(model_inputs: tuple, seq_len: int, micro_batch: int, dtype: str
     rows = []
     for (op, fl, by), kind in zip(ops, kinds):
         r = R.roofline(fl, by, peak, bw)
-        rows.append({"op": op, "label": OP_LABELS.get(op, op), "kind": kind, "gpu": name,
+        rows.append({"n": len(rows) + 1, "op": op, "label": OP_LABELS.get(op, op), "kind": kind, "gpu": name,
                      **{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()}})
     return pd.DataFrame(rows)
 
@@ -313,3 +313,13 @@ def pareto_mask(days: np.ndarray, cost: np.ndarray, ok: np.ndarray) -> np.ndarra
 def preset_sizes() -> list[tuple[str, float]]:
     """Preset names with their parameter counts, smallest first."""
     return sorted(((n, get_preset(n).n_params) for n in preset_names()), key=lambda x: x[1])
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def max_seq_by_mode(cfg: Config) -> pd.DataFrame:
+    """The longest sequence that fits under each activation mode (`core.limits.max_seq_len`, solved)."""
+    rows = []
+    for mode in MODES:
+        c = cfg.replace(**_mode_overrides(mode))
+        rows.append({"mode": mode, "max_seq_len": core_limits.max_seq_len(c)})
+    return pd.DataFrame(rows)

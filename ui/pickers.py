@@ -45,6 +45,9 @@ ARCH_MORE_INTS = {
 }
 
 
+MODEL_NAMES = ("src", "model", "params", *ARCH_INTS, *ARCH_MORE_INTS, "mlp", "norm", "bias", "drop", "tied", "pos")
+
+
 def arch_values(m) -> dict:
     """A model's architecture as URL-name -> value (for filling the fields)."""
     v = {name: int(getattr(m, f)) for name, (f, *_rest) in {**ARCH_INTS, **ARCH_MORE_INTS}.items()}
@@ -200,4 +203,31 @@ def recipe_picker(pg: Page, container=None, default: str = "zero-16", dtypes: bo
             out["master_weights"] = master == "yes"
         if accum != "recipe":
             out["grad_accum_fp32"] = accum == "yes"
+    return out
+
+
+def memory_savers(pg: Page, container=None, *, zero_default: int = 0, recompute: bool = True, flash: bool = True,
+                  zero: bool = True, flash_default: bool = False) -> dict:
+    """Recomputation, flash attention and ZeRO stage (the Calculator's names, so they carry between pages)."""
+    c = container or st
+    out = {}
+    if recompute:
+        out["recompute"] = pg.select("Activation recomputation", ("none", "selective", "full"), "rc", container=c,
+                                     radio=True)
+    if flash:
+        out["flash_attention"] = pg.toggle("Flash attention", "flash", flash_default, container=c)
+    if zero:
+        out["zero_stage"] = pg.select("ZeRO stage", (0, 1, 2, 3), "zero", zero_default, container=c,
+                                      help="1: shard optimizer + master; 2: + gradients; 3: + weights (= FSDP).")
+    return out
+
+
+def batch_inputs(pg: Page, container=None, *, seq_default: int = 4096, seq: bool = True, mb: bool = True) -> dict:
+    c = container or st
+    out = {}
+    cols = c.columns(2)
+    if seq:
+        out["seq_len"] = pg.integer("Sequence length", "seq", seq_default, 1, 1 << 21, step=1024, container=cols[0])
+    if mb:
+        out["micro_batch"] = pg.integer("Micro-batch", "mb", 1, 1, 4096, container=cols[1])
     return out

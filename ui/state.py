@@ -144,6 +144,7 @@ class Page:
     page_id: str
     prefix: str = ""
     specs: dict[str, Spec] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)  # input name -> value drawn this run
 
     def __post_init__(self):
         ss = st.session_state
@@ -244,7 +245,15 @@ class Page:
             self._check_url_value(spec, value)
         if name in SHARED:
             self._carry[name] = value
+        self.values[name] = value
         return value
+
+    def calculator_params(self, drop: Sequence[str] = (), **overrides) -> dict[str, str | list[str]]:
+        """This page's shared inputs (less `drop`, plus overrides) as Calculator URL parameters, for opening a
+        configuration in the Calculator (whose keys are the bare input names)."""
+        vals = {k: v for k, v in self.values.items() if k in SHARED and k not in drop}
+        vals.update(overrides)
+        return {k: to_param(v) for k, v in vals.items() if v is not None}
 
     # --- programmatic changes (callbacks) -------------------------------------------------------------------
     def set_values(self, values: dict[str, Any]) -> None:
@@ -307,6 +316,17 @@ class Page:
     def stop(self) -> None:
         self.finish()
         st.stop()
+
+
+def to_param(v: Any) -> str | list[str]:
+    """A widget value as URL text (what `bind="query-params"` writes)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (list, tuple)):
+        return [to_param(x) for x in v]
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
 
 
 def _show(v: Any) -> str:

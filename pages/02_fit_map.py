@@ -1,0 +1,82 @@
+"""Fit map — where does it fit? Heatmaps of per-GPU memory / capacity over model size × GPU count and over
+sequence length × micro-batch; a click opens the cell in the Calculator. URL keys: prefix `fm_`."""
+import streamlit as st
+
+from ui import charts as K, compute as C, explain as X, layout, pickers
+from ui.state import Page
+
+layout.setup("Fit map", ":material/grid_view:")
+goto = st.session_state.pop("_fm_goto", None)
+if goto:
+    st.switch_page("pages/01_calculator.py", query_params=goto)
+
+pg = Page("fit_map", prefix="fm_")
+sb = st.sidebar
+st.title("Where does it fit?")
+st.caption("Colour = per-GPU total ÷ GPU memory (green fits with room, yellow is tight, red is over); ✕ marks cells "
+           "that do not fit; grey cells are invalid combinations. Hover for the numbers and the largest term; "
+           "**click a cell to open that configuration in the Calculator.**")
+
+sb.header("Setup")
+inputs = pickers.gpu_picker(pg, sb, price=False)
+inputs.update(pickers.recipe_picker(pg, sb, dtypes=False))
+inputs.update(pickers.batch_inputs(pg, sb))
+inputs.update(pickers.memory_savers(pg, sb, zero_default=3))
+
+COUNTS = tuple(2 ** k for k in range(0, 15))
+SIZES = C.preset_sizes()
+st.subheader("Model size × GPU count")
+c1, c2 = st.columns([3, 2])
+models = pg.multi("Models (presets, by size)", [n for n, _ in SIZES], "models",
+                  [n for n, _ in SIZES], container=c1)
+counts = pg.multi("GPU counts", COUNTS, "counts", COUNTS[:11], container=c2)
+cfg = layout.config_or_stop(pg, {"model": pickers.DEFAULT_MODEL, **inputs, "n_gpus": 1})
+
+
+def open_cell(chart_key: str, fields: dict, **fixed):
+    """on_select: remember the clicked cell as Calculator parameters; the next run switches page."""
+    sel = st.session_state.get(chart_key)
+    cells = (sel or {}).get("selection", {}).get("cell") or []
+    if cells:
+        over = {name: cells[0][f] for name, f in fields.items() if f in cells[0]}
+        drop = pickers.MODEL_NAMES if "model" in over else ()
+        st.session_state["_fm_goto"] = pg.calculator_params(drop=drop, **over, **fixed)
+
+
+if models and counts:
+    df = C.fit_models_by_gpus(cfg, tuple(sorted(models, key=[n for n, _ in SIZES].index)), tuple(sorted(counts)))
+    order = [n for n, _ in SIZES if n in models]
+    layout.chart(K.fit_heatmap(df, "n_gpus", "model", "GPUs", "model (smallest at the top)", y_sort=order,
+                               extra_tooltip=("label:N",)),
+                 "fm_models_chart", on_select=lambda: open_cell("fm_models_chart", {"model": "model", "gpus": "n_gpus"},
+                                                         src="preset"),
+                 selection_mode=["cell"])
+    st.caption(f"Every preset at sequence length {cfg.seq_len:,}, micro-batch {cfg.micro_batch}, ZeRO-{cfg.zero_stage},"
+               f" recompute {cfg.recompute}, flash {'on' if cfg.flash_attention else 'off'}, on "
+               f"{cfg.gpu.label or cfg.gpu.name}. At ZeRO-0 every GPU holds all the state, so more GPUs never help; "
+               "ZeRO-3 divides all of it by the data-parallel degree.")
+    layout.download_csv("Heatmap data (CSV)", lambda: C.fit_models_by_gpus(cfg, tuple(order), tuple(sorted(counts))),
+                        "fit_models_by_gpus.csv", "fm_dl_models")
+else:
+    st.info("Choose at least one model and one GPU count.")
+
+st.subheader("Sequence length × micro-batch, one model")
+c1, c2 = st.columns([2, 3])
+with c1:
+    model_inputs = pickers.model_picker(pg)
+    n_gpus = pg.integer("GPUs", "gpus", 8, 1, 1 << 20)
+SEQS = tuple(2 ** k for k in range(9, 19))
+MBS = tuple(2 ** k for k in range(0, 7))
+cfg2 = layout.config_or_stop(pg, {**model_inputs, **inputs, "n_gpus": n_gpus})
+df2 = C.fit_seq_by_batch(cfg2, SEQS, MBS)
+with c2:
+    layout.chart(K.fit_heatmap(df2, "micro_batch", "seq_len", "micro-batch", "sequence length",
+                               y_sort="descending"),
+                 "fm_seq_chart", on_select=lambda: open_cell("fm_seq_chart", {"seq": "seq_len", "mb": "micro_batch"}),
+                 selection_mode=["cell"])
+    st.caption(f"{cfg2.model.name} on {n_gpus:,} GPUs. Activations grow linearly with the micro-batch and, without "
+               "flash attention or recomputation, quadratically with the sequence length.")
+    layout.download_csv("Heatmap data (CSV)", lambda: C.fit_seq_by_batch(cfg2, SEQS, MBS), "fit_seq_by_batch.csv",
+                        "fm_dl_seq")
+st.caption(X.WHY_S2)
+pg.finish()

@@ -1,0 +1,67 @@
+"""Roofline — compute- or memory-bound? Log-log rooflines with ridge points for one or more accelerators, a model's
+ops at a chosen tokens-per-step as points, and the seeds' three examples. URL keys: prefix `rf_`."""
+import math
+
+import streamlit as st
+
+from core.hardware import accelerator_names, catalog
+from ui import charts as K, compute as C, explain as X, layout, pickers
+from ui.state import Page
+
+layout.setup("Roofline", ":material/speed:")
+pg = Page("roofline", prefix="rf_")
+sb = st.sidebar
+st.title("Compute-bound or memory-bound?")
+st.caption("Attainable FLOP/s = min(peak, intensity × bandwidth) (Williams et al. 2009). Points are the forward ops "
+           "of one layer at the chosen tokens per step, placed on the first accelerator's roof; diamonds mark each "
+           "accelerator's ridge point.")
+
+sb.header("Accelerators")
+gpus = pg.multi("Accelerators (the first one places the ops)", accelerator_names() + ["custom"], "gpus",
+                ["h100-sxm", "a100-80gb", "b200"], container=sb)
+dtype = pg.select("dtype", ("bf16", "fp8", "fp32"), "dtype", container=sb, radio=True)
+custom = None
+if "custom" in gpus:
+    cols = sb.columns(2)
+    t = pg.number("custom: TFLOP/s", "c_tflops", 989.5, 0.001, 1e6, container=cols[0])
+    bw = pg.number("custom: TB/s", "c_bw", 3.35, 0.001, 1e4, container=cols[1])
+    custom = ("custom", (t or 989.5) * 1e12, (bw or 3.35) * 1e12)
+sb.header("Model and tokens per step")
+model_inputs = pickers.model_picker(pg, sb)
+inputs = pickers.batch_inputs(pg, sb)
+seeds = pg.toggle("Show the seeds' three examples (matmul, matrix-vector, ReLU)", "seeds", True, container=sb)
+
+rows, skipped = [], []
+for name in gpus:
+    if name == "custom":
+        rows.append(custom)
+        continue
+    g = catalog()[name]
+    peak = {"bf16": g.peak_bf16_flops_per_s, "fp8": g.peak_fp8_flops_per_s, "fp32": g.peak_fp32_flops_per_s}[dtype]
+    if math.isnan(peak):
+        skipped.append(name)
+    else:
+        rows.append((name, peak, g.memory_bandwidth_bytes_per_s))
+if skipped:
+    st.info(f"No {dtype} peak in the catalog for: {', '.join(skipped)} (left out).", icon=":material/info:")
+if not rows:
+    layout.input_error(ValueError(f"gpus: choose at least one accelerator with a {dtype} peak"))
+    pg.stop()
+cfg = layout.config_or_stop(pg, {**model_inputs, **inputs})
+roofs, ridges = C.roof_curves(tuple(rows), dtype)
+ops = C.roofline_ops(tuple(sorted(model_inputs.items())), cfg.seq_len, cfg.micro_batch, dtype, rows[0], seeds)
+layout.chart(K.roofline(roofs, ridges, ops), "rf_chart")
+st.markdown(X.WHY_ROOFLINE)
+st.subheader(f"Ops on {rows[0][0]} at {cfg.seq_len * cfg.micro_batch:,} tokens per step ({cfg.model.name})")
+st.dataframe(ops[["n", "label", "flops", "bytes_moved", "arithmetic_intensity", "attainable_flops_per_s", "time_s",
+                  "bound"]], hide_index=True, width="stretch",
+             column_config={"n": "#", "label": "op", "flops": st.column_config.NumberColumn("FLOPs", format="%.3e"),
+                            "bytes_moved": st.column_config.NumberColumn("bytes moved", format="%.3e"),
+                            "arithmetic_intensity": st.column_config.NumberColumn("FLOP/B", format="%.3g"),
+                            "attainable_flops_per_s": st.column_config.NumberColumn("attainable FLOP/s",
+                                                                                    format="%.3e"),
+                            "time_s": st.column_config.NumberColumn("time (s)", format="%.3e")})
+c1, c2 = st.columns(2)
+layout.download_csv("Ops (CSV)", lambda: ops, "roofline_ops.csv", "rf_dl_ops", where=c1)
+layout.download_csv("Roofs and ridges (CSV)", lambda: ridges, "roofline_ridges.csv", "rf_dl_ridges", where=c2)
+pg.finish()

@@ -1,0 +1,68 @@
+"""Time & cost — days against dollars over accelerator types × counts (only where the run fits), MFU as a band,
+the Pareto frontier highlighted and listed. URL keys: prefix `tc_`."""
+import streamlit as st
+
+from core.hardware import accelerator_names
+from ui import charts as K, compute as C, explain as X, fmt, layout, pickers
+from ui.state import Page
+
+layout.setup("Time & cost", ":material/payments:")
+pg = Page("time_cost", prefix="tc_")
+sb = st.sidebar
+st.title("How long, and how much?")
+st.caption("Each point is one accelerator type × count on which the run fits; the segment through it spans the "
+           "MFU band; the black line is the Pareto frontier — nothing is both faster and cheaper than its points.")
+
+sb.header("Model and run")
+inputs = pickers.model_picker(pg, sb)
+inputs["tokens"] = (pg.number("Tokens (billions)", "tokens", 1000.0, 0.0, 1e7, step=100.0, container=sb) or 0.0) * 1e9
+cols = sb.columns(3)
+mfu = pg.integer("MFU %", "mfu", 50, 1, 100, container=cols[0])
+lo = pg.integer("band low %", "mfu_lo", 35, 1, 100, container=cols[1])
+hi = pg.integer("band high %", "mfu_hi", 55, 1, 100, container=cols[2])
+inputs["mfu"] = mfu / 100
+sb.header("Setup")
+inputs.update(pickers.recipe_picker(pg, sb, dtypes=False))
+inputs.update(pickers.batch_inputs(pg, sb))
+inputs.update(pickers.memory_savers(pg, sb, zero_default=3, flash_default=True))
+
+DEFAULT_GPUS = ["h100-sxm", "h200", "b200", "a100-80gb", "mi300x"]
+COUNTS = tuple(2 ** k for k in range(0, 17))
+c1, c2 = st.columns([3, 2])
+gpus = pg.multi("Accelerators", accelerator_names(), "gpus", DEFAULT_GPUS, container=c1)
+counts = pg.multi("GPU counts", COUNTS, "counts", [2 ** k for k in range(3, 13)], container=c2)
+if lo > hi:
+    layout.input_error(ValueError(f"mfu_lo: the band's low end ({lo}%) is above its high end ({hi}%)"))
+    pg.stop()
+if not gpus or not counts:
+    layout.input_error(ValueError("gpus: choose at least one accelerator and one GPU count"))
+    pg.stop()
+cfg = layout.config_or_stop(pg, {**inputs, "gpu": gpus[0], "n_gpus": 1})
+df = C.time_cost(cfg, tuple(gpus), tuple(sorted(counts)), lo / 100, hi / 100)
+ok = df[df["fits"] & df["cost_usd"].notna()]
+if ok.empty:
+    st.warning("The run fits on none of these accelerator × count combinations. Try ZeRO-3, flash attention, "
+               "recomputation or more GPUs.", icon=":material/block:")
+else:
+    layout.chart(K.time_cost(df), "tc_chart")
+    st.caption(f"{cfg.model.name}, {fmt.count(cfg.tokens)} tokens at {mfu}% MFU (band {lo}–{hi}%), "
+               f"{cfg.seq_len:,} × {cfg.micro_batch} per GPU, ZeRO-{cfg.zero_stage}. Prices: catalog on-demand "
+               "$/GPU-hour (data/accelerators.csv, with dates). "
+               f"{len(df) - len(ok)} combinations do not fit or have no price and are left out.")
+st.subheader("Pareto frontier")
+front = df[df["on_frontier"]].sort_values("days")[["label", "n_gpus", "days", "cost_usd", "gpu_hours",
+                                                   "days_at_mfu_hi", "days_at_mfu_lo", "total_bytes"]]
+st.dataframe(front.assign(total_gb=front["total_bytes"] / 1e9).drop(columns="total_bytes"), hide_index=True,
+             width="stretch",
+             column_config={"label": "accelerator", "n_gpus": st.column_config.NumberColumn("GPUs", format="%d"),
+                            "days": st.column_config.NumberColumn(format="%.1f"),
+                            "cost_usd": st.column_config.NumberColumn("cost (USD)", format="dollar"),
+                            "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%,.0f"),
+                            "days_at_mfu_hi": st.column_config.NumberColumn(f"days at {hi}%", format="%.1f"),
+                            "days_at_mfu_lo": st.column_config.NumberColumn(f"days at {lo}%", format="%.1f"),
+                            "total_gb": st.column_config.NumberColumn("per GPU (GB)", format="%.1f")})
+layout.download_csv("All points (CSV)", lambda: C.time_cost(cfg, tuple(gpus), tuple(sorted(counts)), lo / 100,
+                                                            hi / 100), "time_cost.csv", "tc_dl")
+st.markdown(X.WHY_TIME)
+st.caption(X.WHY_MFU)
+pg.finish()
