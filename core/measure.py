@@ -1,0 +1,505 @@
+"""Measured, not assumed: the activation ledger and the FLOP counts checked against a real PyTorch model.
+
+From a core `Config` this builds the same transformer block (and a small whole model: embeddings, L blocks, final
+norm, LM head, cross-entropy) in PyTorch, in bf16 on CPU (or CUDA), runs it, and sets what autograd keeps for
+backward next to `memory.layer_ledger`, tensor by tensor, and the FLOPs `FlopCounterMode` counts next to
+`flops.py`. torch is an optional extra (requirements-measure.txt); this module imports it only when it measures,
+so the rest of the product, and `python -m core measure --help`, work without it.
+
+Conventions (decided here, stated in every result's notes):
+- Bytes kept: every tensor autograd saves during one forward (`saved_tensors_hooks`), counted once per storage
+  (a saved view keeps its whole storage alive), parameters and buffers excluded (core/torch_blocks.py).
+- The implementation measured is the configuration's ledger `profile`: 'eager' builds plain PyTorch / Hugging
+  Face code (LlamaRMSNorm, SiLU then multiply), 'fused' the save sets of fused RMSNorm / SwiGLU kernels.
+- Dropout masks: `torch.native_dropout` (1-byte bool masks, what CUDA's `F.dropout` keeps and the seeds count);
+  `dropout_impl='functional'` uses `F.dropout`, which on CPU keeps a 2-byte scale tensor instead.
+- One unsharded replica: tp = pp = 1 whatever the configuration says; the ledger is evaluated at tp = 1.
+- FLOPs: FlopCounterMode counts matmuls and attention (2 FLOPs per multiply-add), nothing elementwise. A whole
+  model's training FLOPs are compared with the core's 6·N + 12·L·h·s per token (flops.py, attention 'full')
+  where N excludes the tables read by a gather rather than a matmul: the position table and, when the LM head is
+  not tied, the input embedding (a tied table is counted once, as the LM head). Norms and biases stay in N;
+  the counter does not see them (a fraction 1/(2h)-ish of N, well under 1% at h ≥ 256).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import flops as F
+from . import memory as M
+from .estimate import Config, estimate
+from .model import param_breakdown
+from .units import GiB
+
+INSTALL_HINT = ("PyTorch is an optional extra: pip install -r requirements-measure.txt (torch==2.13.0, CPU build; "
+                "where no local wheel exists add --extra-index-url https://download.pytorch.org/whl/cpu so pip does "
+                "not pull a CUDA build)")
+install_hint = INSTALL_HINT
+TORCH_VERSION = "2.13.0"  # the version requirements-measure.txt pins and the findings below were measured with
+DEVICES = ("cpu", "cuda")
+DROPOUT_IMPLS = ("native", "functional")
+
+
+def torch_available() -> bool:
+    """Whether torch can be imported here (without importing it)."""
+    return importlib.util.find_spec("torch") is not None
+
+
+def _torch_blocks():
+    if not torch_available():
+        raise ValueError(f"torch: not installed. {INSTALL_HINT}")
+    from . import torch_blocks
+    return torch_blocks
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Size cap: the measurement runs real matmuls on a CPU
+# ---------------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SizeCap:
+    """Largest measurement allowed: FLOPs of all its runs together, and bytes of the largest run."""
+
+    max_flops: float
+    max_bytes: float
+    where: str
+
+
+# The app's Streamlit server: a shared CPU with ~1 GiB to spare; 1e11 FLOPs is seconds in bf16 on a recent core.
+APP_CPU_CAP = SizeCap(max_flops=1e11, max_bytes=1.0 * GiB, where="the app's CPU server")
+# The CLI on a workstation CPU (~0.2 TFLOP/s bf16 on two AVX-512 cores): a couple of minutes at most.
+CLI_CPU_CAP = SizeCap(max_flops=3e13, max_bytes=16.0 * GiB, where="this CPU (--no-cap lifts it)")
+
+
+def block_forward_flops(seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, mlp="gelu"):
+    """Forward FLOPs of one block's matmuls: 2·b·s·(2h² + 2h·kv + n·h·f) + 4·b·s²·h, with kv = k·h/a and n = 2
+    (GeLU) or 3 (SwiGLU) MLP matrices (vectorised). For the GPT block (kv = h, f = 4h) this is Narayanan et al.
+    2021 §5.1's 24·b·s·h² + 4·b·s²·h. Attention counted over the full s×s (the core's 'full' convention)."""
+    s, b, h, a, k, f = (np.asarray(x, dtype=np.float64) for x in (seq_len, micro_batch, d_model, n_heads, n_kv_heads,
+                                                                      d_ff))
+    n_mlp = np.where(np.asarray(mlp) == "swiglu", 3.0, 2.0)
+    weights = 2 * h * h + 2 * h * (k * h / a) + n_mlp * h * f
+    return 2 * b * s * weights + 4 * b * s * s * h
+
+
+def flop_params(cfg: Config) -> float:
+    """N for the FLOP comparison: the core's active parameters without the tables read by a gather (position
+    table; input embedding when the LM head is untied). See the module docstring."""
+    m = cfg.model
+    parts = param_breakdown(**m.arch())
+    gathered = float(parts["position"]) + (0.0 if m.tied_embeddings else float(parts["embedding"]))
+    return float(m.n_active_params) - gathered
+
+
+def measurement_cost(cfg: Config) -> dict:
+    """Rough cost of `compare(cfg)`: FLOPs of all runs (the whole model's training step, three block runs) and
+    bytes of the largest (the whole model: bf16 weights and gradients, kept activations, logits and their
+    gradient, and the s×s scores of the math path)."""
+    m = cfg.model
+    s, b = cfg.seq_len, cfg.micro_batch
+    fpt = F.model_flops_per_token(flop_params(cfg), m.n_layers, m.d_model, s, "full")
+    model_flops = float(F.hardware_flops_per_token(fpt, F.attention_flops_per_token(m.n_layers, m.d_model, s),
+                                                   cfg.recompute)) * s * b
+    block = float(block_forward_flops(s, b, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp))
+    flops = model_flops + block * (3 + 3 + 4)  # none, selective, full (full runs the forward again)
+    led = M.layer_ledger(s, b, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, m.norm, m.dropout,
+                         cfg.flash_attention, "none", 1, False, cfg.profile)
+    acts = m.n_layers * sum(float(v) for v in led.values())
+    logits = float(M.logits_bytes(s, b, m.vocab_size, 1, cfg.fp32_loss))
+    scores = 0.0 if cfg.flash_attention else 3 * 2.0 * m.n_heads * s * s * b
+    return {"flops": flops, "bytes": 4.0 * float(m.params()["total"]) + acts + 2 * logits + scores}
+
+
+def check_size(cfg: Config, cap: SizeCap = APP_CPU_CAP) -> None:
+    """Raise ValueError, naming what to shrink, when `compare(cfg)` would exceed `cap`."""
+    cost = measurement_cost(cfg)
+    what = "n_layers, seq_len, micro_batch, d_model or vocab_size"
+    if cost["flops"] > cap.max_flops:
+        raise ValueError(f"size: this measurement needs ≈{cost['flops']:.2g} FLOPs, over the {cap.max_flops:.2g} "
+                         f"allowed on {cap.where}; make it smaller ({what})")
+    if cost["bytes"] > cap.max_bytes:
+        raise ValueError(f"size: this measurement needs ≈{cost['bytes'] / GiB:.2f} GiB, over the "
+                         f"{cap.max_bytes / GiB:.2f} GiB allowed on {cap.where}; make it smaller ({what})")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Predicted vs measured
+# ---------------------------------------------------------------------------------------------------------------
+
+# Tensors of the whole model outside the per-layer ledger: (name, what). 'logits' is the core's `logits_bytes`.
+MODEL_TENSORS = (
+    ("input_ids", "token ids (int64), kept by the embedding's backward"),
+    ("position_ids", "position ids (int64) of the learned position table"),
+    ("embedding_dropout_mask", "dropout mask on the embeddings"),
+    ("final_norm_input", "input of the final norm"),
+    ("final_norm_input_fp32", "fp32 copy of the final norm's input (eager RMSNorm)"),
+    ("final_norm_stats", "per-row statistics of the final norm"),
+    ("final_norm_normalized", "16-bit normalised copy (eager RMSNorm)"),
+    ("lm_head_input", "input of the LM head (final norm output)"),
+    ("logits", "what cross-entropy keeps: its log-softmax output, V wide (core: logits_bytes)"),
+    ("targets", "target ids (int64), kept by the loss"),
+    ("loss_total_weight", "the loss's normaliser (a scalar)"),
+)
+_MODEL_NAMES = tuple(n for n, _ in MODEL_TENSORS)
+_LEDGER_INDEX = {n: i for i, n in enumerate(M.LEDGER_NAMES)}
+
+
+def ledger_names_for(measured_name: str | None) -> tuple[str, ...]:
+    """The ledger tensors a measured tensor stands for: itself, or for the fp32 copy an eager RMSNorm keeps,
+    normN_input + normN_upcast (core/memory.py `layer_ledger`)."""
+    if measured_name in _LEDGER_INDEX:
+        return (measured_name,)
+    for p in ("norm1", "norm2"):
+        if measured_name == f"{p}_input_fp32":
+            return (f"{p}_input", f"{p}_upcast")
+    return ()
+
+
+def predicted_layer(cfg: Config, recompute: str) -> dict[str, float]:
+    """The ledger of one layer as kept after the forward, on one unsharded replica (tp = 1): `layer_ledger`
+    under `recompute`; full recomputation keeps only the layer input (norm1_input, 2sbh)."""
+    m = cfg.model
+    led = M.layer_ledger(cfg.seq_len, cfg.micro_batch, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, m.norm,
+                         m.dropout, cfg.flash_attention, "none" if recompute == "full" else recompute, 1, False,
+                         cfg.profile)
+    led = {k: float(v) for k, v in led.items()}
+    if recompute == "full":
+        return {k: (v if k == "norm1_input" else 0.0) for k, v in led.items()}
+    return led
+
+
+def _ratio(measured, predicted):
+    if predicted is None or predicted == 0:
+        return None
+    return measured / predicted
+
+
+def build_rows(records: list[dict], predicted: dict[str, float], n_layers: int = 1,
+               model_predicted: dict[str, float] | None = None) -> list[dict]:
+    """Rows {tensor, ledger, predicted_bytes, measured_bytes, ratio, saved_by, dtype, kind}: one per ledger tensor
+    (or group of ledger tensors one measured tensor stands for), summed over `n_layers`; then the whole model's
+    own tensors (kind 'model'; predicted only for 'logits'); then every unnamed saved tensor (kind 'unmatched',
+    predicted None). Tensors predicted and measured as 0 are left out."""
+    model_predicted = model_predicted or {}
+    rows: dict[str, dict] = {}
+
+    def row(key, ledger, kind, predicted_bytes):
+        if key not in rows:
+            rows[key] = {"tensor": key, "ledger": list(ledger), "predicted_bytes": predicted_bytes,
+                         "measured_bytes": 0.0, "ratio": None, "saved_by": [], "dtype": [], "kind": kind}
+        return rows[key]
+
+    for r in records:
+        led = ledger_names_for(r["name"])
+        if led:
+            rw = row("+".join(led), led, "ledger", n_layers * sum(predicted.get(n, 0.0) for n in led))
+        elif r["name"] in _MODEL_NAMES:
+            rw = row(r["name"], (), "model", model_predicted.get(r["name"]))
+        else:
+            where = re.sub(r"^blocks\.\d+\.?", "", r["module"]) or ("block" if r["layer"] is not None else "model")
+            label = r["name"] or f"{r['saved_by']} {r['dtype']}{list(r['shape'])}"
+            rw = row(f"unmatched: {label} in {where}", (), "unmatched", None)
+        rw["measured_bytes"] += float(r["bytes"])
+        for op in r["saved_by"].split(","):
+            if op not in rw["saved_by"]:
+                rw["saved_by"].append(op)
+        if r["dtype"] not in rw["dtype"]:
+            rw["dtype"].append(r["dtype"])
+    covered = {n for rw in rows.values() for n in rw["ledger"]}
+    for n, v in predicted.items():  # predicted but never saved
+        if v > 0 and n not in covered:
+            row(n, (n,), "ledger", n_layers * v)
+    for n, v in model_predicted.items():
+        if v and n not in rows:
+            row(n, (), "model", v)
+
+    def order(rw):
+        if rw["kind"] == "ledger":
+            return (0, _LEDGER_INDEX[rw["ledger"][0]], "")
+        if rw["kind"] == "model":
+            return (1, _MODEL_NAMES.index(rw["tensor"]), "")
+        return (2, 0, rw["tensor"])
+
+    out = []
+    for rw in sorted(rows.values(), key=order):
+        rw["ratio"] = _ratio(rw["measured_bytes"], rw["predicted_bytes"])
+        rw["saved_by"] = ",".join(rw["saved_by"])
+        rw["dtype"] = ",".join(rw["dtype"])
+        out.append(rw)
+    return out
+
+
+def totals(rows: list[dict]) -> dict:
+    """Predicted total (the ledger's rows), measured total (every saved byte), their ratio, and the measured bytes
+    the ledger has no row for (whole-model tensors other than the logits, and unmatched tensors)."""
+    pred = sum(r["predicted_bytes"] or 0.0 for r in rows)
+    meas = sum(r["measured_bytes"] for r in rows)
+    outside = sum(r["measured_bytes"] for r in rows if r["predicted_bytes"] is None)
+    return {"predicted_bytes": pred, "measured_bytes": meas, "ratio": _ratio(meas, pred),
+            "not_in_ledger_bytes": outside}
+
+
+def _flop_row(name, predicted, measured, note=""):
+    return {"quantity": name, "predicted_flops": float(predicted), "measured_flops": float(measured),
+            "ratio": _ratio(float(measured), float(predicted)), "note": note}
+
+
+def spec_from_config(cfg: Config, dropout_impl: str = "native"):
+    """The torch_blocks.Spec for a configuration (the measured implementation is the ledger profile)."""
+    tb = _torch_blocks()
+    m = cfg.model
+    if m.n_experts > 1:
+        raise ValueError("n_experts: the measurement builds dense blocks only (mixture-of-experts is not built)")
+    if dropout_impl not in DROPOUT_IMPLS:
+        raise ValueError(f"dropout_impl: {dropout_impl!r} is not one of {', '.join(DROPOUT_IMPLS)}")
+    return tb.Spec(n_layers=m.n_layers, d_model=m.d_model, n_heads=m.n_heads, n_kv_heads=m.n_kv_heads, d_ff=m.d_ff,
+                   vocab_size=m.vocab_size, mlp=m.mlp, norm=m.norm, bias=m.bias, dropout=bool(m.dropout),
+                   tied_embeddings=bool(m.tied_embeddings), position=m.position, max_position=m.max_position,
+                   flash_attention=bool(cfg.flash_attention), impl=cfg.profile, dropout_impl=dropout_impl,
+                   fp32_loss=bool(cfg.fp32_loss))
+
+
+def compare(cfg: Config, *, device: str = "cpu", dropout_impl: str = "native", whole_model: bool = True,
+            cap: SizeCap | None = APP_CPU_CAP, seed: int = 0) -> dict:
+    """Build the configuration's block and whole model in PyTorch, run them, and compare with the core.
+
+    Returns a dict (plain Python values):
+      rows          one block (one layer) under cfg.recompute: [{tensor, ledger, predicted_bytes, measured_bytes,
+                    ratio, saved_by, dtype, kind}], see `build_rows`; `totals` their sums
+      recompute     one block's totals with recompute none / selective / full
+      model_rows, model_totals   the whole model (L layers summed, plus embeddings, final norm, LM head, loss);
+                    predicted = L · ledger + logits_bytes; None when whole_model is False
+      flops         [{quantity, predicted_flops, measured_flops, ratio, note}]
+      cuda_step     device 'cuda' only: max_memory_allocated of one training step vs the estimate's total
+      notes         every convention and every difference found, in words
+      shape, device, torch_version, profile, dropout_impl, recompute
+    Raises ValueError (torch missing, size over `cap` on CPU, unsupported model) with a message naming the field.
+    """
+    if device not in DEVICES:
+        raise ValueError(f"device: {device!r} is not one of {', '.join(DEVICES)}")
+    spec = spec_from_config(cfg, dropout_impl)
+    tb = _torch_blocks()
+    import torch
+    if device == "cpu" and cap is not None:
+        check_size(cfg, cap)
+    m = cfg.model
+    s, b, L, h = cfg.seq_len, cfg.micro_batch, m.n_layers, m.d_model
+    notes = _notes(cfg, device, dropout_impl, tb)
+
+    # --- one block, three recompute modes ----------------------------------------------------------------------
+    block_runs = {rc: tb.measure_block(spec, s, b, rc, device, seed) for rc in M.RECOMPUTE_MODES}
+    rows = build_rows(block_runs[cfg.recompute]["records"], predicted_layer(cfg, cfg.recompute))
+    recompute = []
+    for rc, run in block_runs.items():
+        t = totals(build_rows(run["records"], predicted_layer(cfg, rc)))
+        recompute.append({"recompute": rc, **t})
+
+    # --- FLOPs ---------------------------------------------------------------------------------------------------
+    fwd_pred = float(block_forward_flops(s, b, h, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp))
+    none = block_runs["none"]
+    flops = [_flop_row("block forward", fwd_pred, none["forward_flops"], "2·b·s·(block matmul weights) + 4·b·s²·h"),
+             _flop_row("block forward + backward", 3 * fwd_pred, none["forward_flops"] + none["backward_flops"],
+                       "backward = 2 × forward" + (" (flash: see notes)" if cfg.flash_attention else ""))]
+
+    model_rows = model_totals = None
+    if whole_model:
+        run = tb.measure_model(spec, s, b, cfg.recompute, device, seed)
+        logits = float(M.logits_bytes(s, b, m.vocab_size, 1, cfg.fp32_loss))
+        model_rows = build_rows(run["records"], predicted_layer(cfg, cfg.recompute), L, {"logits": logits})
+        model_totals = totals(model_rows)
+        n = flop_params(cfg)
+        fpt = float(F.model_flops_per_token(n, L, h, s, "full"))
+        attn = float(F.attention_flops_per_token(L, h, s, "full"))
+        hw = float(F.hardware_flops_per_token(fpt, attn, cfg.recompute))
+        tokens = s * b
+        flops.append(_flop_row("model forward", fpt / 3 * tokens, run["forward_flops"],
+                               f"(2·N + 4·L·h·s) per token, N = {n:.4g} (no gathered tables)"))
+        flops.append(_flop_row("model training step", hw * tokens, run["forward_flops"] + run["backward_flops"],
+                               f"core: (6·N + 12·L·h·s) per token × {tokens} tokens"
+                               + ("" if cfg.recompute == "none" else f", hardware FLOPs with recompute={cfg.recompute}")))
+        raw = float(F.hardware_flops_per_token(F.model_flops_per_token(m.n_active_params, L, h, s, "full"), attn,
+                                               cfg.recompute)) * tokens
+        if abs(raw - hw * tokens) > 0.001 * raw:
+            flops.append(_flop_row("model training step, core's N as is", raw,
+                                   run["forward_flops"] + run["backward_flops"],
+                                   "6·n_active_params counts gathered embedding tables as if they were matmuls"))
+
+    cuda_step = None
+    if device == "cuda":
+        cuda_step = _cuda_step(cfg, spec, tb, seed)
+
+    return {
+        "model": m.name, "device": device, "torch_version": torch.__version__, "profile": cfg.profile,
+        "dropout_impl": dropout_impl, "recompute": cfg.recompute, "flash_attention": cfg.flash_attention,
+        "shape": {"n_layers": L, "d_model": h, "n_heads": m.n_heads, "n_kv_heads": m.n_kv_heads, "d_ff": m.d_ff,
+                  "vocab_size": m.vocab_size, "seq_len": s, "micro_batch": b, "mlp": m.mlp, "norm": m.norm,
+                  "position": m.position, "dropout": m.dropout},
+        "rows": rows, "totals": totals(rows), "recompute_modes": recompute,
+        "model_rows": model_rows, "model_totals": model_totals,
+        "flops": flops, "cuda_step": cuda_step, "notes": notes,
+    }
+
+
+def _cuda_step(cfg: Config, spec, tb, seed: int) -> dict:
+    """One full training step on CUDA: max_memory_allocated against the estimate's total per GPU for the same
+    setup on one GPU (bf16 weights and gradients, AdamW fp32 moments, fp32 master copy if cfg.master_weights)."""
+    one = cfg.replace(n_gpus=1, tp=1, pp=1, virtual_stages=1, zero_stage=0, sequence_parallel=False,
+                      weight_dtype="bf16", grad_dtype="bf16", grad_accum_fp32=False, optimizer="adamw",
+                      overhead_fixed_bytes=0.0, fragmentation_frac=0.0)
+    rec = estimate(one)
+    got = tb.cuda_train_step(spec, cfg.seq_len, cfg.micro_batch, cfg.recompute, bool(cfg.master_weights), seed)
+    pred = rec["total_bytes"]
+    return {**got, "predicted_total_bytes": pred, "predicted_state_bytes": rec["state_bytes"],
+            "predicted_activations_bytes": rec["activations_bytes"], "predicted_logits_bytes": rec["logits_bytes"],
+            "ratio": _ratio(got["max_memory_allocated_bytes"], pred),
+            "note": "max_memory_allocated excludes the CUDA context; the step's transients (logits gradient, "
+                    "the optimizer's per-parameter fp32 temporaries) are in it, the estimate has no term for them"}
+
+
+def _notes(cfg: Config, device: str, dropout_impl: str, tb) -> list[str]:
+    m = cfg.model
+    n = [f"Measured on one unsharded replica in bf16 on {device} with PyTorch; the ledger at tp = 1"
+         + (f" (the configuration's tp={cfg.tp}, pp={cfg.pp}, ZeRO-{cfg.zero_stage} are not built)"
+            if (cfg.tp, cfg.pp, cfg.zero_stage) != (1, 1, 0) else "") + "."]
+    parts = {"fused": [], "eager": []}
+    if m.norm == "rmsnorm":
+        parts["fused"].append("RMSNorm keeps its 16-bit input and fp32 rstd")
+        parts["eager"].append("LlamaRMSNorm keeps an fp32 copy of its input and a 16-bit normalised copy (ledger "
+                              "normN_input + normN_upcast, normN_normalized)")
+    if m.mlp == "swiglu":
+        parts["fused"].append("SwiGLU keeps gate and up and recomputes SiLU")
+        parts["eager"].append("SiLU(gate) is kept for the multiply (silu_output)")
+    how = {"fused": "fused kernels' save sets, written as autograd Functions",
+           "eager": "plain PyTorch / Hugging Face ops"}[cfg.profile]
+    n.append(f"Implementation '{cfg.profile}' (the ledger's profile): {how}"
+             + (": " + "; ".join(parts[cfg.profile]) if parts[cfg.profile] else
+                " (LayerNorm and GeLU are single native ops in both profiles)") + ".")
+    if m.norm == "layernorm":
+        n.append("LayerNorm also keeps its mean and rstd per row; Korthikanti's sbh(34 + 5as/h) (profile 'fused') "
+                 "counts no statistics, 'eager' counts them in fp32 (8sb per norm). F.layer_norm on CPU keeps them "
+                 "in the input dtype (bf16, 4sb per norm); CUDA keeps fp32.")
+    if m.dropout:
+        if dropout_impl == "native":
+            n.append("Dropout masks: torch.native_dropout, 1-byte bool masks (what CUDA's F.dropout keeps and the "
+                     "seeds count). F.dropout on CPU keeps a 2-byte scale tensor instead (dropout_impl='functional').")
+        elif device == "cpu":
+            n.append("Dropout: F.dropout on CPU keeps its mask as a 2-byte bf16 scale tensor, so mask rows measure 2× "
+                     "the ledger's 1-byte masks (CUDA and torch.native_dropout keep 1-byte bool masks).")
+        if cfg.flash_attention and device == "cpu":
+            n.append("Attention dropout is left out with flash attention on CPU: the CPU flash kernel has no dropout, "
+                     "and SDPA with dropout_p > 0 falls back to a math path that upcasts to fp32 and keeps s×s "
+                     "matrices. A flash kernel regenerates its mask from the RNG state, so the ledger counts none.")
+    if cfg.flash_attention:
+        if tb.MISSING_FLOP_FORMULAS and device == "cpu":
+            n.append("FLOPs: this torch's FlopCounterMode has no formula for "
+                     + ", ".join(tb.MISSING_FLOP_FORMULAS) + " and would count it as 0; torch's own SDPA formulas "
+                     "are registered for it here.")
+        n.append("FLOPs: torch's SDPA backward formula counts five s×s matmuls (flash recomputes QKᵀ), so attention "
+                 "backward is 2.5× its forward where the core's 12·L·h·s assumes 2×: measured training FLOPs exceed "
+                 "the core by 2·L·h·s per token.")
+    if m.mlp == "swiglu" or m.position == "rotary":
+        n.append("Non-flash GQA groups query heads by their KV head (no copies of K/V); Hugging Face's eager "
+                 "attention repeats K/V to all heads first (repeat_kv), which keeps a-head copies instead.")
+    if cfg.recompute == "full":
+        n.append("Full recomputation: what the forward keeps is each block's input (2sbh); the estimate also adds "
+                 "the recompute peak (one layer's working set during its backward), which is not a saved tensor.")
+    if cfg.fp32_loss:
+        n.append("fp32 loss: logits_bytes counts the bf16 logits and their fp32 copy (6sbV, both alive at the loss); "
+                 "autograd keeps only the fp32 log-softmax (4sbV).")
+    n.append("Whole model: the ledger counts per-layer tensors and the logits; token ids, the final norm's and the "
+             "LM head's inputs are kept too and shown as model rows. FLOPs: N excludes gathered tables (position "
+             "table; input embedding when untied); norms and biases are in N but not matmuls.")
+    return n
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Command line: python -m core measure
+# ---------------------------------------------------------------------------------------------------------------
+
+def _mb(x):
+    return "—" if x is None else f"{x / 1e6:,.3f} MB"
+
+
+def _rt(x):
+    return "—" if x is None else f"{x:.3f}"
+
+
+def render(res: dict) -> str:
+    sh = res["shape"]
+    out = [f"measure {res['model']}: L={sh['n_layers']} h={sh['d_model']} a={sh['n_heads']} k={sh['n_kv_heads']} "
+           f"f={sh['d_ff']} V={sh['vocab_size']} s={sh['seq_len']} b={sh['micro_batch']} ({sh['mlp']}, {sh['norm']}, "
+           f"{sh['position']}, dropout {'on' if sh['dropout'] else 'off'}, flash {'on' if res['flash_attention'] else 'off'})",
+           f"  PyTorch {res['torch_version']} on {res['device']}, bf16; implementation = ledger profile "
+           f"'{res['profile']}'; recompute {res['recompute']}; bytes in MB (1e6)", ""]
+
+    def table(title, rows, tot):
+        out.append(title)
+        out.append(f"  {'tensor':<44}{'predicted':>15}{'measured':>15}{'ratio':>8}  saved by")
+        for r in rows:
+            out.append(f"  {r['tensor'][:44]:<44}{_mb(r['predicted_bytes']):>15}{_mb(r['measured_bytes']):>15}"
+                       f"{_rt(r['ratio']):>8}  {r['saved_by']}")
+        out.append(f"  {'total':<44}{_mb(tot['predicted_bytes']):>15}{_mb(tot['measured_bytes']):>15}"
+                   f"{_rt(tot['ratio']):>8}  ({_mb(tot['not_in_ledger_bytes'])} not in the ledger)")
+        out.append("")
+
+    table("one block: bytes kept for backward", res["rows"], res["totals"])
+    out.append("one block by recompute mode")
+    for r in res["recompute_modes"]:
+        out.append(f"  {r['recompute']:<44}{_mb(r['predicted_bytes']):>15}{_mb(r['measured_bytes']):>15}"
+                   f"{_rt(r['ratio']):>8}")
+    out.append("")
+    if res["model_rows"] is not None:
+        table(f"whole model ({sh['n_layers']} layers, embeddings, final norm, LM head, loss)", res["model_rows"],
+              res["model_totals"])
+    out.append("FLOPs")
+    out.append(f"  {'quantity':<44}{'predicted':>15}{'measured':>15}{'ratio':>8}")
+    for r in res["flops"]:
+        out.append(f"  {r['quantity']:<44}{r['predicted_flops']:>15.4e}{r['measured_flops']:>15.4e}"
+                   f"{_rt(r['ratio']):>8}  {r['note']}")
+    out.append("")
+    c = res.get("cuda_step")
+    if c:
+        out.append(f"CUDA training step on {c['device_name']}: max_memory_allocated {c['max_memory_allocated_bytes'] / GiB:.3f}"
+                   f" GiB vs estimate total {c['predicted_total_bytes'] / GiB:.3f} GiB (ratio {_rt(c['ratio'])})")
+        out.append(f"  {c['note']}")
+        out.append("")
+    out.append("notes")
+    for x in res["notes"]:
+        out.append(f"  - {x}")
+    return "\n".join(out)
+
+
+def cmd_measure(args) -> int:
+    from .cli import emit_json, inputs_from_args
+    from .estimate import config_from_inputs
+    cfg = config_from_inputs(**inputs_from_args(args))
+    cap = None if args.no_cap else CLI_CPU_CAP
+    res = compare(cfg, device=args.device, dropout_impl=args.dropout_impl, whole_model=not args.block_only,
+                  cap=cap, seed=args.seed)
+    if args.json:
+        emit_json(res)
+    else:
+        print(render(res))
+    return 0
+
+
+def register_cli(subparsers) -> None:
+    """`python -m core measure`: the estimate's inputs, plus how to measure."""
+    from .cli import add_input_flags
+    sp = subparsers.add_parser("measure", help="check the activation ledger and FLOPs against a real PyTorch model",
+                               description="Builds the configuration's block and a small whole model in PyTorch "
+                                           "(bf16), runs them and prints predicted vs measured bytes kept for backward"
+                                           f" and FLOPs. Needs the optional extra: {INSTALL_HINT}.")
+    add_input_flags(sp)
+    sp.add_argument("--device", choices=DEVICES, default="cpu",
+                    help="cuda also reports max_memory_allocated of a full training step")
+    sp.add_argument("--dropout-impl", choices=DROPOUT_IMPLS, default="native",
+                    help="native: torch.native_dropout, 1-byte masks; functional: F.dropout (2-byte on CPU)")
+    sp.add_argument("--block-only", action="store_true", help="skip the whole model")
+    sp.add_argument("--no-cap", action="store_true", help="lift the CPU size cap")
+    sp.add_argument("--seed", type=int, default=0)
+    sp.set_defaults(func=cmd_measure)
