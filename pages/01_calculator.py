@@ -4,15 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from ui import advice, charts as K, compute as C, explain as X, fmt, layout, pickers
-from ui.state import Page
 
-layout.setup("Calculator", ":material/calculate:")
-pg = Page("calculator")
+pg = layout.start("calculator", "Will it fit?",
+                  "Per-GPU memory for one training setup, how long the run takes and what it costs — and what to "
+                  "change when it does not fit. Every input is in the link: copy the address bar to share this view.")
 sb = st.sidebar
-
-st.title("Will it fit?")
-st.caption("Per-GPU memory for one training setup, how long the run takes and what it costs — and what to change "
-           "when it does not fit. Every input is in the link: copy the address bar to share this view.")
 
 sb.header("Model")
 inputs = pickers.model_picker(pg, sb)

@@ -3,19 +3,15 @@ sequence length × micro-batch; a click opens the cell in the Calculator. URL ke
 import streamlit as st
 
 from ui import charts as K, compute as C, explain as X, layout, pickers
-from ui.state import Page
 
-layout.setup("Fit map", ":material/grid_view:")
 goto = st.session_state.pop("_fm_goto", None)
-if goto:
+if goto:  # a clicked cell (see open_cell): open it in the Calculator
     st.switch_page("pages/01_calculator.py", query_params=goto)
-
-pg = Page("fit_map", prefix="fm_")
+pg = layout.start("fit_map", "Where does it fit?",
+                  "Colour = per-GPU total ÷ GPU memory (green fits with room, yellow is tight, red is over); ✕ marks "
+                  "cells that do not fit; grey cells are invalid combinations. Hover for the numbers and the largest "
+                  "term; **click a cell to open that configuration in the Calculator.**", prefix="fm_")
 sb = st.sidebar
-st.title("Where does it fit?")
-st.caption("Colour = per-GPU total ÷ GPU memory (green fits with room, yellow is tight, red is over); ✕ marks cells "
-           "that do not fit; grey cells are invalid combinations. Hover for the numbers and the largest term; "
-           "**click a cell to open that configuration in the Calculator.**")
 
 sb.header("Setup")
 inputs = pickers.gpu_picker(pg, sb, price=False)

@@ -3,14 +3,12 @@ the model-state baseline and where the s² term overtakes the linear ones. URL k
 import streamlit as st
 
 from ui import charts as K, compute as C, explain as X, fmt, layout, pickers
-from ui.state import Page
 
-layout.setup("Activations", ":material/show_chart:")
-pg = Page("activations", prefix="ac_")
+pg = layout.start("activations", "Activations against sequence length",
+                  "What the backward pass keeps, as the context grows: one curve per activation mode (none, selective "
+                  "recomputation, flash attention, full recomputation), the GPU's memory and the model state it sits "
+                  "on.", prefix="ac_")
 sb = st.sidebar
-st.title("Activations against sequence length")
-st.caption("What the backward pass keeps, as the context grows: one curve per activation mode (none, selective "
-           "recomputation, flash attention, full recomputation), the GPU's memory and the model state it sits on.")
 
 sb.header("Model")
 inputs = pickers.model_picker(pg, sb)

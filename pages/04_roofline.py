@@ -6,15 +6,12 @@ import streamlit as st
 
 from core.hardware import accelerator_names, catalog
 from ui import charts as K, compute as C, explain as X, layout, pickers
-from ui.state import Page
 
-layout.setup("Roofline", ":material/speed:")
-pg = Page("roofline", prefix="rf_")
+pg = layout.start("roofline", "Compute-bound or memory-bound?",
+                  "Attainable FLOP/s = min(peak, intensity × bandwidth) (Williams et al. 2009). Points are the forward "
+                  "ops of one layer at the chosen tokens per step, placed on the first accelerator's roof; diamonds "
+                  "mark each accelerator's ridge point.", prefix="rf_")
 sb = st.sidebar
-st.title("Compute-bound or memory-bound?")
-st.caption("Attainable FLOP/s = min(peak, intensity × bandwidth) (Williams et al. 2009). Points are the forward ops "
-           "of one layer at the chosen tokens per step, placed on the first accelerator's roof; diamonds mark each "
-           "accelerator's ridge point.")
 
 sb.header("Accelerators")
 gpus = pg.multi("Accelerators (the first one places the ops)", accelerator_names() + ["custom"], "gpus",

@@ -4,14 +4,12 @@ import streamlit as st
 
 from core.hardware import accelerator_names
 from ui import charts as K, compute as C, explain as X, fmt, layout, pickers
-from ui.state import Page
 
-layout.setup("Time & cost", ":material/payments:")
-pg = Page("time_cost", prefix="tc_")
+pg = layout.start("time_cost", "How long, and how much?",
+                  "Each point is one accelerator type × count on which the run fits; the segment through it spans the "
+                  "MFU band; the black line is the Pareto frontier — nothing is both faster and cheaper than its "
+                  "points.", prefix="tc_")
 sb = st.sidebar
-st.title("How long, and how much?")
-st.caption("Each point is one accelerator type × count on which the run fits; the segment through it spans the "
-           "MFU band; the black line is the Pareto frontier — nothing is both faster and cheaper than its points.")
 
 sb.header("Model and run")
 inputs = pickers.model_picker(pg, sb)

@@ -30,6 +30,16 @@ def setup(title: str, icon: str = ":material/memory:") -> None:
     st.set_page_config(page_title=f"{title} · Training planner", page_icon=icon, layout="wide")
 
 
+def start(page_id: str, heading: str, caption: str, prefix: str = "") -> Page:
+    """Page config, the URL-bound input state, the title and the one-line explanation of a page."""
+    _path, title, icon, _blurb = PAGES[page_id]
+    setup(title, icon)
+    pg = Page(page_id, prefix=prefix)
+    st.title(heading)
+    st.caption(caption)
+    return pg
+
+
 def split_error(e: ValueError) -> tuple[str, str]:
     """'field: reason' (the core's convention) -> (field, reason)."""
     msg = str(e)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 RESERVED = {"embed", "embed_options"}
 # Names whose value follows the user from page to page within a session (the key on each page is prefix + name).
@@ -240,9 +241,16 @@ class Page:
             if spec.accepts(v) and not _same(v, spec.default):
                 ss[k] = v
                 self._resync[k] = v
+        bad = None
+        if self.entry and k in self._url:
+            try:
+                spec.parse(self._url[k])
+            except ValueError as e:  # keep it from the widget: some values crash Streamlit's own parser (1e400)
+                bad = e
+                _drop_param(k)
         value = draw(k)
         if self.entry and k in self._url:
-            self._check_url_value(spec, value)
+            self._check_url_value(spec, value, bad)
         if name in SHARED:
             self._carry[name] = value
         self.values[name] = value
@@ -270,13 +278,12 @@ class Page:
         cur["values"].update(values)
 
     # --- notes about the link's parameters ------------------------------------------------------------------
-    def _check_url_value(self, spec: Spec, value: Any) -> None:
+    def _check_url_value(self, spec: Spec, value: Any, bad: ValueError | None) -> None:
         raw = self._url.get(spec.key, [])
-        try:
-            parsed = spec.parse(raw)
-        except ValueError as e:
-            self.note(f"`{spec.key}={_short(raw[-1] if raw else '')}`: {e}; using {_short(_show(value))}")
+        if bad is not None:
+            self.note(f"`{spec.key}={_short(raw[-1] if raw else '')}`: {bad}; using {_short(_show(value))}")
             return
+        parsed = spec.parse(raw)
         if spec.kind == "multi":
             ok = list(parsed) == list(value or [])
         else:
@@ -316,6 +323,25 @@ class Page:
     def stop(self) -> None:
         self.finish()
         st.stop()
+
+
+def _drop_param(key: str) -> None:
+    """Remove a parameter from the URL before its widget reads it (possible while the widget is unbound).
+
+    Streamlit 1.67 seeds a bound widget from the URL as it was when the page loaded
+    (`QueryParams._initial_query_params`), and an integer `number_input` parses "1e400" to infinity and then raises
+    an uncaught OverflowError (`number_input.deserialize`: `int(val)`), so the value is removed from that snapshot
+    too. No public API reaches it; if a later Streamlit moves it, only the URL copy is removed."""
+    try:
+        del st.query_params[key]
+    except (KeyError, StreamlitAPIException):
+        pass
+    try:
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+        with get_session_state().query_params() as qp:
+            qp._initial_query_params.pop(key, None)
+    except (ImportError, AttributeError, TypeError):
+        pass
 
 
 def to_param(v: Any) -> str | list[str]:

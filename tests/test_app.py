@@ -1,0 +1,248 @@
+"""The app under AppTest (in-process, no browser): every page discovered from pages/ renders with defaults and with
+edge inputs; interactions by widget key change the outputs; URL parameters seed the widgets; random and hostile
+parameter values never raise and are named in a visible note. What AppTest cannot see (the URL after a change,
+drawn charts, clicks on charts, downloads) is in tests/browser/."""
+from __future__ import annotations
+
+import json
+import string
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st_
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
+CHART_PAGES = {"pages/01_calculator.py": 3, "pages/02_fit_map.py": 2, "pages/03_activations.py": 2,
+               "pages/04_roofline.py": 1, "pages/05_time_cost.py": 1}
+PREFIX = {"pages/01_calculator.py": "", "pages/02_fit_map.py": "fm_", "pages/03_activations.py": "ac_",
+          "pages/04_roofline.py": "rf_", "pages/05_time_cost.py": "tc_", "pages/06_sweeps.py": "sw_",
+          "pages/07_check_pytorch.py": "pt_"}
+HOSTILE = ["", "abc", "-1", "0", "1e400", "nan", "inf", "-inf", "1.5", "9" * 400, "true", "None", "[]", "{}",
+           "<script>alert(1)</script>", "'; DROP TABLE sweep_catalog; --", "../../etc/passwd", "\x00", "😀",
+           "%00", "1,2", "0x10", "1_000", " 4096 ", "COPY (SELECT 1) TO '/tmp/x'"]
+
+
+def run_page(page: str, **qp) -> AppTest:
+    """The entrypoint first (as a browser session does), then the page, with `qp` in the URL."""
+    at = AppTest.from_file(APP, default_timeout=30)
+    for k, v in qp.items():
+        at.query_params[k] = v
+    at.run()
+    return at.switch_page(page).run()
+
+
+def notes(at: AppTest) -> str:
+    return "\n".join(w.value for w in at.warning)
+
+
+def errors(at: AppTest) -> str:
+    """Input errors: the ones that name a field (`**field** — reason`), not verdicts such as "does not fit"."""
+    return "\n".join(e.value for e in at.error if e.value.startswith("**"))
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def test_pages_are_discovered():
+    assert "pages/01_calculator.py" in PAGES and len(PAGES) >= 5
+    for page in PAGES:
+        assert page in PREFIX, f"{page}: give it a URL prefix in this test (and in the report)"
+
+
+def test_landing_page_links_every_page():
+    at = AppTest.from_file(APP, default_timeout=30).run()
+    assert not at.exception
+    text = " ".join(str(e.proto) for e in at.get("page_link"))
+    for page in PAGES:
+        assert f'page: "{Path(page).stem.split("_", 1)[1]}"' in text, page
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_renders_with_defaults(page):
+    at = run_page(page)
+    assert not at.exception, at.exception
+    assert not errors(at)
+    assert not notes(at)
+    assert len(at.title) == 1
+    if page in CHART_PAGES:
+        assert len(charts(at)) >= CHART_PAGES[page]
+
+
+def _edge_params(at: AppTest, page: str, end: str) -> dict:
+    """Every number input of the page at its minimum or maximum, every select at its last option."""
+    qp = {}
+    for w in at.number_input:
+        has, lim = (w.proto.has_max, w.proto.max) if end == "max" else (w.proto.has_min, w.proto.min)
+        if w.key and has:
+            qp[w.key] = str(int(lim) if float(lim).is_integer() else lim)
+    for w in at.selectbox:
+        if w.key and end == "max":
+            qp[w.key] = str(w.options[-1])
+    return qp
+
+
+@pytest.mark.parametrize("end", ["min", "max"])
+@pytest.mark.parametrize("page", PAGES)
+def test_page_survives_edge_inputs(page, end):
+    at = run_page(page)
+    qp = _edge_params(at, page, end)
+    at2 = run_page(page, **qp)
+    assert not at2.exception, (qp, at2.exception)
+    # extreme combinations may be invalid setups: then an error names a field instead of a traceback
+    for e in at2.error:
+        assert "**" in e.value, e.value
+
+
+def test_calculator_seeds_from_url():
+    at = run_page("pages/01_calculator.py", model="llama-3.1-70b", gpus="64", zero="3", flash="true",
+                  seq="8192", rc="selective", unit="GiB", gpu="h200")
+    assert not at.exception
+    assert at.selectbox(key="model").value == "llama-3.1-70b"
+    assert at.number_input(key="gpus").value == 64
+    assert at.selectbox(key="zero").value == 3
+    assert at.toggle(key="flash").value is True
+    assert at.number_input(key="seq").value == 8192
+    assert at.radio(key="rc").value == "selective"
+    assert at.selectbox(key="gpu").value == "h200"
+    assert "GiB" in metric(at, "Total per GPU")
+    assert not notes(at)
+
+
+@pytest.mark.parametrize("page,qp,key,value", [
+    ("pages/02_fit_map.py", {"fm_zero": "1", "fm_seq": "2048"}, "fm_zero", 1),
+    ("pages/03_activations.py", {"ac_model": "gpt-3-6.7b", "ac_smax": "65536"}, "ac_model", "gpt-3-6.7b"),
+    ("pages/04_roofline.py", {"rf_dtype": "fp8", "rf_gpus": ["h100-sxm", "h200"]}, "rf_gpus", ["h100-sxm", "h200"]),
+    ("pages/05_time_cost.py", {"tc_mfu": "40", "tc_gpus": "a100-80gb"}, "tc_mfu", 40),
+])
+def test_other_pages_seed_from_url(page, qp, key, value):
+    at = run_page(page, **qp)
+    assert not at.exception
+    widget = next(w for w in at.get(_kind(at, key)) if getattr(w, "key", None) == key)
+    assert widget.value == value
+    assert not notes(at)
+
+
+def _kind(at: AppTest, key: str) -> str:
+    for kind in ("selectbox", "number_input", "radio", "toggle", "multiselect", "slider"):
+        if any(getattr(w, "key", None) == key for w in at.get(kind)):
+            return kind
+    raise AssertionError(f"no widget {key}")
+
+
+def test_calculator_interactions_change_outputs():
+    at = run_page("pages/01_calculator.py")
+    total = metric(at, "Total per GPU")
+    days = metric(at, "Days")
+    at.selectbox(key="zero").set_value(3).run()
+    assert metric(at, "Total per GPU") != total and metric(at, "Fits?") == "yes"
+    at.number_input(key="gpus").set_value(64).run()
+    assert metric(at, "Days") != days
+    acts = metric(at, "Total per GPU")
+    at.toggle(key="flash").set_value(True).run()
+    assert metric(at, "Total per GPU") != acts
+    at.radio(key="unit").set_value("GiB").run()
+    assert "GiB" in metric(at, "Total per GPU")
+    assert not at.exception
+
+
+def test_calculator_advisor_applies_its_change():
+    at = run_page("pages/01_calculator.py")
+    assert metric(at, "Fits?") == "no"
+    assert any("Smallest change" in s.value for s in at.success)
+    at.button(key="apply_best").click().run()
+    assert not at.exception
+    assert metric(at, "Fits?") == "yes"
+
+
+def test_calculator_invalid_setup_names_the_field():
+    at = run_page("pages/01_calculator.py", tp="3")
+    assert not at.exception
+    assert "**tp" in errors(at)  # "tp·pp — does not divide n_gpus"
+    assert len(at.sidebar.number_input) > 0  # the inputs stay on screen to fix it
+
+
+def test_calculator_model_sources():
+    at = run_page("pages/01_calculator.py", src="params", params="70")
+    assert not at.exception and not errors(at)
+    assert at.number_input(key="params").value == 70.0
+    assert any("GPT-3 Table 2.1" in m.value for m in at.markdown)  # the raw-N shape note
+    at = run_page("pages/01_calculator.py", src="architecture", layers="4", dmodel="512", heads="8", kv="8",
+                  dff="2048", vocab="1000")
+    assert not at.exception and not errors(at)
+    at = run_page("pages/01_calculator.py", src="architecture", dmodel="1000", heads="32")
+    assert "**d_model**" in errors(at)
+
+
+def test_switching_to_architecture_starts_from_the_preset():
+    at = run_page("pages/01_calculator.py", model="llama-3.1-70b")
+    at.radio(key="src").set_value("architecture").run()
+    assert not at.exception
+    assert at.number_input(key="layers").value == 80
+    assert at.number_input(key="dmodel").value == 8192
+
+
+def test_bad_url_values_fall_back_with_a_note():
+    at = run_page("pages/01_calculator.py", seq="abc", zero="7", gpus="1e400", model="gpt-9", junk="1")
+    assert not at.exception
+    text = notes(at)
+    for k in ("seq=abc", "zero=7", "gpus=", "model=gpt-9", "junk"):
+        assert k in text, (k, text)
+    assert at.number_input(key="seq").value == 4096
+
+
+def test_model_choice_carries_to_the_next_page():
+    at = run_page("pages/01_calculator.py", model="llama-3.1-70b", seq="8192")
+    at.switch_page("pages/03_activations.py").run()
+    assert not at.exception
+    assert at.selectbox(key="ac_model").value == "llama-3.1-70b"
+    at.switch_page("pages/04_roofline.py").run()
+    assert at.number_input(key="rf_seq").value == 8192
+
+
+def test_fit_map_cell_opens_calculator():
+    """The chart's on_select stores the clicked cell as Calculator parameters; the next run switches page."""
+    at = run_page("pages/02_fit_map.py", fm_zero="3")
+    at.session_state["_fm_goto"] = {"model": "llama-3.1-70b", "gpus": "64", "src": "preset", "zero": "3"}
+    at.run()
+    assert not at.exception
+    assert at.title[0].value == "Will it fit?"
+    assert at.selectbox(key="model").value == "llama-3.1-70b"
+    assert at.number_input(key="gpus").value == 64
+
+
+def test_downloads_present_on_every_chart_page():
+    for page in CHART_PAGES:
+        at = run_page(page)
+        assert len(at.get("download_button")) >= 1, page
+
+
+HOSTILE_KEYS = st_.sampled_from(["model", "gpus", "seq", "zero", "flash", "unit", "rc", "recipe", "tp", "price",
+                                 "src", "params", "layers", "mfu", "tokens", "x", "embed", "_ui_page"])
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st_.dictionaries(HOSTILE_KEYS, st_.one_of(st_.sampled_from(HOSTILE),
+                                                 st_.text(string.printable + "äΩ😀", max_size=30)),
+                        max_size=6))
+def test_fuzzed_calculator_params_never_raise(qp):
+    at = run_page("pages/01_calculator.py", **qp)
+    assert not at.exception, (qp, at.exception)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_hostile_values_on_every_key_never_raise(page):
+    at = run_page(page)
+    keys = [w.key for kind in ("selectbox", "number_input", "radio", "toggle", "multiselect")
+            for w in at.get(kind) if getattr(w, "key", None)]
+    for i in range(0, len(HOSTILE), 9):  # three URLs, each key with a different hostile value
+        qp = {k: HOSTILE[(i + j) % len(HOSTILE)] for j, k in enumerate(keys)}
+        at2 = run_page(page, **qp)
+        assert not at2.exception, (page, qp, at2.exception)
