@@ -1,0 +1,446 @@
+"""The one module that owns DuckDB: a locked-down database, sweep tables written via Arrow, a catalog, the
+parameterised queries the app needs, structured user filters, and CSV/Parquet export by DuckDB's COPY.
+
+Database. `connect(path=None)` opens an embedded database, in memory by default or in a file, with
+``enable_external_access = false`` (no file, URL, ATTACH, INSTALL or Python-variable scan) and
+``lock_configuration = true`` (no later SET can undo it). Sweep tables are written from an Arrow stream that is
+registered on the cursor explicitly (`write_sweep`), materialised with ``CREATE TABLE … AS SELECT``, named by the
+spec's hash (``sweep_`` + 16 hex digits), and recorded in the catalog table `sweep_catalog` (id, spec JSON, code
+version, created, row counts, seconds), in one transaction. Every query runs on its own `cursor()` (DuckDB 2
+refuses a connection shared across threads) and returns a pandas DataFrame.
+
+Trust. Identifiers are never taken from a caller as SQL: a table name must look like ``sweep_<16 hex>`` and be in
+the catalog; a column must be one of that table's columns and of the sweep vocabulary (`allowed_columns`). User
+filters are `Filter(column, op, value)` with `op` from `OPS`; values are type-checked against the column and
+bound as ``?`` parameters, so a hostile value (quotes, semicolons, ``COPY … TO``, ``read_csv(…)``) is only ever
+compared as data. And even SQL that got through could not touch a file: external access is off and locked.
+
+Export without opening the database to files. COPY needs file access, which the main database never has. So
+`export` runs the (parameterised) SELECT on the locked database and streams its result as an Arrow reader into a
+second, empty DuckDB instance whose only permitted path is the destination (``allowed_paths = [path]``, then
+external access off, configuration locked), which runs the fixed statement ``COPY (SELECT * FROM rows) TO ?``.
+No user text reaches that instance as SQL, it holds no data of its own, and it can write that one file and
+nothing else; both sides stream, so tables larger than memory export in bounded memory. `copy_to` is the same
+writer for any Arrow stream (the CLI streams a sweep straight to a file with it, with no table at all).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+CATALOG = "sweep_catalog"
+OPS = ("=", "!=", "<", "<=", ">", ">=", "in", "between")
+MAX_IN_VALUES = 10_000
+MAX_LIMIT = 10_000_000
+FORMATS = ("csv", "parquet")
+_TABLE_RE = re.compile(r"^sweep_[0-9a-f]{16}$")
+_NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
+            "FLOAT", "DOUBLE", "DECIMAL")
+# the record's categorical columns, allowed as group keys besides the inputs
+CATEGORICAL_RECORD = ("valid", "fits", "reason", "binding", "worst_stage", "dp")
+
+
+def connect(path: str | Path | None = None, threads: int | None = None, memory_limit: str | None = None
+            ) -> duckdb.DuckDBPyConnection:
+    """An embedded database (in memory, or the file `path`) with external access disabled and the configuration
+    locked, and the catalog table created. `threads`/`memory_limit` (e.g. "1GB") are fixed here, before the lock."""
+    config = {"enable_external_access": False, "autoinstall_known_extensions": False,
+              "autoload_known_extensions": False, "preserve_insertion_order": False, "lock_configuration": True}
+    if threads is not None:
+        config["threads"] = int(threads)
+    if memory_limit is not None:
+        config["memory_limit"] = str(memory_limit)
+    con = duckdb.connect(str(path) if path is not None else ":memory:", config=config)
+    with con.cursor() as cur:
+        cur.execute(f"""CREATE TABLE IF NOT EXISTS {CATALOG} (
+            id VARCHAR PRIMARY KEY, spec VARCHAR NOT NULL, code_version VARCHAR NOT NULL,
+            created TIMESTAMP NOT NULL, n_rows BIGINT NOT NULL, n_valid BIGINT NOT NULL, n_fit BIGINT NOT NULL,
+            seconds DOUBLE)""")
+    return con
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Writing sweeps; the catalog
+# ---------------------------------------------------------------------------------------------------------------
+
+def _check_name(name: str) -> str:
+    if not isinstance(name, str) or not _TABLE_RE.match(name):
+        raise ValueError(f"table: {name!r} is not a sweep table name (sweep_ and 16 hex digits)")
+    return name
+
+
+def write_sweep(con, name: str, reader, spec_json: str, code_version: str, stats) -> None:
+    """Materialise the Arrow stream `reader` as table `name` (replacing one of that name) and record it in the
+    catalog, in one transaction; `stats()` is called after the data is in and gives n_rows, n_valid, n_fit and
+    seconds. A failure part-way leaves neither the table nor its catalog row."""
+    _check_name(name)
+    json.loads(spec_json)  # a malformed spec is a bug upstream; fail before writing
+    with con.cursor() as cur:
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            cur.execute(f'DROP TABLE IF EXISTS "{name}"')
+            cur.register("sweep_stream", reader)
+            cur.execute(f'CREATE TABLE "{name}" AS SELECT * FROM sweep_stream')
+            cur.unregister("sweep_stream")
+            s = stats()
+            cur.execute(f"DELETE FROM {CATALOG} WHERE id = ?", [name])
+            cur.execute(f"INSERT INTO {CATALOG} VALUES (?, ?, ?, now()::TIMESTAMP, ?, ?, ?, ?)",
+                        [name, spec_json, code_version, int(s["n_rows"]), int(s["n_valid"]), int(s["n_fit"]),
+                         float(s["seconds"])])
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+
+
+def catalog(con) -> pd.DataFrame:
+    """Every sweep in the database: id, spec (JSON), code_version, created, n_rows, n_valid, n_fit, seconds."""
+    with con.cursor() as cur:
+        return cur.execute(f"SELECT * FROM {CATALOG} ORDER BY created").df()
+
+
+def sweep_info(con, table: str) -> dict:
+    """The catalog row of one sweep, as a dict (spec parsed); `ValueError` if it is not there."""
+    _check_name(table)
+    with con.cursor() as cur:
+        rows = cur.execute(f"SELECT * FROM {CATALOG} WHERE id = ?", [table]).df().to_dict("records")
+    if not rows:
+        raise ValueError(f"table: no sweep {table!r} in this database")
+    info = rows[0]
+    info["spec"] = json.loads(info["spec"])
+    return info
+
+
+def has_sweep(con, table: str, code_version: str | None = None) -> bool:
+    """Whether the sweep table and its catalog row exist (for `code_version`, when given)."""
+    _check_name(table)
+    with con.cursor() as cur:
+        row = cur.execute(f"SELECT code_version FROM {CATALOG} WHERE id = ?", [table]).fetchall()
+        exists = cur.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [table]).fetchone()[0]
+    return bool(row) and bool(exists) and (code_version is None or row[0][0] == code_version)
+
+
+def drop_sweep(con, table: str) -> None:
+    """Remove a sweep table and its catalog row."""
+    _check_name(table)
+    with con.cursor() as cur:
+        cur.execute(f'DROP TABLE IF EXISTS "{table}"')
+        cur.execute(f"DELETE FROM {CATALOG} WHERE id = ?", [table])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Allow-lists and structured filters
+# ---------------------------------------------------------------------------------------------------------------
+
+def _vocabulary() -> set:
+    from .sweep import INPUTS, record_columns
+    return set(INPUTS) | set(record_columns())
+
+
+def allowed_columns(con, table: str) -> dict:
+    """Column name → DuckDB type, for the columns of a catalogued sweep table that belong to the vocabulary."""
+    _check_name(table)
+    with con.cursor() as cur:
+        known = cur.execute(f"SELECT count(*) FROM {CATALOG} WHERE id = ?", [table]).fetchone()[0]
+        if not known:
+            raise ValueError(f"table: no sweep {table!r} in this database")
+        cols = cur.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
+                           "ORDER BY column_index", [table]).fetchall()
+    vocab = _vocabulary()
+    return {c: t for c, t in cols if c in vocab}
+
+
+def input_columns(con, table: str) -> list:
+    """The input columns of a sweep table (the ones summaries group by)."""
+    from .sweep import INPUTS
+    return [c for c in allowed_columns(con, table) if c in INPUTS]
+
+
+def _col(name, cols: dict) -> str:
+    if not isinstance(name, str) or name not in cols:
+        raise ValueError(f"column: {name!r} is not a column of this sweep; allowed: {', '.join(cols)}")
+    return f'"{name}"'
+
+
+def _scalar_ok(value, sql_type: str) -> bool:
+    base = sql_type.split("(")[0]
+    if base == "BOOLEAN":
+        return isinstance(value, bool)
+    if base in _NUMERIC:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and not (
+            isinstance(value, float) and math.isnan(value))
+    return isinstance(value, str)
+
+
+@dataclass(frozen=True)
+class Filter:
+    """One user condition: `column` (checked against the table's allow-list when used), `op` from `OPS`, and
+    `value` — a scalar; a list for "in"; a (low, high) pair for "between". Values are always bound parameters."""
+
+    column: str
+    op: str
+    value: object
+
+    def __post_init__(self):
+        if not isinstance(self.column, str):
+            raise ValueError(f"column: expected a column name, got {self.column!r}")
+        if self.op not in OPS:
+            raise ValueError(f"{self.column}: operator {self.op!r} is not one of {', '.join(OPS)}")
+        v = self.value
+        if self.op == "in":
+            if isinstance(v, (str, bytes)) or not isinstance(v, (list, tuple)) or not 0 < len(v) <= MAX_IN_VALUES:
+                raise ValueError(f"{self.column}: 'in' needs a list of 1 to {MAX_IN_VALUES} values")
+            object.__setattr__(self, "value", tuple(v))
+        elif self.op == "between":
+            if not isinstance(v, (list, tuple)) or len(v) != 2:
+                raise ValueError(f"{self.column}: 'between' needs a (low, high) pair")
+            object.__setattr__(self, "value", tuple(v))
+        values = self.value if self.op in ("in", "between") else (self.value,)
+        for x in values:
+            if not isinstance(x, (str, bool, int, float)):
+                raise ValueError(f"{self.column}: a filter value must be a string, number or true/false, "
+                                 f"got {type(x).__name__}")
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Filter":
+        """From {"column": …, "op": …, "value": …} (a URL or JSON form)."""
+        if not isinstance(d, dict) or set(d) != {"column", "op", "value"}:
+            raise ValueError("filter: expected an object with column, op and value")
+        return cls(d["column"], d["op"], d["value"])
+
+
+def where(filters, cols: dict) -> tuple[str, list]:
+    """A WHERE condition and its parameters from Filters; columns from `cols` (an allow-list: name → SQL type),
+    values type-checked against their column and bound as `?`."""
+    parts, params = [], []
+    for f in filters or ():
+        if not isinstance(f, Filter):
+            f = Filter.from_dict(f) if isinstance(f, dict) else Filter(*f)
+        ident = _col(f.column, cols)
+        values = f.value if f.op in ("in", "between") else (f.value,)
+        for x in values:
+            if not _scalar_ok(x, cols[f.column]):
+                raise ValueError(f"{f.column}: {x!r} does not match the column's type ({cols[f.column]})")
+        if f.op == "in":
+            parts.append(f"{ident} IN ({', '.join('?' * len(values))})")
+        elif f.op == "between":
+            parts.append(f"{ident} BETWEEN ? AND ?")
+        else:
+            parts.append(f"{ident} {f.op} ?")
+        params.extend(values)
+    return (" AND ".join(parts) if parts else "TRUE"), params
+
+
+def _keys(by, cols: dict, allowed=None) -> list:
+    by = [by] if isinstance(by, str) else list(by)
+    if not by:
+        raise ValueError("by: give at least one column")
+    for k in by:
+        _col(k, cols)
+        if allowed is not None and k not in allowed:
+            raise ValueError(f"by: {k!r} cannot be a group key; allowed: {', '.join(allowed)}")
+    if len(set(by)) != len(by):
+        raise ValueError("by: a column is named twice")
+    return by
+
+
+def _q(names) -> str:
+    return ", ".join(f'"{n}"' for n in names)
+
+
+def _df(con, sql: str, params: list) -> pd.DataFrame:
+    with con.cursor() as cur:
+        return cur.execute(sql, params).df()
+
+
+def _limit(limit) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= MAX_LIMIT:
+        raise ValueError(f"limit: must be an integer from 1 to {MAX_LIMIT:,}")
+    return limit
+
+
+def _group_keys(cols) -> tuple:
+    from .sweep import INPUTS
+    return tuple(c for c in cols if c in INPUTS or c in CATEGORICAL_RECORD)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Queries the app needs
+# ---------------------------------------------------------------------------------------------------------------
+
+def query(con, table: str, filters=(), columns=None, limit: int = 10_000, order_by=None) -> pd.DataFrame:
+    """Rows of a sweep matching `filters`: `columns` (default all), ordered by `order_by` (columns; a leading "-"
+    sorts descending), at most `limit` rows."""
+    cols = allowed_columns(con, table)
+    select = _q(_keys(columns, cols)) if columns is not None else _q(cols)
+    cond, params = where(filters, cols)
+    order = _order(order_by, cols)
+    return _df(con, f'SELECT {select} FROM "{table}" WHERE {cond}{order} LIMIT {_limit(limit)}', params)
+
+
+def _order(order_by, cols) -> str:
+    if not order_by:
+        return ""
+    terms = []
+    for o in [order_by] if isinstance(order_by, str) else order_by:
+        desc = isinstance(o, str) and o.startswith("-")
+        name = o[1:] if desc else o
+        terms.append(f"{_col(name, cols)} {'DESC' if desc else 'ASC'} NULLS LAST")
+    return " ORDER BY " + ", ".join(terms)
+
+
+def count(con, table: str, filters=()) -> int:
+    """How many rows match `filters`."""
+    cols = allowed_columns(con, table)
+    cond, params = where(filters, cols)
+    with con.cursor() as cur:
+        return int(cur.execute(f'SELECT count(*) FROM "{table}" WHERE {cond}', params).fetchone()[0])
+
+
+def fit_region(con, table: str, filters=(), cell=("model", "n_gpus", "seq_len")) -> pd.DataFrame:
+    """One row per cell (default model × n_gpus × seq_len) over the valid configurations in it: n_configs, n_fit,
+    fits (any configuration fits), headroom_bytes (the best: largest), binding (the largest memory term of that
+    best configuration), total_bytes (the smallest)."""
+    cols = allowed_columns(con, table)
+    keys = _keys(cell, cols, _group_keys(cols))
+    cond, params = where(filters, cols)
+    k = _q(keys)
+    return _df(con, f"""
+        SELECT {k}, count(*) AS n_configs, count(*) FILTER (WHERE fits) AS n_fit, bool_or(fits) AS fits,
+               max(headroom_bytes) AS headroom_bytes, arg_max(binding, headroom_bytes) AS binding,
+               min(total_bytes) AS total_bytes
+        FROM "{table}" WHERE valid AND {cond} GROUP BY {k} ORDER BY {k}""", params)
+
+
+_DETAIL = ("gpu", "n_gpus", "tp", "pp", "zero_stage", "micro_batch", "recompute", "seq_len", "dp", "total_bytes",
+           "headroom_bytes", "binding", "days", "cost_usd")
+
+
+def _best_per_group(con, table, filters, by, order: str, value: str, alias: str) -> pd.DataFrame:
+    """For each group of `by` (over valid rows): the first fitting row under `order` (NULL when none fits)."""
+    cols = allowed_columns(con, table)
+    keys = _keys(by, cols, _group_keys(cols))
+    cond, params = where(filters, cols)
+    detail = [c for c in _DETAIL if c in cols and c not in keys and c != value]
+    k = _q(keys)
+    join = " AND ".join(f'c."{x}" IS NOT DISTINCT FROM b."{x}"' for x in keys)
+    return _df(con, f"""
+        WITH cells AS (SELECT DISTINCT {k} FROM "{table}" WHERE valid AND {cond}),
+             best AS (SELECT {k}, "{value}" AS {alias}, {_q(detail)} FROM "{table}" WHERE fits AND {cond}
+                      QUALIFY row_number() OVER (PARTITION BY {k} ORDER BY {order}) = 1)
+        SELECT {', '.join(f'c."{x}"' for x in keys)}, b.{alias}, {', '.join(f'b."{x}"' for x in detail)}
+        FROM cells c LEFT JOIN best b ON {join} ORDER BY {', '.join(f'c."{x}"' for x in keys)}""", params + params)
+
+
+def min_gpus(con, table: str, filters=(), by=("model", "seq_len", "zero_stage")) -> pd.DataFrame:
+    """The fewest GPUs that fit, per group (default model × seq_len × zero_stage), with the configuration that does
+    it (most headroom among the ties); min_gpus is NULL where nothing in the sweep fits."""
+    return _best_per_group(con, table, filters, by, '"n_gpus" ASC, "headroom_bytes" DESC', "n_gpus", "min_gpus")
+
+
+def max_seq_len(con, table: str, filters=(), by=("model", "n_gpus")) -> pd.DataFrame:
+    """The largest sequence length that fits, per group (default model × n_gpus), with the configuration that does
+    it (most headroom among the ties); max_seq_len is NULL where nothing fits."""
+    return _best_per_group(con, table, filters, by, '"seq_len" DESC, "headroom_bytes" DESC', "seq_len",
+                           "max_seq_len")
+
+
+def pareto(con, table: str, filters=(), by=("model",)) -> pd.DataFrame:
+    """The cost-vs-days frontier per group (default per model) across accelerators, GPU counts and every other
+    input: among configurations that fit and have a cost, the rows no other row beats on both days and cost
+    (for each deadline, the lowest cost). Sorted by days."""
+    cols = allowed_columns(con, table)
+    keys = _keys(by, cols, _group_keys(cols)) if by else []
+    cond, params = where(filters, cols)
+    detail = [c for c in _DETAIL if c in cols and c not in keys and c not in ("days", "cost_usd")]
+    part = f"PARTITION BY {_q(keys)} " if keys else ""
+    k = f"{_q(keys)}, " if keys else ""
+    return _df(con, f"""
+        WITH ok AS (SELECT {k}"days", "cost_usd", {_q(detail)} FROM "{table}"
+                    WHERE fits AND "cost_usd" IS NOT NULL AND "days" IS NOT NULL AND {cond}),
+             run AS (SELECT *, min("cost_usd") OVER ({part}ORDER BY "days", "cost_usd"
+                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_min FROM ok)
+        SELECT {k}"days", "cost_usd", {_q(detail)} FROM run
+        WHERE prev_min IS NULL OR "cost_usd" < prev_min ORDER BY {k}"days", "cost_usd"
+        """, params)
+
+
+def activations_vs_seq(con, table: str, filters=(), by=("model", "recompute")) -> pd.DataFrame:
+    """Activation memory per GPU against sequence length, per group (default model × recompute mode), over the
+    valid rows matching `filters` (fix the other inputs with filters for one line per group): the smallest and
+    largest activations_bytes at each seq_len, and how many configurations."""
+    cols = allowed_columns(con, table)
+    keys = _keys(by, cols, _group_keys(cols))
+    cond, params = where(filters, cols)
+    k = _q(keys)
+    return _df(con, f"""
+        SELECT {k}, "seq_len", min("activations_bytes") AS activations_bytes,
+               max("activations_bytes") AS activations_bytes_max, count(*) AS n_configs
+        FROM "{table}" WHERE valid AND {cond} GROUP BY {k}, "seq_len" ORDER BY {k}, "seq_len"
+        """, params)
+
+
+def summarise(con, table: str, by, filters=()) -> pd.DataFrame:
+    """Counts and bests per value of any input column (or several; also valid, fits, reason, binding, dp): rows,
+    valid, fit, smallest total_bytes and largest headroom among valid rows, lowest cost and fewest days among
+    the rows that fit."""
+    cols = allowed_columns(con, table)
+    keys = _keys(by, cols, _group_keys(cols))
+    cond, params = where(filters, cols)
+    k = _q(keys)
+    return _df(con, f"""
+        SELECT {k}, count(*) AS n_rows, count(*) FILTER (WHERE valid) AS n_valid,
+               count(*) FILTER (WHERE fits) AS n_fit, min(total_bytes) AS min_total_bytes,
+               max(headroom_bytes) AS max_headroom_bytes, min(cost_usd) FILTER (WHERE fits) AS min_cost_usd,
+               min(days) FILTER (WHERE fits) AS min_days
+        FROM "{table}" WHERE {cond} GROUP BY {k} ORDER BY {k}""", params)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Export
+# ---------------------------------------------------------------------------------------------------------------
+
+def _fmt(path: Path, fmt: str | None) -> str:
+    fmt = (fmt or path.suffix.lstrip(".")).lower()
+    if fmt not in FORMATS:
+        raise ValueError(f"format: {fmt!r} is not one of {', '.join(FORMATS)} (from the file suffix or fmt)")
+    return fmt
+
+
+def copy_to(reader, path: str | Path, fmt: str | None = None) -> int:
+    """Write an Arrow stream (RecordBatchReader) to CSV (with a header) or Parquet with DuckDB's COPY, streaming,
+    from a throwaway DuckDB instance that may write `path` (and its tmp_ twin) and nothing else. Returns the rows
+    written."""
+    path = Path(path).resolve()
+    fmt = _fmt(path, fmt)
+    if not path.parent.is_dir():
+        raise ValueError(f"out: folder {str(path.parent)!r} does not exist")
+    with duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}) as exp:
+        # COPY writes tmp_<name> beside the file and renames it when the file exists already
+        exp.execute("SET allowed_paths = ?", [[str(path), str(path.with_name("tmp_" + path.name))]])
+        exp.execute("SET enable_external_access = false")
+        exp.execute("SET lock_configuration = true")
+        exp.register("rows", reader)
+        options = "FORMAT csv, HEADER true" if fmt == "csv" else "FORMAT parquet, COMPRESSION zstd"
+        n = exp.execute(f"COPY (SELECT * FROM rows) TO ? ({options})", [str(path)]).fetchone()[0]
+    return int(n)
+
+
+def export(con, table: str, path: str | Path, fmt: str | None = None, filters=(), columns=None,
+           order_by=None, batch_rows: int = 1 << 17) -> int:
+    """Write a whole sweep, or the rows matching `filters` (and only `columns`), to CSV or Parquet by DuckDB's COPY,
+    streamed (tables larger than memory too); returns the rows written. See the module notes for why the file is
+    written by a second, single-path DuckDB instance."""
+    cols = allowed_columns(con, table)
+    select = _q(_keys(columns, cols)) if columns is not None else _q(cols)
+    cond, params = where(filters, cols)
+    sql = f'SELECT {select} FROM "{table}" WHERE {cond}{_order(order_by, cols)}'
+    with con.cursor() as cur:
+        reader = cur.sql(sql, params=params).to_arrow_reader(batch_rows)
+        return copy_to(reader, path, fmt)
