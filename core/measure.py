@@ -52,7 +52,10 @@ def torch_available() -> bool:
 def _torch_blocks():
     if not torch_available():
         raise ValueError(f"torch: not installed. {INSTALL_HINT}")
-    from . import torch_blocks
+    try:
+        from . import torch_blocks
+    except ImportError as e:  # installed but broken (e.g. a CUDA build without its libraries)
+        raise ValueError(f"torch: cannot be imported ({e}). {INSTALL_HINT}") from None
     return torch_blocks
 
 
@@ -84,6 +87,23 @@ def block_forward_flops(seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff
     n_mlp = np.where(np.asarray(mlp) == "swiglu", 3.0, 2.0)
     weights = 2 * h * h + 2 * h * (k * h / a) + n_mlp * h * f
     return 2 * b * s * weights + 4 * b * s * s * h
+
+
+def checkpoint_rerun_flops(recompute, seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, mlp="gelu",
+                           flash_attention=False, dropout=True):
+    """FLOPs `torch.utils.checkpoint` (non-reentrant) runs again in one block's backward (vectorised). It stops
+    as soon as every tensor backward needs is rebuilt, so the last ops of the checkpointed region that keep
+    nothing are not rerun. full: the block's forward, less the last MLP projection (2·b·s·f·h) when no dropout
+    mask follows it. selective: the math path reruns QKᵀ only (2·b·s²·h: the AV product's inputs are rebuilt
+    before it would run); flash reruns its one SDPA op (4·b·s²·h). The core's `hardware_flops_per_token` instead
+    adds the whole model's forward (LM head included) for full, and the attention forward (4·b·s²·h) for
+    selective."""
+    rec = np.asarray(recompute)
+    s, b, h, f = (np.asarray(x, dtype=np.float64) for x in (seq_len, micro_batch, d_model, d_ff))
+    sel = np.where(np.asarray(flash_attention, dtype=bool), 4.0, 2.0) * b * s * s * h
+    full = block_forward_flops(seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, mlp) - np.where(
+        np.asarray(dropout, dtype=bool), 0.0, 2 * b * s * f * h)
+    return np.select([rec == "full", rec == "selective"], [full, sel], 0.0 * full)
 
 
 def flop_params(cfg: Config) -> float:
@@ -304,6 +324,14 @@ def compare(cfg: Config, *, device: str = "cpu", dropout_impl: str = "native", w
     flops = [_flop_row("block forward", fwd_pred, none["forward_flops"], "2·b·s·(block matmul weights) + 4·b·s²·h"),
              _flop_row("block forward + backward", 3 * fwd_pred, none["forward_flops"] + none["backward_flops"],
                        "backward = 2 × forward" + (" (flash: see notes)" if cfg.flash_attention else ""))]
+    attn_fwd = 4.0 * b * s * s * h
+    for rc, extra, what in (("selective", attn_fwd, "+ attention forward (core)"), ("full", fwd_pred, "+ forward")):
+        run = block_runs[rc]
+        rerun = float(checkpoint_rerun_flops(rc, s, b, h, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp,
+                                             cfg.flash_attention, m.dropout))
+        flops.append(_flop_row(f"block forward + backward, recompute {rc}", 3 * fwd_pred + extra,
+                               run["forward_flops"] + run["backward_flops"],
+                               f"{what}; checkpoint reruns {rerun:.4g}"))
 
     model_rows = model_totals = None
     if whole_model:
@@ -321,6 +349,12 @@ def compare(cfg: Config, *, device: str = "cpu", dropout_impl: str = "native", w
         flops.append(_flop_row("model training step", hw * tokens, run["forward_flops"] + run["backward_flops"],
                                f"core: (6·N + 12·L·h·s) per token × {tokens} tokens"
                                + ("" if cfg.recompute == "none" else f", hardware FLOPs with recompute={cfg.recompute}")))
+        if cfg.recompute != "none":
+            rerun = L * float(checkpoint_rerun_flops(cfg.recompute, s, b, h, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp,
+                                                     cfg.flash_attention, m.dropout))
+            flops.append(_flop_row("model training step, what checkpoint reruns", fpt * tokens + rerun,
+                                   run["forward_flops"] + run["backward_flops"],
+                                   "6·N + 12·L·h·s per token + the blocks' rerun only (no LM head, no embeddings)"))
         raw = float(F.hardware_flops_per_token(F.model_flops_per_token(m.n_active_params, L, h, s, "full"), attn,
                                                cfg.recompute)) * tokens
         if abs(raw - hw * tokens) > 0.001 * raw:
@@ -407,6 +441,11 @@ def _notes(cfg: Config, device: str, dropout_impl: str, tb) -> list[str]:
     if cfg.recompute == "full":
         n.append("Full recomputation: what the forward keeps is each block's input (2sbh); the estimate also adds "
                  "the recompute peak (one layer's working set during its backward), which is not a saved tensor.")
+    if cfg.recompute != "none":
+        n.append("Hardware FLOPs with recomputation: the core adds a whole forward (full: LM head and all) or the "
+                 "attention forward (selective); torch.utils.checkpoint reruns only the checkpointed blocks, and stops "
+                 "once backward's saved tensors are rebuilt (selective, math path: QKᵀ but not the AV product; full "
+                 "without dropout: not the last MLP projection). The row 'what checkpoint reruns' counts that.")
     if cfg.fp32_loss:
         n.append("fp32 loss: logits_bytes counts the bf16 logits and their fp32 copy (6sbV, both alive at the loss); "
                  "autograd keeps only the fp32 log-softmax (4sbV).")

@@ -174,6 +174,20 @@ def test_gpt_block_forward_flops_exact(tb, h, a, s, b):
     assert run["backward_flops"] == 2 * expected
 
 
+@pytest.mark.parametrize("recompute", ("selective", "full"))
+@pytest.mark.parametrize("kind", ("gpt", "llama"))
+def test_checkpoint_reruns_exactly_what_backward_needs(tb, kind, recompute):
+    """Measured: non-reentrant checkpoint stops recomputing once backward's saved tensors are rebuilt, so a block's
+    forward + backward is 3 × forward + `checkpoint_rerun_flops` exactly (math path), not the core's HFU term."""
+    h, a, s, b = 128, 4, 64, 2
+    spec = gpt_spec(tb, h, a) if kind == "gpt" else llama_spec(tb, h, a, 2, 344, flash_attention=False)
+    run = tb.measure_block(spec, s, b, recompute)
+    fwd = float(ME.block_forward_flops(s, b, h, a, spec.n_kv_heads, spec.d_ff, spec.mlp))
+    rerun = float(ME.checkpoint_rerun_flops(recompute, s, b, h, a, spec.n_kv_heads, spec.d_ff, spec.mlp, False,
+                                            spec.dropout))
+    assert run["forward_flops"] + run["backward_flops"] == 3 * fwd + rerun
+
+
 def test_flash_forward_flops_counted_on_cpu(tb):
     """torch 2.13's FlopCounterMode has no formula for the CPU flash op (counts 0); ours is registered."""
     run = tb.measure_block(gpt_spec(tb, 128, 4, flash_attention=True), 64, 2)
