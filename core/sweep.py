@@ -47,7 +47,9 @@ import binascii
 import hashlib
 import json
 import math
+import queue
 import sys
+import threading
 import time
 import zlib
 from dataclasses import dataclass, fields
@@ -759,14 +761,61 @@ class Sweep:
         for sl in _chunks([a.size for a in self.axes], self.chunk_rows):
             yield self.batch(sl)
 
-    def reader(self, progress: Callable[[int, int], None] | None = None) -> pa.RecordBatchReader:
-        """The whole grid as a stream of record batches; `progress(rows_done, rows_total)` after each batch."""
-        def gen():
+    def batches(self, progress: Callable[[int, int], None] | None = None, prefetch: int = 2
+                ) -> Iterator[pa.RecordBatch]:
+        """The whole grid as record batches; `progress(rows_done, rows_total)` after each batch, on the thread
+        that consumes them.
+
+        With `prefetch` > 0 a helper thread evaluates up to that many chunks ahead while the consumer (a DuckDB
+        insert, a COPY) works, so evaluation and writing overlap on two cores (NumPy and DuckDB release the GIL).
+        An error in the helper is raised in the consumer; a consumer that stops early stops the helper."""
+        if prefetch <= 0:
             for b in self:
                 if progress is not None:
                     progress(self.rows, self.n_rows)
                 yield b
-        return pa.RecordBatchReader.from_batches(self.schema, gen())
+            return
+        q: queue.Queue = queue.Queue(maxsize=prefetch)
+        stop = threading.Event()
+
+        def put(item) -> bool:
+            while not stop.is_set():
+                try:
+                    q.put(item, timeout=0.05)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        def produce():
+            try:
+                for b in self:
+                    if not put(("batch", b, self.rows)):
+                        return
+                put(("end", None, self.rows))
+            except BaseException as e:  # handed to the consumer, raised there
+                put(("error", e, self.rows))
+
+        helper = threading.Thread(target=produce, name="sweep-evaluate", daemon=True)
+        helper.start()
+        try:
+            while True:
+                kind, item, done = q.get()
+                if kind == "end":
+                    return
+                if kind == "error":
+                    raise item
+                if progress is not None:
+                    progress(done, self.n_rows)
+                yield item
+        finally:
+            stop.set()
+            helper.join()
+
+    def reader(self, progress: Callable[[int, int], None] | None = None, prefetch: int = 2
+               ) -> pa.RecordBatchReader:
+        """`batches` as an Arrow stream (for DuckDB's COPY; `progress` then runs on DuckDB's thread)."""
+        return pa.RecordBatchReader.from_batches(self.schema, self.batches(progress, prefetch))
 
 
 def _binding_codes(out: dict, shape) -> np.ndarray:
@@ -825,7 +874,7 @@ def run_sweep(spec: SweepSpec, con, progress: Callable[[int, int], None] | None 
     if not replace and db.has_sweep(con, name, code_version()):
         return name
     t0 = time.perf_counter()
-    db.write_sweep(con, name, sw.reader(progress), spec_json=spec.to_json(), code_version=code_version(),
+    db.write_sweep(con, name, sw.batches(progress), spec_json=spec.to_json(), code_version=code_version(),
                    stats=lambda: {"n_rows": sw.rows if not spec.drop_invalid else sw.valid, "n_valid": sw.valid,
                                   "n_fit": sw.fits, "seconds": time.perf_counter() - t0})
     return name
