@@ -22,7 +22,6 @@ Conventions (decided here, stated in every result's notes):
 """
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import re
 from dataclasses import dataclass
@@ -107,12 +106,13 @@ def checkpoint_rerun_flops(recompute, seq_len, micro_batch, d_model, n_heads, n_
 
 
 def flop_params(cfg: Config) -> float:
-    """N for the FLOP comparison: the core's active parameters without the tables read by a gather (position
-    table; input embedding when the LM head is untied). See the module docstring."""
+    """N for the FLOP comparison: the active parameters of the shape that is built (`param_breakdown`; in raw-N
+    mode the documented shape, not the raw count) without the tables read by a gather (position table; input
+    embedding when the LM head is untied). See the module docstring."""
     m = cfg.model
     parts = param_breakdown(**m.arch())
     gathered = float(parts["position"]) + (0.0 if m.tied_embeddings else float(parts["embedding"]))
-    return float(m.n_active_params) - gathered
+    return float(parts["active"]) - gathered
 
 
 def measurement_cost(cfg: Config) -> dict:
@@ -308,7 +308,10 @@ def compare(cfg: Config, *, device: str = "cpu", dropout_impl: str = "native", w
         check_size(cfg, cap)
     m = cfg.model
     s, b, L, h = cfg.seq_len, cfg.micro_batch, m.n_layers, m.d_model
-    notes = _notes(cfg, device, dropout_impl, tb)
+    notes = _notes(cfg, device, dropout_impl, tb, whole_model)
+    if not torch.__version__.startswith(TORCH_VERSION):
+        notes.append(f"This is torch {torch.__version__}; the traps named here were found with {TORCH_VERSION} "
+                     "(requirements-measure.txt) and may differ.")
 
     # --- one block, three recompute modes ----------------------------------------------------------------------
     block_runs = {rc: tb.measure_block(spec, s, b, rc, device, seed) for rc in M.RECOMPUTE_MODES}
@@ -321,7 +324,8 @@ def compare(cfg: Config, *, device: str = "cpu", dropout_impl: str = "native", w
     # --- FLOPs ---------------------------------------------------------------------------------------------------
     fwd_pred = float(block_forward_flops(s, b, h, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp))
     none = block_runs["none"]
-    flops = [_flop_row("block forward", fwd_pred, none["forward_flops"], "2·b·s·(block matmul weights) + 4·b·s²·h"),
+    flops = [_flop_row("block forward", fwd_pred, none["forward_flops"],
+                       "2·b·s·(block matmul weights) + 4·b·s²·h"),
              _flop_row("block forward + backward", 3 * fwd_pred, none["forward_flops"] + none["backward_flops"],
                        "backward = 2 × forward" + (" (flash: see notes)" if cfg.flash_attention else ""))]
     attn_fwd = 4.0 * b * s * s * h
@@ -348,7 +352,8 @@ def compare(cfg: Config, *, device: str = "cpu", dropout_impl: str = "native", w
                                f"(2·N + 4·L·h·s) per token, N = {n:.4g} (no gathered tables)"))
         flops.append(_flop_row("model training step", hw * tokens, run["forward_flops"] + run["backward_flops"],
                                f"core: (6·N + 12·L·h·s) per token × {tokens} tokens"
-                               + ("" if cfg.recompute == "none" else f", hardware FLOPs with recompute={cfg.recompute}")))
+                               + ("" if cfg.recompute == "none"
+                                  else f", hardware FLOPs with recompute={cfg.recompute}")))
         if cfg.recompute != "none":
             rerun = L * float(checkpoint_rerun_flops(cfg.recompute, s, b, h, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp,
                                                      cfg.flash_attention, m.dropout))
@@ -394,11 +399,13 @@ def _cuda_step(cfg: Config, spec, tb, seed: int) -> dict:
                     "the optimizer's per-parameter fp32 temporaries) are in it, the estimate has no term for them"}
 
 
-def _notes(cfg: Config, device: str, dropout_impl: str, tb) -> list[str]:
+def _notes(cfg: Config, device: str, dropout_impl: str, tb, whole_model: bool = True) -> list[str]:
     m = cfg.model
     n = [f"Measured on one unsharded replica in bf16 on {device} with PyTorch; the ledger at tp = 1"
          + (f" (the configuration's tp={cfg.tp}, pp={cfg.pp}, ZeRO-{cfg.zero_stage} are not built)"
             if (cfg.tp, cfg.pp, cfg.zero_stage) != (1, 1, 0) else "") + "."]
+    if m.shape_note:
+        n.append(f"Built from the documented shape: {m.shape_note}.")
     parts = {"fused": [], "eager": []}
     if m.norm == "rmsnorm":
         parts["fused"].append("RMSNorm keeps its 16-bit input and fp32 rstd")
@@ -449,9 +456,10 @@ def _notes(cfg: Config, device: str, dropout_impl: str, tb) -> list[str]:
     if cfg.fp32_loss:
         n.append("fp32 loss: logits_bytes counts the bf16 logits and their fp32 copy (6sbV, both alive at the loss); "
                  "autograd keeps only the fp32 log-softmax (4sbV).")
-    n.append("Whole model: the ledger counts per-layer tensors and the logits; token ids, the final norm's and the "
-             "LM head's inputs are kept too and shown as model rows. FLOPs: N excludes gathered tables (position "
-             "table; input embedding when untied); norms and biases are in N but not matmuls.")
+    if whole_model:
+        n.append("Whole model: the ledger counts per-layer tensors and the logits; token ids, the final norm's and "
+                 "the LM head's inputs are kept too and shown as model rows. FLOPs: N excludes gathered tables "
+                 "(position table; input embedding when untied); norms and biases are in N but not matmuls.")
     return n
 
 
@@ -471,7 +479,8 @@ def render(res: dict) -> str:
     sh = res["shape"]
     out = [f"measure {res['model']}: L={sh['n_layers']} h={sh['d_model']} a={sh['n_heads']} k={sh['n_kv_heads']} "
            f"f={sh['d_ff']} V={sh['vocab_size']} s={sh['seq_len']} b={sh['micro_batch']} ({sh['mlp']}, {sh['norm']}, "
-           f"{sh['position']}, dropout {'on' if sh['dropout'] else 'off'}, flash {'on' if res['flash_attention'] else 'off'})",
+           f"{sh['position']}, dropout {'on' if sh['dropout'] else 'off'}, "
+           f"flash {'on' if res['flash_attention'] else 'off'})",
            f"  PyTorch {res['torch_version']} on {res['device']}, bf16; implementation = ledger profile "
            f"'{res['profile']}'; recompute {res['recompute']}; bytes in MB (1e6)", ""]
 
@@ -502,8 +511,9 @@ def render(res: dict) -> str:
     out.append("")
     c = res.get("cuda_step")
     if c:
-        out.append(f"CUDA training step on {c['device_name']}: max_memory_allocated {c['max_memory_allocated_bytes'] / GiB:.3f}"
-                   f" GiB vs estimate total {c['predicted_total_bytes'] / GiB:.3f} GiB (ratio {_rt(c['ratio'])})")
+        out.append(f"CUDA training step on {c['device_name']}: max_memory_allocated "
+                   f"{c['max_memory_allocated_bytes'] / GiB:.3f} GiB vs the estimate's total "
+                   f"{c['predicted_total_bytes'] / GiB:.3f} GiB (ratio {_rt(c['ratio'])})")
         out.append(f"  {c['note']}")
         out.append("")
     out.append("notes")
