@@ -6,10 +6,11 @@ Database. `connect(path=None)` opens an embedded database, in memory by default 
 ``lock_configuration = true`` (no later SET can undo it). Sweep tables are written from Arrow record batches,
 each registered on the cursor explicitly (`write_sweep`), materialised with ``CREATE TABLE … AS SELECT`` and
 appended, named by the spec's hash (``sweep_`` + 16 hex digits), and recorded in the catalog table `sweep_catalog`
-(id, spec JSON, code version, created, row counts, seconds), in one transaction. Every query runs on its own
+(id, spec JSON, code version, created, row counts, seconds) once complete. Every query runs on its own
 `cursor()` (DuckDB 2 refuses a connection shared across threads) and returns a pandas DataFrame. With
 `memory_limit`, an in-memory database offloads table blocks to its temp directory beyond it (`.tmp/` under the
-working directory, DuckDB's default), so a 10M-row sweep does not need its ~3.5 GB resident.
+working directory, DuckDB's default), so a 10M-row sweep does not need its ~3.5 GB resident. Row order in a
+table is not kept (``preserve_insertion_order = false``: faster inserts); queries that need one say ORDER BY.
 
 Trust. Identifiers are never taken from a caller as SQL: a table name must look like ``sweep_<16 hex>`` and be in
 the catalog; a column must be one of that table's columns and of the sweep vocabulary (`allowed_columns`). User
@@ -82,16 +83,18 @@ def _check_name(name: str) -> str:
 
 def write_sweep(con, name: str, batches, spec_json: str, code_version: str, stats) -> None:
     """Materialise Arrow record batches (an iterable, consumed on this thread) as table `name`, replacing one of
-    that name, and record it in the catalog, in one transaction: the first batch creates the table
-    (CREATE TABLE … AS SELECT), the others are appended. `stats()` is called after the data is in and gives
-    n_rows, n_valid, n_fit and seconds. A failure part-way leaves neither the table nor its catalog row."""
+    that name, and then record it in the catalog: the first batch creates the table (CREATE TABLE … AS SELECT),
+    the others are appended, each committed as it lands so that DuckDB can move finished blocks out of memory
+    (beyond `memory_limit`; inside one transaction they would all stay resident). `stats()` is called after the
+    data is in and gives n_rows, n_valid, n_fit and seconds. The catalog row is written last and every query
+    checks it, so a table is visible only when complete; a failure part-way drops the table."""
     import pyarrow as pa
     _check_name(name)
     json.loads(spec_json)  # a malformed spec is a bug upstream; fail before writing
     with con.cursor() as cur:
-        cur.execute("BEGIN TRANSACTION")
+        cur.execute(f"DELETE FROM {CATALOG} WHERE id = ?", [name])
+        cur.execute(f'DROP TABLE IF EXISTS "{name}"')
         try:
-            cur.execute(f'DROP TABLE IF EXISTS "{name}"')
             for i, batch in enumerate(batches):
                 cur.register("sweep_chunk", pa.Table.from_batches([batch]))
                 if i == 0:
@@ -100,13 +103,11 @@ def write_sweep(con, name: str, batches, spec_json: str, code_version: str, stat
                     cur.execute(f'INSERT INTO "{name}" SELECT * FROM sweep_chunk')
                 cur.unregister("sweep_chunk")
             s = stats()
-            cur.execute(f"DELETE FROM {CATALOG} WHERE id = ?", [name])
             cur.execute(f"INSERT INTO {CATALOG} VALUES (?, ?, ?, now()::TIMESTAMP, ?, ?, ?, ?)",
                         [name, spec_json, code_version, int(s["n_rows"]), int(s["n_valid"]), int(s["n_fit"]),
                          float(s["seconds"])])
-            cur.execute("COMMIT")
         except BaseException:
-            cur.execute("ROLLBACK")
+            cur.execute(f'DROP TABLE IF EXISTS "{name}"')
             raise
 
 

@@ -33,10 +33,16 @@ them), and every other input named in the spec — then the record columns of `e
 peak_flops_per_s and gpu_memory_bytes are record columns). Types: integers int32, numbers float64, flags bool,
 names dictionary<int16, string>. Row order follows the axis order (not the spec's) and is not part of the contract.
 
+Streaming. `Sweep.batches` yields one Arrow record batch per chunk; a helper thread evaluates up to two chunks
+ahead while the consumer writes (NumPy and DuckDB release the GIL, so the two overlap on two cores), and
+`progress(rows_done, rows_total)` runs on the consumer's thread. `run_sweep` appends the batches to a DuckDB table
+from the calling thread (so a progress callback may update a UI); `export_sweep` hands them to DuckDB's COPY as a
+stream.
+
 Guard rail: `check_rows(spec, max_rows)` (run first by every entry point; default cap `MAX_ROWS`) refuses a grid
 larger than the cap and names the largest dimensions to shrink.
 
-Entry points: `iter_batches` (Arrow record batches), `to_table` (small grids), `run_sweep` (into DuckDB through
+Entry points: `Sweep` / `iter_batches` (Arrow record batches), `to_table` (small grids), `run_sweep` (into DuckDB through
 `core.db`, which owns the database), `export_sweep` (streamed straight to CSV/Parquet by DuckDB's COPY) and the
 CLI ``python -m core sweep --spec spec.json --out x.parquet|x.csv|x.duckdb``.
 """
@@ -69,6 +75,7 @@ from .model import ARCH_FIELDS, preset_names
 
 MAX_ROWS = 50_000_000  # default row cap (a 10M-row grid takes seconds; 50M is minutes and several GB in DuckDB)
 CHUNK_ROWS = 1 << 17  # rows evaluated at once: ~100 MB of record columns, the sweet spot measured on 2 cores
+LOG_POINTS = 10  # a log range's points when "n" is not given
 MAX_LOG_POINTS = 100_000
 
 MODEL_INPUTS = ("model", "n_params") + ARCH_FIELDS
@@ -170,8 +177,9 @@ class Range:
         elif kind == "float" and self.step < 1e-9 * max(abs(self.start), abs(self.stop)):
             raise ValueError(f"{name}: range step {self.step} is too fine for values near {self.stop}")
         if self.step == "log":
-            if isinstance(self.n, bool) or not isinstance(self.n, int) or not 2 <= self.n <= MAX_LOG_POINTS:
-                raise ValueError(f"{name}: a log range needs 'n' points, an integer from 2 to {MAX_LOG_POINTS}")
+            if self.n is not None and (isinstance(self.n, bool) or not isinstance(self.n, int)
+                                       or not 2 <= self.n <= MAX_LOG_POINTS):
+                raise ValueError(f"{name}: 'n' (log-spaced points) must be an integer from 2 to {MAX_LOG_POINTS}")
         elif self.n is not None:
             raise ValueError(f"{name}: 'n' is only for a log range")
         if kind == "int":
@@ -207,6 +215,7 @@ class Range:
 @lru_cache(maxsize=256)
 def _range_values(a, b, step, n, integer: bool) -> tuple:
     if step == "log":
+        n = n or LOG_POINTS
         vals = [a * (b / a) ** (i / (n - 1)) for i in range(n)]
     elif step == "pow2":
         vals = [a * 2**i for i in range(Range(a, b, step).count())]
@@ -944,7 +953,7 @@ def cmd_sweep(args) -> int:
     t0 = time.perf_counter()
     if fmt == "duckdb":
         from . import db
-        con = db.connect(out)
+        con = db.connect(out, memory_limit=args.memory_limit)
         try:
             table = run_sweep(spec, con, progress=bar, chunk_rows=args.chunk_rows, max_rows=args.max_rows,
                               replace=True)
@@ -977,6 +986,7 @@ def register_cli(sub) -> None:
     sp.add_argument("--max-rows", type=int, default=MAX_ROWS, help=f"row cap (default {MAX_ROWS:,})")
     sp.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help=f"rows per chunk (default {CHUNK_ROWS:,})")
     sp.add_argument("--drop-invalid", action="store_true", help="leave invalid combinations out")
+    sp.add_argument("--memory-limit", default="1GB", help="DuckDB memory limit for a .duckdb output (default 1GB)")
     sp.add_argument("--quiet", action="store_true", help="no progress bar")
     sp.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     sp.set_defaults(func=cmd_sweep)

@@ -77,6 +77,7 @@ def test_issue_example_row_count_and_round_trips():
     (Range(1e9, 1e12, "log", 4), False, (1e9, 1e10, 1e11, 1e12)),
     (Range(1, 4, "log", 10), True, (1, 2, 3, 4)),  # rounded, duplicates dropped
     (Range(7, 7, 1), True, (7,)),
+    (Range(1, 1e9, "log"), False, tuple(10.0**i for i in range(10))),  # 10 points unless "n" says
 ])
 def test_ranges(rng, integer, expected):
     assert rng.values(integer) == expected
@@ -101,7 +102,7 @@ def test_counts_known_without_expanding():
     ({"model": "llama-3.1-8b", "seq_len": {"from": 0, "to": 1024, "step": "pow2"}}, "seq_len"),
     ({"model": "llama-3.1-8b", "seq_len": {"from": 1, "to": 1024, "step": 0}}, "seq_len"),
     ({"model": "llama-3.1-8b", "seq_len": {"from": 1, "to": 1024, "step": 1.5}}, "seq_len"),
-    ({"model": "llama-3.1-8b", "seq_len": {"from": 1, "to": 1024, "step": "log"}}, "seq_len"),
+    ({"model": "llama-3.1-8b", "seq_len": {"from": 1, "to": 1024, "step": "log", "n": 1}}, "seq_len"),
     ({"model": "llama-3.1-8b", "seq_len": {"from": 1, "to": 1024}}, "seq_len"),
     ({"model": "llama-3.1-8b", "mfu": {"from": 0.5, "to": 0.6, "step": 1e-12}}, "mfu"),
     ({"model": "llama-3.1-8b", "mfu": {"from": 0.5, "to": 0.6, "step": 0.1, "n": 3}}, "mfu"),
