@@ -1,7 +1,8 @@
 """Landing page of the training-run planner (file-based multipage app: the other pages are pages/NN_name.py)."""
 import streamlit as st
 
-from ui import explain as X, layout
+from ui import compute as _warm, explain as X, layout  # noqa: F401  (compute: import pandas/altair/core now,
+#                                                       so the first page a visitor opens from here starts faster)
 
 layout.setup("Home", ":material/memory:")
 st.title("Training planner")

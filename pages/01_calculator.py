@@ -130,13 +130,17 @@ st.caption(f"Per layer on one GPU under recompute = {cfg.recompute}"
               if cfg.recompute == "full" else "")
            + f"; all {m.n_layers} layers hold {fmt.mem(rec['activations_bytes'], unit)} per GPU.")
 
-with st.expander("Parameters by part and the limits of this setup"):
-    p1, p2 = st.columns(2)
-    params = pd.DataFrame([{"part": k, "parameters": v} for k, v in m.params().items()])
-    p1.dataframe(params, hide_index=True, width="stretch",
-                 column_config={"parameters": st.column_config.NumberColumn(format="%,.0f")})
-    lim = C.limits(cfg)
-    p2.dataframe(pd.DataFrame([{"limit": k, "value": "does not fit" if v is None else f"{v:,.4g}"}
-                               for k, v in lim.items()]), hide_index=True, width="stretch")
+with pg.expander("Parameters by part and the limits of this setup (longest sequence, largest micro-batch, fewest "
+                 "GPUs per ZeRO stage, largest model)", "lim") as exp:
+    if exp.open:
+        p1, p2 = st.columns(2)
+        params = pd.DataFrame([{"part": k, "parameters": v} for k, v in m.params().items()])
+        p1.dataframe(params, hide_index=True, width="stretch",
+                     column_config={"parameters": st.column_config.NumberColumn(format="%,.0f")})
+        lim = C.limits(cfg)
+        p2.dataframe(pd.DataFrame([{"limit": k, "value": "does not fit" if v is None else f"{v:,.4g}"}
+                                   for k, v in lim.items()]), hide_index=True, width="stretch")
+        p2.caption("Solved by bisection over the estimate (core.limits): per-GPU memory grows with sequence length, "
+                   "micro-batch and depth, and falls with the data-parallel degree.")
 st.caption(X.SOURCES)
 pg.finish()

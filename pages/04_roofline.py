@@ -14,7 +14,7 @@ pg = layout.start("roofline", "Compute-bound or memory-bound?",
 sb = st.sidebar
 
 sb.header("Accelerators")
-gpus = pg.multi("Accelerators (the first one places the ops)", accelerator_names() + ["custom"], "gpus",
+gpus = pg.multi("Accelerators (the first one places the ops)", accelerator_names() + ["custom"], "accs",
                 ["h100-sxm", "a100-80gb", "b200"], container=sb)
 dtype = pg.select("dtype", ("bf16", "fp8", "fp32"), "dtype", container=sb, radio=True)
 custom = None

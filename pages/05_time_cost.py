@@ -27,7 +27,7 @@ inputs.update(pickers.memory_savers(pg, sb, zero_default=3, flash_default=True))
 DEFAULT_GPUS = ["h100-sxm", "h200", "b200", "a100-80gb", "mi300x"]
 COUNTS = tuple(2 ** k for k in range(0, 17))
 c1, c2 = st.columns([3, 2])
-gpus = pg.multi("Accelerators", accelerator_names(), "gpus", DEFAULT_GPUS, container=c1)
+gpus = pg.multi("Accelerators", accelerator_names(), "accs", DEFAULT_GPUS, container=c1)
 counts = pg.multi("GPU counts", COUNTS, "counts", [2 ** k for k in range(3, 13)], container=c2)
 if lo > hi:
     layout.input_error(ValueError(f"mfu_lo: the band's low end ({lo}%) is above its high end ({hi}%)"))

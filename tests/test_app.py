@@ -119,8 +119,8 @@ def test_calculator_seeds_from_url():
 @pytest.mark.parametrize("page,qp,key,value", [
     ("pages/02_fit_map.py", {"fm_zero": "1", "fm_seq": "2048"}, "fm_zero", 1),
     ("pages/03_activations.py", {"ac_model": "gpt-3-6.7b", "ac_smax": "65536"}, "ac_model", "gpt-3-6.7b"),
-    ("pages/04_roofline.py", {"rf_dtype": "fp8", "rf_gpus": ["h100-sxm", "h200"]}, "rf_gpus", ["h100-sxm", "h200"]),
-    ("pages/05_time_cost.py", {"tc_mfu": "40", "tc_gpus": "a100-80gb"}, "tc_mfu", 40),
+    ("pages/04_roofline.py", {"rf_dtype": "fp8", "rf_accs": ["h100-sxm", "h200"]}, "rf_accs", ["h100-sxm", "h200"]),
+    ("pages/05_time_cost.py", {"tc_mfu": "40", "tc_accs": "a100-80gb"}, "tc_mfu", 40),
 ])
 def test_other_pages_seed_from_url(page, qp, key, value):
     at = run_page(page, **qp)

@@ -11,10 +11,9 @@ widget helpers (`pg.select`, `pg.integer`, `pg.number`, `pg.toggle`, `pg.multi`)
 - carries shared inputs (the model, the accelerator, the sequence length, ...) from one page to the next inside a
   session: on entering a page, a shared input the URL does not set starts from the value last used on any page.
 
-Streamlit writes a programmatically set value into the URL only once the widget has been drawn in an earlier run
-(1.67: `SessionState._handle_query_param_binding`), so values set before their widget was ever drawn (carried
-inputs, an uploaded config.json copied into the architecture fields) are set again on one follow-up run
-(`Page.finish` reruns once); that second assignment puts them in the URL.
+Streamlit writes a value set from code into the URL only when its widget was drawn in an earlier run (1.67,
+`SessionState.register_widget`), so values set before their widget was ever drawn (carried inputs, an uploaded
+config.json copied into the architecture fields) are written to the URL here once the widget has drawn them.
 
 Keys are the public URL names: short, unique per page (pages bind different keys, because a key bound on the page
 being left is filtered out of a link to another page and cannot be passed to `st.switch_page`), and stable.
@@ -153,22 +152,14 @@ class Page:
         self.fresh_session = "_ui_page" not in ss
         ss["_ui_page"] = self.page_id
         self._carry: dict = ss.setdefault("_ui_carry", {})
-        pending: dict = ss.setdefault("_ui_pending", {})
         if self.entry:
             ss["_ui_url"] = {k: st.query_params.get_all(k) for k in st.query_params if k.lower() not in RESERVED}
             ss["_ui_notes"] = []
-            pending.pop(self.page_id, None)  # left over from an earlier visit
-        mine = pending.get(self.page_id)
-        if mine is not None:
-            if mine["armed"]:  # second assignment: the widgets were drawn last run, so this one reaches the URL
-                for k, v in mine["values"].items():
-                    ss[k] = v
-                del pending[self.page_id]
-            else:  # set by a callback just now: draw the widgets with it first, assign again on the next run
-                mine["armed"] = True
+        # values set from code (carried on entry, or by a callback) whose widget draws them for the first time:
+        # Streamlit does not put those in the URL, so `_widget` does once it has drawn them
+        self._to_url: dict = ss.setdefault("_ui_to_url", {}).setdefault(self.page_id, {})
         self._url: dict = ss["_ui_url"]
         self._notes: list = ss["_ui_notes"]
-        self._resync: dict = {}
         self._note_box = st.empty()
         self._show_notes()
 
@@ -240,21 +231,45 @@ class Page:
             v = self._carry[name]
             if spec.accepts(v) and not _same(v, spec.default):
                 ss[k] = v
-                self._resync[k] = v
-        bad = None
-        if self.entry and k in self._url:
-            try:
-                spec.parse(self._url[k])
-            except ValueError as e:  # keep it from the widget: some values crash Streamlit's own parser (1e400)
-                bad = e
-                _drop_param(k)
+                self._to_url[k] = v
+        bad = self._precheck(spec)
         value = draw(k)
+        if k in self._to_url:
+            if _same(self._to_url.pop(k), value) and not _same(value, spec.default):
+                _write_url(k, value)
         if self.entry and k in self._url:
             self._check_url_value(spec, value, bad)
-        if name in SHARED:
-            self._carry[name] = value
+        if name in SHARED:  # carry what the user chose; a value left at this page's default is no choice
+            if _same(value, spec.default):
+                self._carry.pop(name, None)
+            else:
+                self._carry[name] = value
         self.values[name] = value
         return value
+
+    def _precheck(self, spec: Spec) -> ValueError | None:
+        """On entry, a URL value the widget cannot take is kept from it (some values crash Streamlit's own parser,
+        e.g. 1e400 for an integer) and returned, to be named in the note."""
+        if self.entry and spec.key in self._url:
+            try:
+                spec.parse(self._url[spec.key])
+            except ValueError as e:
+                _drop_param(spec.key)
+                return e
+        return None
+
+    def expander(self, label: str, name: str, *, container=None):
+        """An expander whose open state is in the URL and reruns the page, so its content can be computed only when
+        it is open (`if exp.open:`)."""
+        k = self.key(name)
+        spec = Spec(k, "bool", False)
+        self.specs[k] = spec
+        _ALL_KEYS.add(k)
+        bad = self._precheck(spec)
+        exp = (container or st).expander(label, key=k, on_change="rerun", bind="query-params")
+        if self.entry and k in self._url:
+            self._check_url_value(spec, bool(exp.open), bad)
+        return exp
 
     def calculator_params(self, drop: Sequence[str] = (), **overrides) -> dict[str, str | list[str]]:
         """This page's shared inputs (less `drop`, plus overrides) as Calculator URL parameters, for opening a
@@ -265,17 +280,11 @@ class Page:
 
     # --- programmatic changes (callbacks) -------------------------------------------------------------------
     def set_values(self, values: dict[str, Any]) -> None:
-        """Set inputs by name from a callback. They are assigned again on the run after next, so that values whose
-        widget was not drawn before also reach the URL."""
+        """Set inputs by name from a callback; the URL follows once their widgets are drawn."""
         ss = st.session_state
         for name, v in values.items():
             ss[self.key(name)] = v
-        self._pend({self.key(name): v for name, v in values.items()}, armed=False)
-
-    def _pend(self, values: dict, armed: bool) -> None:
-        pending = st.session_state.setdefault("_ui_pending", {})
-        cur = pending.setdefault(self.page_id, {"values": {}, "armed": armed})
-        cur["values"].update(values)
+            self._to_url[self.key(name)] = v
 
     # --- notes about the link's parameters ------------------------------------------------------------------
     def _check_url_value(self, spec: Spec, value: Any, bad: ValueError | None) -> None:
@@ -315,10 +324,6 @@ class Page:
     def finish(self) -> None:
         """Call at the end of the page (also on the error path, before `st.stop`)."""
         self._unknown_params()
-        if self._resync:
-            self._pend(self._resync, armed=True)
-        if st.session_state.get("_ui_pending", {}).get(self.page_id):
-            st.rerun()
 
     def stop(self) -> None:
         self.finish()
@@ -340,6 +345,20 @@ def _drop_param(key: str) -> None:
         from streamlit.runtime.state.session_state_proxy import get_session_state
         with get_session_state().query_params() as qp:
             qp._initial_query_params.pop(key, None)
+    except (ImportError, AttributeError, TypeError):
+        pass
+
+
+def _write_url(key: str, value: Any) -> None:
+    """Put a bound widget's value in the URL. Streamlit 1.67 does this itself when code sets the value of a widget
+    drawn in an earlier run, but not for a widget drawn for the first time with a value set from code (a value
+    carried from another page, or fields filled from an uploaded config.json) — and `st.query_params` refuses to
+    write a bound key. This uses the same call Streamlit uses to correct a clamped URL value."""
+    try:
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+        with get_session_state().query_params() as qp:
+            qp.set_corrected_value(key, to_param(value),
+                                   "string_array_value" if isinstance(value, (list, tuple)) else "string_value")
     except (ImportError, AttributeError, TypeError):
         pass
 

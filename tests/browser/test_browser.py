@@ -1,0 +1,154 @@
+"""The app in a real browser (Playwright + Debian chromium): deep links on a cold server, every page's charts drawn,
+URL updates on a widget change, a chart click that opens the Calculator, and a CSV download."""
+from __future__ import annotations
+
+import csv
+import io
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from .conftest import ARTIFACTS, record_timing, sync_api, wait_for_app, wait_for_charts
+
+expect = sync_api.expect
+ROOT = Path(__file__).resolve().parents[2]
+# url path (file name without its NN_ prefix) -> charts the page draws with its defaults
+PAGES = {p.stem.split("_", 1)[1]: 0 for p in sorted((ROOT / "pages").glob("*.py"))}
+PAGES.update({"calculator": 3, "fit_map": 2, "activations": 2, "roofline": 1, "time_cost": 1})
+BUDGET_S = 3.0  # the issue's target for "page with its charts drawn after navigation"; asserted with slack below
+
+
+def query(page) -> dict:
+    return {k: v[-1] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def no_exception(page) -> None:
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def test_cold_start_deep_link_to_a_sub_page(cold_server, page):
+    """The first request a fresh server sees is a link to a sub-page with parameters: that page, those inputs."""
+    page.goto(f"{cold_server.url}/activations?ac_model=llama-3.1-70b&ac_smax=65536&ac_unit=GiB")
+    wait_for_app(page)
+    wait_for_charts(page, 2)
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Activations against sequence length")
+    expect(page.get_by_test_id("stSidebarNav")).to_be_visible()  # file-based navigation, not a bare script
+    expect(page.get_by_role("combobox", name="Preset")).to_have_value("llama-3.1-70b")
+    expect(page.get_by_role("combobox", name="Longest sequence")).to_have_value("65536")
+    expect(page.get_by_test_id("stRadio").filter(has_text="Memory unit").get_by_role("radio", name="GiB")
+           ).to_be_checked()
+    q = query(page)
+    assert q.get("ac_model") == "llama-3.1-70b" and q.get("ac_smax") == "65536"
+    no_exception(page)
+
+
+@pytest.mark.parametrize("path", list(PAGES))
+def test_every_page_draws_its_charts(server, warm_page, path):
+    """Open each page by its address in a browser that has the app's assets cached: charts drawn, no exception, a
+    screenshot, and the time from navigation to the last chart drawn."""
+    page = warm_page
+    t0 = time.perf_counter()
+    page.goto(f"{server.url}/{path}")
+    wait_for_app(page)
+    if PAGES[path]:
+        wait_for_charts(page, PAGES[path])
+    elapsed = time.perf_counter() - t0
+    record_timing(f"goto {path}", elapsed)
+    no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / f"page-{path}.png"), full_page=True)
+    assert elapsed < 2 * BUDGET_S, f"{path}: {elapsed:.2f} s to draw (target {BUDGET_S} s)"
+
+
+def test_sidebar_navigation_draws_each_page(server, warm_page):
+    """The same, navigating with the sidebar links (no page load)."""
+    page = warm_page
+    page.goto(f"{server.url}/calculator")
+    wait_for_app(page)
+    for path, n in PAGES.items():
+        if path == "calculator":
+            continue
+        t0 = time.perf_counter()
+        page.get_by_test_id("stSidebarNavLink").filter(has_text=path.replace("_", " ")).click()
+        page.wait_for_url(f"**/{path}*", timeout=15_000)
+        wait_for_app(page)
+        if n:
+            wait_for_charts(page, n)
+        elapsed = time.perf_counter() - t0
+        record_timing(f"nav {path}", elapsed)
+        no_exception(page)
+        assert elapsed < 2 * BUDGET_S, f"{path}: {elapsed:.2f} s to draw (target {BUDGET_S} s)"
+
+
+def test_landing_page(server, page):
+    page.goto(server.url)
+    wait_for_app(page)
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Training planner")
+    no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "page-home.png"), full_page=True)
+
+
+def test_widget_change_updates_the_url_and_the_link_reproduces_it(server, page, chromium):
+    page.goto(f"{server.url}/calculator")
+    wait_for_app(page)
+    gpus = page.get_by_test_id("stNumberInput").filter(has_text="GPUs").locator("input")
+    gpus.fill("64")
+    gpus.press("Enter")
+    wait_for_app(page)
+    page.get_by_test_id("stRadio").filter(has_text="Memory unit").get_by_text("GiB").click()
+    wait_for_app(page)
+    page.wait_for_url(lambda u: "gpus=64" in u and "unit=GiB" in u, timeout=10_000)
+    total = page.get_by_test_id("stMetric").filter(has_text="Total per GPU").inner_text()
+    assert "GiB" in total
+
+    other = chromium.new_context(viewport={"width": 1400, "height": 1800}).new_page()  # a colleague opening it
+    other.goto(page.url)
+    wait_for_app(other)
+    assert other.get_by_test_id("stMetric").filter(has_text="Total per GPU").inner_text() == total
+    other.context.close()
+
+
+def test_bad_link_parameters_show_a_note(server, page):
+    page.goto(f"{server.url}/calculator?seq=abc&gpus=1e400&zero=7")
+    wait_for_app(page)
+    note = page.get_by_test_id("stAlert").filter(has_text="link parameters were not used")
+    expect(note).to_contain_text("seq=abc")
+    expect(note).to_contain_text("zero=7")
+    no_exception(page)
+
+
+def test_download_delivers_the_chart_csv(server, page):
+    page.goto(f"{server.url}/calculator")
+    wait_for_app(page)
+    with page.expect_download() as dl:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Bar data (CSV)").click()
+    text = Path(dl.value.path()).read_text()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert list(rows[0]) == ["part", "bytes", "start_bytes", "end_bytes", "gpu_memory_bytes"]
+    assert {r["part"] for r in rows} >= {"weights", "grads", "optimizer", "master", "activations", "logits"}
+
+
+def test_clicking_a_fit_map_cell_opens_it_in_the_calculator(server, page):
+    page.goto(f"{server.url}/fit_map?fm_zero=3")
+    wait_for_app(page)
+    wait_for_charts(page, 2)
+    heat = page.get_by_test_id("stVegaLiteChart").nth(1)
+    cells = heat.locator("g.mark-rect path")
+    box = cells.nth(cells.count() // 2).bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_url("**/calculator?**", timeout=15_000)
+    wait_for_app(page)
+    q = query(page)
+    assert "seq" in q or "mb" in q, page.url
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Will it fit?")
+    no_exception(page)
+
+
+def test_the_model_follows_to_the_next_page(server, page):
+    page.goto(f"{server.url}/calculator?model=llama-3.1-70b")
+    wait_for_app(page)
+    page.get_by_test_id("stSidebarNavLink").filter(has_text="activations").click()
+    wait_for_app(page)
+    page.wait_for_url("**/activations?**ac_model=llama-3.1-70b**", timeout=15_000)
+    no_exception(page)
