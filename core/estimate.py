@@ -157,7 +157,9 @@ def evaluate(**c) -> dict:
     # --- compute, time, cost -------------------------------------------------------------------------------
     attn = F.attention_flops_per_token(L, h, s, c["attention_flops"])
     fpt = F.model_flops_per_token(c["n_active_params"], L, h, s, c["attention_flops"])
-    hw = F.hardware_flops_per_token(fpt, attn, rec)
+    outside = F.outside_blocks_flops_per_token(c["vocab_size"], h, c["tied_embeddings"], c["position"],
+                                               c["max_position"])
+    hw = F.hardware_flops_per_token(fpt, attn, rec, outside)
     tokens = np.asarray(c["tokens"], dtype=np.float64)
     train_flops = fpt * tokens
     time_s = F.train_time_s(train_flops, n_gpus, c["peak_flops_per_s"], c["mfu"], c["time_overhead_frac"])

@@ -35,14 +35,29 @@ def megatron_flops_per_token(n_layers, d_model, seq_len, vocab_size):
     return 72.0 * L * h * h * (1 + s / (6 * h) + V / (12 * h * L))
 
 
-def hardware_flops_per_token(model_flops_per_token_, attention_flops_per_token_, recompute="none"):
-    """FLOPs the hardware executes, recomputation included (for HFU). Full recomputation runs the forward once
-    more: + model/3 (the forward is 1/3 of forward + backward; seed 001 "≈ +33%"). Selective recomputes the
-    attention core's forward: + attention/3 (Korthikanti §5). None: equal to the model FLOPs."""
+def hardware_flops_per_token(model_flops_per_token_, attention_flops_per_token_, recompute="none",
+                             outside_blocks_flops_per_token=0.0):
+    """FLOPs the hardware executes, recomputation included (for HFU). Full recomputation runs the transformer
+    blocks' forward once more: + (model − outside_blocks)/3, where `outside_blocks` = 6 × the parameters outside
+    the blocks (embedding, positions, LM head), which checkpointing does not rerun — as in Narayanan et al. 2021
+    Eq. 3 with recomputation, 96·B·s·L·h²·(1 + s/(6h) + V/(16hL)), whose logit term stays 6·B·s·V·h. With
+    outside = 0 this is seed 001's "one extra forward pass, ≈ +33%". Selective recomputes the attention core's
+    forward: + attention/3 (Korthikanti §5). None: equal to the model FLOPs."""
     rec = np.asarray(recompute)
     mf = np.asarray(model_flops_per_token_, dtype=np.float64)
     af = np.asarray(attention_flops_per_token_, dtype=np.float64)
-    return mf + np.select([rec == "full", rec == "selective", rec == "none"], [mf / 3.0, af / 3.0, 0.0 * mf], np.nan)
+    full_extra = (mf - np.asarray(outside_blocks_flops_per_token, dtype=np.float64)) / 3.0
+    return mf + np.select([rec == "full", rec == "selective", rec == "none"], [full_extra, af / 3.0, 0.0 * mf],
+                          np.nan)
+
+
+def outside_blocks_flops_per_token(vocab_size, d_model, tied_embeddings, position="rotary", max_position=0):
+    """6 × the parameters outside the transformer blocks (input embedding, learned positions, LM head; tied
+    embeddings counted once), i.e. the part of 6N that full recomputation does not run again."""
+    V, h = np.asarray(vocab_size, dtype=np.float64), np.asarray(d_model, dtype=np.float64)
+    tables = np.where(np.asarray(tied_embeddings, dtype=bool), 1.0, 2.0) * V * h
+    pos = np.where(np.asarray(position) == "learned", np.asarray(max_position, dtype=np.float64) * h, 0.0)
+    return 6.0 * (tables + pos)
 
 
 def train_time_s(train_flops, n_gpus, peak_flops_per_s, mfu, time_overhead_frac=0.0):

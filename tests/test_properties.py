@@ -167,6 +167,17 @@ def test_megatron_formula_matches_6n_plus_attention_for_gpt_shape():
     assert float(ours) == pytest.approx(float(F.megatron_flops_per_token(L, h, s, V)), rel=1e-12)
 
 
+def test_megatron_recompute_formula_matches_hardware_flops():
+    """With full recomputation Narayanan et al. 2021 count 96·B·s·L·h²·(1 + s/(6h) + V/(16hL)): the blocks run a
+    second forward, the logit layer does not. Our hardware FLOPs agree for a GPT shape without biases/norms."""
+    L, h, s, V = 96, 12288, 2048, 51200
+    N = 12 * L * h * h + V * h
+    mf = F.model_flops_per_token(N, L, h, s, "full")
+    hw = F.hardware_flops_per_token(mf, F.attention_flops_per_token(L, h, s), "full",
+                                    F.outside_blocks_flops_per_token(V, h, True))
+    assert float(hw) == pytest.approx(96 * L * h * h * (1 + s / (6 * h) + V / (16 * h * L)), rel=1e-12)
+
+
 def test_moe_flops_use_active_params():
     r = estimate(config_from_inputs(model="mixtral-8x7b", attention_flops="none"))
     assert r["flops_per_token"] == 6 * r["n_active_params"] and r["n_active_params"] < r["n_params"] / 3
@@ -178,7 +189,9 @@ def test_measured_throughput_to_mfu_and_hfu():
                              seq_len=4096)
     r = estimate(cfg)
     assert r["achieved_mfu"] == pytest.approx(1e4 * r["flops_per_token"] / (8 * 989.5e12), rel=1e-12)
-    assert r["achieved_hfu"] == pytest.approx(r["achieved_mfu"] * 4 / 3, rel=1e-12)
+    outside = 6 * 2 * 32000 * 4096  # untied embedding and LM head are not recomputed
+    assert r["achieved_hfu"] == pytest.approx(r["achieved_mfu"] * (1 + (1 - outside / r["flops_per_token"]) / 3),
+                                              rel=1e-12)
     step = cfg.replace(tokens_per_second=None, step_time_s=4.0, global_batch=10)  # 10·4096 tokens per 4 s
     assert estimate(step)["achieved_mfu"] == pytest.approx(10 * 4096 / 4 * r["flops_per_token"] / (8 * 989.5e12))
 

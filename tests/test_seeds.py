@@ -206,10 +206,14 @@ def test_attention_term_12lhs():
 
 
 def test_full_recompute_costs_a_third_more():
-    """Seed 001: recomputation 'one extra forward pass, roughly +33% compute'."""
+    """Seed 001: recomputation 'one extra forward pass, roughly +33% compute'. Exactly: the blocks' forward again
+    (not the embedding or LM head), so a little under 4/3 for the 6.7B GPT shape."""
     cfg = config_from_inputs(model="gpt-3-6.7b", recompute="full")
     rec = estimate(cfg)
-    assert rec["hardware_flops_per_token"] / rec["flops_per_token"] == pytest.approx(4 / 3, rel=1e-12)
+    assert rec["hardware_flops_per_token"] / rec["flops_per_token"] == pytest.approx(4 / 3, rel=0.01)
+    outside = 6 * (50257 * 4096 + 2048 * 4096)  # tied embedding + learned positions
+    assert rec["hardware_flops_per_token"] == pytest.approx(
+        rec["flops_per_token"] + (rec["flops_per_token"] - outside) / 3, rel=1e-12)
 
 
 # ----- roofline: seed 000 -------------------------------------------------------------------------------------------------
