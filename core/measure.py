@@ -95,7 +95,7 @@ def checkpoint_rerun_flops(recompute, seq_len, micro_batch, d_model, n_heads, n_
     nothing are not rerun. full: the block's forward, less the last MLP projection (2·b·s·f·h) when no dropout
     mask follows it. selective: the math path reruns QKᵀ only (2·b·s²·h: the AV product's inputs are rebuilt
     before it would run); flash reruns its one SDPA op (4·b·s²·h). The core's `hardware_flops_per_token` instead
-    adds the whole model's forward (LM head included) for full, and the attention forward (4·b·s²·h) for
+    adds the blocks' whole forward (no LM head or embeddings) for full, and the attention forward (4·b·s²·h) for
     selective."""
     rec = np.asarray(recompute)
     s, b, h, f = (np.asarray(x, dtype=np.float64) for x in (seq_len, micro_batch, d_model, d_ff))
