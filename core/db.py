@@ -3,9 +3,9 @@ parameterised queries the app needs, structured user filters, and CSV/Parquet ex
 
 Database. `connect(path=None)` opens an embedded database, in memory by default or in a file, with
 ``enable_external_access = false`` (no file, URL, ATTACH, INSTALL or Python-variable scan) and
-``lock_configuration = true`` (no later SET can undo it). Sweep tables are written from Arrow record batches,
-each registered on the cursor explicitly (`write_sweep`), materialised with ``CREATE TABLE … AS SELECT`` and
-appended, named by the spec's hash (``sweep_`` + 16 hex digits), and recorded in the catalog table `sweep_catalog`
+``lock_configuration = true`` (no later SET can undo it). Sweep tables are written from an Arrow stream
+registered on the cursor explicitly (`write_sweep`), materialised with ``CREATE TABLE … AS SELECT``, named by the
+spec's hash (``sweep_`` + 16 hex digits), and recorded in the catalog table `sweep_catalog`
 (id, spec JSON, code version, created, row counts, seconds) once complete. Every query runs on its own
 `cursor()` (DuckDB 2 refuses a connection shared across threads) and returns a pandas DataFrame. With
 `memory_limit`, an in-memory database offloads table blocks to its temp directory beyond it (`.tmp/` under the
@@ -81,27 +81,22 @@ def _check_name(name: str) -> str:
     return name
 
 
-def write_sweep(con, name: str, batches, spec_json: str, code_version: str, stats) -> None:
-    """Materialise Arrow record batches (an iterable, consumed on this thread) as table `name`, replacing one of
-    that name, and then record it in the catalog: the first batch creates the table (CREATE TABLE … AS SELECT),
-    the others are appended, each committed as it lands so that DuckDB can move finished blocks out of memory
-    (beyond `memory_limit`; inside one transaction they would all stay resident). `stats()` is called after the
-    data is in and gives n_rows, n_valid, n_fit and seconds. The catalog row is written last and every query
-    checks it, so a table is visible only when complete; a failure part-way drops the table."""
-    import pyarrow as pa
+def write_sweep(con, name: str, reader, spec_json: str, code_version: str, stats) -> None:
+    """Materialise an Arrow stream (RecordBatchReader) as table `name`, replacing one of that name, then record it
+    in the catalog. One ``CREATE TABLE … AS SELECT`` over the stream: DuckDB pulls batches on its own threads
+    (twice as fast as appending batch by batch) and, being one auto-committed statement, may move finished blocks
+    to its temp directory beyond `memory_limit` (appends inside an explicit transaction all stay resident).
+    `stats()` is called after the data is in and gives n_rows, n_valid, n_fit and seconds. The catalog row is
+    written last and every query checks it, so a table is visible only when complete; a failure leaves no table."""
     _check_name(name)
     json.loads(spec_json)  # a malformed spec is a bug upstream; fail before writing
     with con.cursor() as cur:
         cur.execute(f"DELETE FROM {CATALOG} WHERE id = ?", [name])
         cur.execute(f'DROP TABLE IF EXISTS "{name}"')
         try:
-            for i, batch in enumerate(batches):
-                cur.register("sweep_chunk", pa.Table.from_batches([batch]))
-                if i == 0:
-                    cur.execute(f'CREATE TABLE "{name}" AS SELECT * FROM sweep_chunk')
-                else:
-                    cur.execute(f'INSERT INTO "{name}" SELECT * FROM sweep_chunk')
-                cur.unregister("sweep_chunk")
+            cur.register("sweep_stream", reader)
+            cur.execute(f'CREATE TABLE "{name}" AS SELECT * FROM sweep_stream')
+            cur.unregister("sweep_stream")
             s = stats()
             cur.execute(f"INSERT INTO {CATALOG} VALUES (?, ?, ?, now()::TIMESTAMP, ?, ?, ?, ?)",
                         [name, spec_json, code_version, int(s["n_rows"]), int(s["n_valid"]), int(s["n_fit"]),
