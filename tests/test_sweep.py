@@ -227,6 +227,26 @@ def test_measured_throughput_from_step_time():
         assert r["achieved_mfu"] == one["achieved_mfu"] and r["achieved_hfu"] == one["achieved_hfu"]
 
 
+def test_run_sweep_reports_progress_on_the_callers_thread():
+    import threading
+
+    from core import db
+    spec = SweepSpec.from_dict(ISSUE_SPEC)
+    seen = []
+    con = db.connect()
+    run_sweep(spec, con, progress=lambda d, t: seen.append((d, t, threading.current_thread())), chunk_rows=40)
+    assert seen[-1][:2] == (spec.n_rows, spec.n_rows) and len(seen) > 1
+    assert {th for *_, th in seen} == {threading.current_thread()}
+
+    def boom(done, total):
+        raise KeyError("stop")
+    with pytest.raises(KeyError):  # a failing callback stops the run, and nothing half-written is left
+        run_sweep(spec, con, progress=boom, replace=True, chunk_rows=40)
+    assert not db.has_sweep(con, spec.table_name)
+    assert run_sweep(spec, con) == spec.table_name and db.count(con, spec.table_name) == spec.n_rows
+    con.close()
+
+
 def test_progress_is_reported_up_to_the_total():
     spec = SweepSpec.from_dict(ISSUE_SPEC)
     seen = []
