@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
 CHART_PAGES = {"pages/01_calculator.py": 3, "pages/02_fit_map.py": 2, "pages/03_activations.py": 2,
-               "pages/04_roofline.py": 1, "pages/05_time_cost.py": 1}
+               "pages/04_roofline.py": 1, "pages/05_time_cost.py": 1, "pages/06_sweeps.py": 2,
+               "pages/07_check_pytorch.py": 1}
 PREFIX = {"pages/01_calculator.py": "", "pages/02_fit_map.py": "fm_", "pages/03_activations.py": "ac_",
           "pages/04_roofline.py": "rf_", "pages/05_time_cost.py": "tc_", "pages/06_sweeps.py": "sw_",
           "pages/07_check_pytorch.py": "pt_"}
@@ -216,6 +217,42 @@ def test_fit_map_cell_opens_calculator():
     assert at.title[0].value == "Will it fit?"
     assert at.selectbox(key="model").value == "llama-3.1-70b"
     assert at.number_input(key="gpus").value == 64
+
+
+def test_sweeps_spec_filters_and_summary():
+    at = run_page("pages/06_sweeps.py", sw_models=["llama-3.1-8b", "llama-3.1-70b"], sw_zeros=["1", "3"])
+    assert not at.exception and not errors(at)
+    rows = metric(at, "Rows")
+    assert rows == f"{2 * 8 * 5 * 3 * 2 * 3 * 2:,}"  # models × GPUs 8..1024 × seq 2k..32k × mb × zero × rc × flash
+    matching = next(c.value for c in at.caption if "rows match" in c.value)
+    at.selectbox(key="sw_f1c").set_value("model").run()
+    at.text_input(key="sw_f1v").set_value("llama-3.1-8b").run()
+    assert not at.exception and not errors(at)
+    assert next(c.value for c in at.caption if "rows match" in c.value) != matching
+    at.text_input(key="sw_f1v").set_value("'; DROP TABLE sweep_catalog; --").run()  # only ever compared as data
+    assert not at.exception
+    assert next(c.value for c in at.caption if "rows match" in c.value).startswith("0 of")
+    at.selectbox(key="sw_f2c").set_value("seq_len").run()
+    at.text_input(key="sw_f2v").set_value("abc").run()
+    assert "seq_len" in errors(at) and "not a number" in errors(at)
+
+
+def test_sweeps_over_the_auto_size_wait_for_a_click():
+    at = run_page("pages/06_sweeps.py", sw_models=["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b"],
+                  sw_accs=["h100-sxm", "h200", "b200"], sw_gmin="1", sw_gmax="65536", sw_smin="512",
+                  sw_smax="131072", sw_mbs=["1", "2", "4", "8"], sw_tps=["1", "2"])  # 264,384 rows
+    assert not at.exception
+    assert any(b.key == "sw_run" for b in at.button)
+    assert not at.get("vega_lite_chart")
+
+
+def test_check_against_pytorch_measures_when_asked():
+    pytest.importorskip("torch")
+    at = run_page("pages/07_check_pytorch.py", pt_go="true")
+    assert not at.exception and not errors(at)
+    assert metric(at, "One layer: ledger") == metric(at, "One layer: PyTorch kept")
+    at = run_page("pages/07_check_pytorch.py", pt_src="preset", pt_model="llama-3.1-70b")
+    assert "**size**" in errors(at)  # over the CPU cap: named, not run
 
 
 def test_downloads_present_on_every_chart_page():

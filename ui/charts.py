@@ -268,3 +268,51 @@ def time_cost(df: pd.DataFrame) -> alt.LayerChart:
     line = alt.Chart(front).mark_line(color="#111", strokeWidth=1.5).encode(x=x, y=y, order="days:Q")
     ring = alt.Chart(front).mark_point(size=180, color="#111", strokeWidth=2).encode(x=x, y=y, tooltip=tips)
     return alt.layer(band, pts, line, ring).properties(height=420)
+
+
+def sweep_fit_heatmap(df: pd.DataFrame) -> alt.LayerChart:
+    """Sweep fit region, aggregated in DuckDB to one cell per model × GPU count: colour = share of the cell's
+    configurations that fit, ✕ where none does; tooltip with the best configuration's headroom and binding term."""
+    base = alt.Chart(df).transform_calculate(head_gb=f"datum.headroom_bytes / {GB}",
+                                             total_gb=f"datum.total_bytes / {GB}")
+    xe = alt.X("n_gpus:O", title="GPUs", axis=alt.Axis(labelAngle=0))
+    ye = alt.Y("model:N", title="model", axis=alt.Axis(labelOverlap=False))
+    tips = ["model:N", "n_gpus:O", alt.Tooltip("n_fit:Q", title="configurations that fit"),
+            alt.Tooltip("n_configs:Q", title="configurations"),
+            alt.Tooltip("fit_frac:Q", title="share that fits", format=".0%"),
+            alt.Tooltip("head_gb:Q", title="best headroom (GB)", format=",.1f"),
+            alt.Tooltip("total_gb:Q", title="smallest per-GPU total (GB)", format=",.1f"),
+            alt.Tooltip("binding:N", title="largest term (best)")]
+    rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
+        x=xe, y=ye, tooltip=tips,
+        color=alt.Color("fit_frac:Q", title="share that fits",
+                        scale=alt.Scale(domain=[0, 1], range=["#f4c7c3", "#2b8a3e"]), legend=alt.Legend(format=".0%")))
+    none = base.transform_filter("datum.n_fit == 0").mark_text(text="✕", fontSize=13, fontWeight="bold",
+                                                                color="#5a0000").encode(x=xe, y=ye, tooltip=tips)
+    return alt.layer(rect, none).properties(height=max(200, 28 * df["model"].nunique()))
+
+
+def pareto_models(df: pd.DataFrame) -> alt.LayerChart:
+    """Pareto frontier per model (days against cost, log-log), each model's frontier as a line."""
+    x = alt.X("days:Q", title="days (log)", scale=alt.Scale(type="log"))
+    y = alt.Y("cost_usd:Q", title="cost (USD, log)", scale=alt.Scale(type="log"), axis=alt.Axis(format="$~s"))
+    tips = ["model:N", "gpu:N", "n_gpus:Q", "zero_stage:Q", "micro_batch:Q", "recompute:N",
+            alt.Tooltip("days:Q", format=",.1f"), alt.Tooltip("cost_usd:Q", format="$,.0f")]
+    line = alt.Chart(df).mark_line(point=True).encode(x=x, y=y, color=alt.Color("model:N"), order="days:Q",
+                                                      tooltip=tips)
+    return line.properties(height=320)
+
+
+def predicted_vs_measured(rows: pd.DataFrame) -> alt.Chart:
+    """Bytes per tensor, the core's ledger against what PyTorch's autograd kept (grouped bars)."""
+    long = rows.melt(id_vars=["tensor"], value_vars=["predicted_bytes", "measured_bytes"], var_name="source",
+                     value_name="bytes")
+    long["source"] = long["source"].map({"predicted_bytes": "ledger (core)", "measured_bytes": "PyTorch"})
+    return alt.Chart(long).transform_calculate(mb="datum.bytes / 1e6").mark_bar().encode(
+        y=alt.Y("tensor:N", title=None, sort=list(rows["tensor"]), axis=alt.Axis(labelOverlap=False)),
+        yOffset="source:N",
+        x=alt.X("mb:Q", title="MB (10⁶ bytes)"),
+        color=alt.Color("source:N", scale=alt.Scale(domain=["ledger (core)", "PyTorch"],
+                                                    range=[PART_COLORS["activations"], "#444444"]), title=None),
+        tooltip=["tensor:N", "source:N", alt.Tooltip("mb:Q", title="MB", format=",.3f")],
+    ).properties(height=90 + 26 * len(rows))

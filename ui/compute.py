@@ -323,3 +323,10 @@ def max_seq_by_mode(cfg: Config) -> pd.DataFrame:
         c = cfg.replace(**_mode_overrides(mode))
         rows.append({"mode": mode, "max_seq_len": core_limits.max_seq_len(c)})
     return pd.DataFrame(rows)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def measured(cfg: Config, dropout_impl: str, whole_model: bool) -> dict:
+    """`core.measure.compare` on CPU (seconds; the size cap applies), cached per configuration."""
+    from core import measure
+    return measure.compare(cfg, dropout_impl=dropout_impl, whole_model=whole_model)

@@ -23,6 +23,8 @@ PAGES = {
                   "Days against dollars over accelerators × counts, with the Pareto frontier."),
     "sweeps": ("pages/06_sweeps.py", "Sweeps", ":material/table_view:",
                "Build a sweep, run it into DuckDB, filter, summarise and download it."),
+    "check_pytorch": ("pages/07_check_pytorch.py", "Check against PyTorch", ":material/science:",
+                      "The activation ledger and FLOP counts set against a real PyTorch model (optional torch)."),
 }
 
 

@@ -56,8 +56,10 @@ def arch_values(m) -> dict:
     return v
 
 
-def model_picker(pg: Page, container=None, default: str = DEFAULT_MODEL) -> dict:
-    """Model inputs for `config_from_inputs`: {'model': preset} | architecture fields | {'n_params': N}."""
+def model_picker(pg: Page, container=None, default: str = DEFAULT_MODEL, src_default: str = "preset",
+                 arch_default: dict | None = None) -> dict:
+    """Model inputs for `config_from_inputs`: {'model': preset} | architecture fields | {'n_params': N}.
+    `arch_default` (URL names -> values) replaces the default preset's shape as the fields' defaults."""
     c = container or st
     src_key = pg.key("src")
 
@@ -69,7 +71,7 @@ def model_picker(pg: Page, container=None, default: str = DEFAULT_MODEL) -> dict
                 pg.set_values(arch_values(get_preset(name)))
             except ValueError:
                 pass
-    src = pg.select("Model from", SOURCES, "src", "preset", container=c, radio=True, help=SOURCE_HELP,
+    src = pg.select("Model from", SOURCES, "src", src_default, container=c, radio=True, help=SOURCE_HELP,
                     on_change=on_src)
     if src == "params":
         n = pg.number("Parameters (billions)", "params", 7.0, 0.001, 1e6, step=1.0, container=c,
@@ -79,7 +81,7 @@ def model_picker(pg: Page, container=None, default: str = DEFAULT_MODEL) -> dict
     if src == "architecture":
         if st.session_state.get(pg.key("hf_name")):
             c.caption(f"Fields from the uploaded `{st.session_state[pg.key('hf_name')]}`.")
-        return _arch_fields(pg, c, get_preset(default))
+        return _arch_fields(pg, c, {**arch_values(get_preset(default)), **(arch_default or {})})
     if src == "hf-config":
         _hf_upload(pg, c)
         c.caption("Until a config.json is uploaded, the preset below is used.")
@@ -93,8 +95,7 @@ def model_picker(pg: Page, container=None, default: str = DEFAULT_MODEL) -> dict
     return {"model": name}
 
 
-def _arch_fields(pg: Page, c, base) -> dict:
-    b = arch_values(base)
+def _arch_fields(pg: Page, c, b: dict) -> dict:
     out = {}
     cols = c.columns(2)
     for i, (name, (field, label, lo, hi)) in enumerate(ARCH_INTS.items()):

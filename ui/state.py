@@ -45,7 +45,7 @@ class Spec:
     from the URL text, or raises ValueError with the reason it cannot."""
 
     key: str
-    kind: str  # choice | int | float | bool | multi
+    kind: str  # choice | int | float | bool | multi | text (hi = max length)
     default: Any = None
     options: tuple = ()
     lo: float | None = None
@@ -67,6 +67,12 @@ class Spec:
             if text.lower() not in ("true", "false"):
                 raise ValueError("must be true or false")
             return text.lower() == "true"
+        if self.kind == "text":
+            if self.hi is not None and len(text) > self.hi:
+                raise ValueError(f"longer than {self.hi:g} characters")
+            if not text.isprintable():
+                raise ValueError("contains control characters")
+            return text
         try:
             x = float(text)
         except (ValueError, OverflowError):
@@ -87,6 +93,8 @@ class Spec:
                 return value in self.options
             if self.kind == "bool":
                 return isinstance(value, bool)
+            if self.kind == "text":
+                return isinstance(value, str) and (self.hi is None or len(value) <= self.hi)
             if value is None or isinstance(value, bool):
                 return False
             x = float(value)
@@ -212,6 +220,14 @@ class Page:
         c = container or st
         return self._widget(name, spec, lambda k: c.toggle(label, value=bool(default), key=k, bind="query-params",
                                                            help=help))
+
+    def text(self, label: str, name: str, default: str = "", *, max_chars: int = 200, container=None,
+             help: str | None = None, placeholder: str | None = None) -> str:
+        spec = Spec(self.key(name), "text", default, hi=max_chars)
+        c = container or st
+        return self._widget(name, spec, lambda k: c.text_input(label, value=default, max_chars=max_chars, key=k,
+                                                               bind="query-params", help=help,
+                                                               placeholder=placeholder))
 
     def multi(self, label: str, options: Sequence, name: str, default: Sequence = (), *, container=None,
               help: str | None = None, max_selections: int | None = None) -> list:

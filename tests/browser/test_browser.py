@@ -16,7 +16,8 @@ expect = sync_api.expect
 ROOT = Path(__file__).resolve().parents[2]
 # url path (file name without its NN_ prefix) -> charts the page draws with its defaults
 PAGES = {p.stem.split("_", 1)[1]: 0 for p in sorted((ROOT / "pages").glob("*.py"))}
-PAGES.update({"calculator": 3, "fit_map": 2, "activations": 2, "roofline": 1, "time_cost": 1})
+PAGES.update({"calculator": 3, "fit_map": 2, "activations": 2, "roofline": 1, "time_cost": 1, "sweeps": 2,
+              "check_pytorch": 1})
 BUDGET_S = 3.0  # the target for "page with its charts drawn after navigation"; asserted with slack below
 
 
@@ -127,6 +128,23 @@ def test_download_delivers_the_chart_csv(server, page):
     rows = list(csv.DictReader(io.StringIO(text)))
     assert list(rows[0]) == ["part", "bytes", "start_bytes", "end_bytes", "gpu_memory_bytes"]
     assert {r["part"] for r in rows} >= {"weights", "grads", "optimizer", "master", "activations", "logits"}
+
+
+def test_sweep_downloads_csv_and_parquet(server, page):
+    page.goto(f"{server.url}/sweeps?sw_models=llama-3.1-8b&sw_fit=true")
+    wait_for_app(page)
+    wait_for_charts(page, 2)
+    with page.expect_download() as dl:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Rows (CSV)").click()
+    rows = list(csv.DictReader(io.StringIO(Path(dl.value.path()).read_text())))
+    assert rows and {"model", "gpu", "n_gpus", "seq_len", "fits", "total_bytes", "days", "cost_usd"} <= set(rows[0])
+    assert {r["model"] for r in rows} == {"llama-3.1-8b"} and {r["fits"] for r in rows} == {"true"}
+    with page.expect_download() as dl:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Rows (Parquet)").click()
+    data = Path(dl.value.path()).read_bytes()
+    assert data[:4] == b"PAR1"
+    import pyarrow.parquet as pq
+    assert pq.read_table(io.BytesIO(data)).num_rows == len(rows)
 
 
 def test_clicking_a_fit_map_cell_opens_it_in_the_calculator(server, page):

@@ -1,0 +1,149 @@
+"""Sweeps — build a grid of configurations, see its size, run it into DuckDB with a progress bar, filter with
+structured filters, summarise, chart the aggregated fit region and Pareto frontier, download CSV and Parquet. The
+spec is the page's inputs, so a link reproduces the sweep. URL keys: prefix `sw_`."""
+import streamlit as st
+
+from core import memory as M
+from core.hardware import accelerator_names
+from ui import charts as K, compute as C, fmt, layout, sweeps as W
+
+pg = layout.start("sweeps", "Sweep a grid",
+                  "Every combination of the values below is one configuration, evaluated by the same vectorised "
+                  "core as the Calculator and stored in DuckDB. Sweeps up to "
+                  f"{W.AUTO_ROWS:,} rows run as soon as the page opens (so a shared link shows the same sweep); "
+                  "larger ones on a click. Filters are structured (column, operator, value): no SQL is typed.",
+                  prefix="sw_")
+sb = st.sidebar
+POW2 = tuple(2 ** k for k in range(0, 21))
+SEQS = tuple(2 ** k for k in range(7, 22))
+SIZES = [n for n, _ in C.preset_sizes()]
+
+sb.header("Grid")
+models = pg.multi("Models", SIZES, "models", ["llama-3.1-8b", "llama-3.1-70b"], container=sb)
+accs = pg.multi("Accelerators", accelerator_names(), "accs", ["h100-sxm"], container=sb)
+c1, c2 = sb.columns(2)
+gmin = pg.select("GPUs from", POW2, "gmin", 8, container=c1)
+gmax = pg.select("GPUs to (×2 steps)", POW2, "gmax", 1024, container=c2)
+smin = pg.select("Sequence from", SEQS, "smin", 2048, container=c1)
+smax = pg.select("Sequence to (×2)", SEQS, "smax", 32768, container=c2)
+mbs = pg.multi("Micro-batches", POW2[:8], "mbs", [1, 2, 4], container=sb)
+zeros = pg.multi("ZeRO stages", (0, 1, 2, 3), "zeros", [0, 1, 2, 3], container=sb)
+rcs = pg.multi("Recomputation", M.RECOMPUTE_MODES, "rcs", list(M.RECOMPUTE_MODES), container=sb)
+flash = pg.multi("Flash attention", ("off", "on"), "flash", ["off", "on"], container=sb)
+tps = pg.multi("Tensor parallel", (1, 2, 4, 8), "tps", [1], container=sb)
+recipes = pg.multi("Recipes", tuple(M.RECIPES), "recipes", ["zero-16"], container=sb)
+c1, c2 = sb.columns(2)
+tokens = pg.number("Tokens (billions)", "tokens", 1000.0, 0.0, 1e7, step=100.0, container=c1) or 0.0
+mfu = pg.integer("MFU (%)", "mfu", 50, 1, 100, container=c2)
+drop = pg.toggle("Drop invalid combinations", "drop", False, container=sb)
+
+fields = {"models": models, "accelerators": accs, "micro-batches": mbs, "ZeRO stages": zeros,
+          "recomputation": rcs, "flash attention": flash, "tensor parallel": tps, "recipes": recipes}
+empty = [k for k, v in fields.items() if not v]
+if empty:
+    layout.input_error(ValueError(f"{empty[0]}: choose at least one value"))
+    pg.stop()
+try:
+    if gmin > gmax or smin > smax:
+        raise ValueError(f"{'n_gpus' if gmin > gmax else 'seq_len'}: the range's start is above its end")
+    spec = W.spec_from_inputs({
+        "model": models, "gpu": accs, "n_gpus": {"from": gmin, "to": gmax, "step": "pow2"},
+        "seq_len": {"from": smin, "to": smax, "step": "pow2"}, "micro_batch": mbs, "zero_stage": zeros,
+        "recompute": rcs, "flash_attention": [f == "on" for f in flash], "tp": tps, "recipe": recipes,
+        "tokens": tokens * 1e9, "mfu": mfu / 100, "drop_invalid": drop})
+except ValueError as e:
+    layout.input_error(e)
+    pg.stop()
+
+n = spec.n_rows
+dims = " × ".join(f"{k} {c}" for k, c in spec.shape.items() if c > 1)
+st.markdown(f"**{n:,} configurations** ({dims}) · table `{spec.table_name}`")
+if n > W.CAP_ROWS:
+    layout.input_error(ValueError(f"sweep: {n:,} rows exceed this app's cap of {W.CAP_ROWS:,}; shrink the largest "
+                                  "dimension, or run it with the CLI (python -m core sweep --spec …)"))
+    pg.stop()
+
+if not W.ready(spec):
+    go = n <= W.AUTO_ROWS or st.button(f"Run the sweep ({n:,} rows)", type="primary", key="sw_run")
+    if not go:
+        st.info("Larger sweeps run on a click. The link already holds this spec: whoever opens it runs the same "
+                "sweep.", icon=":material/info:")
+        pg.stop()
+    bar = st.progress(0.0, text="Evaluating…")
+    W.run(spec, progress=lambda done, total: bar.progress(min(done / max(total, 1), 1.0),
+                                                          text=f"Evaluating… {done:,} of {total:,} rows"))
+    bar.empty()
+table = spec.table_name
+meta = W.info(table)
+c = st.columns(4)
+c[0].metric("Rows", f"{meta['n_rows']:,}", border=True)
+c[1].metric("Valid", f"{meta['n_valid']:,}", border=True)
+c[2].metric("Fit", f"{meta['n_fit']:,}", border=True)
+c[3].metric("Evaluated in", f"{meta['seconds']:.2f} s", border=True)
+
+st.subheader("Filter")
+cols = W.columns(table)
+filters = []
+fcols = st.columns([3, 2, 4])
+for i in (1, 2, 3):
+    col = pg.select(f"Column {i}", ("",) + W.VOCABULARY, f"f{i}c", "", container=fcols[0])
+    op = pg.select(f"Operator {i}", W.OPS, f"f{i}o", "=", container=fcols[1])
+    val = pg.text(f"Value {i}", f"f{i}v", "", max_chars=500, container=fcols[2],
+                  placeholder="a number, text, true/false; a,b,c for in; low,high for between")
+    if col:
+        try:
+            filters.append(W.parse_filter(col, op, val, cols))
+        except ValueError as e:
+            layout.input_error(ValueError(f"filter {i} — {e}"))
+only_fit = pg.toggle("Only configurations that fit", "fit", False)
+if only_fit:
+    filters.append(W.parse_filter("fits", "=", "true", cols))
+fkey = W.filter_key(filters)
+matching = W.count(table, fkey)
+st.caption(f"{matching:,} of {meta['n_rows']:,} rows match.")
+
+st.subheader("Fit region (model × GPU count)")
+region = W.fit_region(table, fkey)
+if region.empty:
+    st.info("No valid rows match the filters.")
+else:
+    layout.chart(K.sweep_fit_heatmap(region), "sw_region")
+    st.caption("Aggregated in DuckDB (core.db.fit_region): each cell summarises every configuration of that model "
+               "and GPU count that matches the filters; the colour is the share that fits.")
+
+st.subheader("Summary")
+by = pg.multi("Group by", [c for c in W.GROUP_KEYS if c in cols], "by", ["model", "zero_stage"])
+if by:
+    summary = W.summarise(table, tuple(by), fkey)
+    st.dataframe(summary.assign(min_total_gb=summary["min_total_bytes"] / 1e9,
+                                max_headroom_gb=summary["max_headroom_bytes"] / 1e9)
+                 .drop(columns=["min_total_bytes", "max_headroom_bytes"]), hide_index=True, width="stretch",
+                 column_config={"min_total_gb": st.column_config.NumberColumn("smallest per GPU (GB)", format="%.1f"),
+                                "max_headroom_gb": st.column_config.NumberColumn("best headroom (GB)", format="%.1f"),
+                                "min_cost_usd": st.column_config.NumberColumn("lowest cost", format="dollar"),
+                                "min_days": st.column_config.NumberColumn("fewest days", format="%.1f")})
+    layout.download_csv("Summary (CSV)", lambda: W.summarise(table, tuple(by), fkey), "sweep_summary.csv",
+                        "sw_dl_summary")
+
+st.subheader("Pareto frontier per model (days against cost)")
+front = W.pareto(table, fkey)
+if front.empty:
+    st.info("Nothing that fits and has a price matches the filters.")
+else:
+    layout.chart(K.pareto_models(front), "sw_pareto")
+    st.dataframe(front, hide_index=True, width="stretch")
+
+st.subheader("Rows")
+st.dataframe(W.rows(table, fkey), hide_index=True, width="stretch")
+st.caption("The 200 best-fitting matching rows (fits first, most headroom first). Downloads hold every matching "
+           "row, written by DuckDB.")
+d1, d2, d3 = st.columns(3)
+d1.download_button("Rows (CSV)", data=lambda: W.export_bytes(table, fkey, "csv"), file_name=f"{table}.csv",
+                   mime="text/csv", on_click="ignore", key="sw_dl_csv", icon=":material/download:")
+d2.download_button("Rows (Parquet)", data=lambda: W.export_bytes(table, fkey, "parquet"),
+                   file_name=f"{table}.parquet", mime="application/vnd.apache.parquet", on_click="ignore",
+                   key="sw_dl_parquet", icon=":material/download:")
+d3.download_button("Spec (JSON, for python -m core sweep)", data=spec.to_json(), file_name=f"{table}.json",
+                   mime="application/json", on_click="ignore", key="sw_dl_spec", icon=":material/download:")
+st.caption(f"{fmt.UNIT_HELP} Spec token: `{spec.to_token()}`")
+pg.finish()

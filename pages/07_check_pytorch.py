@@ -1,0 +1,77 @@
+"""Check against PyTorch — the per-tensor activation ledger and the FLOP counts next to what a real PyTorch model
+keeps for backward and executes (core.measure; torch is an optional extra). URL keys: prefix `pt_`."""
+import pandas as pd
+import streamlit as st
+
+from core import measure
+from ui import charts as K, compute as C, fmt, layout, pickers
+
+pg = layout.start("check_pytorch", "Check against PyTorch",
+                  "Measured, not assumed: the configuration's transformer block (and a small whole model) is built "
+                  "in PyTorch in bf16 on this server's CPU; autograd's saved tensors are set next to the ledger, "
+                  "tensor by tensor, and FlopCounterMode's count next to 6·N + 12·L·h·s.", prefix="pt_")
+sb = st.sidebar
+SMALL = {"layers": 2, "dmodel": 256, "heads": 4, "kv": 4, "dff": 688, "vocab": 1000, "maxpos": 2048}
+sb.header("Model (small: this runs on a CPU)")
+inputs = pickers.model_picker(pg, sb, src_default="architecture", arch_default=SMALL)
+inputs.update(pickers.batch_inputs(pg, sb, seq_default=256))
+inputs.update(pickers.memory_savers(pg, sb, zero=False))
+inputs["profile"] = pg.select("Implementation", ("fused", "eager"), "prof", container=sb,
+                              help="fused: fused RMSNorm/SwiGLU save sets (Korthikanti's count); eager: plain PyTorch "
+                                   "/ Hugging Face code.")
+dropout_impl = pg.select("Dropout", measure.DROPOUT_IMPLS, "dimpl", container=sb,
+                         help="native: 1-byte masks (what CUDA keeps); functional: F.dropout, 2-byte on CPU.")
+whole = pg.toggle("Also the whole model (embeddings, L blocks, LM head, loss)", "whole", True, container=sb)
+cfg = layout.config_or_stop(pg, inputs)
+
+if not measure.torch_available():
+    st.info(f"PyTorch is not installed on this server, so only the prediction is shown. {measure.INSTALL_HINT}",
+            icon=":material/info:")
+try:
+    measure.check_size(cfg)
+except ValueError as e:
+    layout.input_error(e)
+    pg.stop()
+cost = measure.measurement_cost(cfg)
+st.caption(f"This measurement: ≈{cost['flops']:.2g} FLOPs, ≈{fmt.mem(cost['bytes'], 'MB')} at most "
+           f"(cap {measure.APP_CPU_CAP.max_flops:.0g} FLOPs, {fmt.mem(measure.APP_CPU_CAP.max_bytes, 'GiB')}).")
+go = measure.torch_available() and pg.toggle("Run the PyTorch measurement (a few seconds; the link keeps it on)",
+                                             "go", False)
+pred = C.ledger(cfg)
+if not go:
+    st.subheader("Predicted ledger (one layer)")
+    layout.chart(K.ledger_bars(pred, cfg.model.n_layers), "pt_pred")
+    layout.download_csv("Predicted ledger (CSV)", lambda: C.ledger(cfg), "predicted_ledger.csv", "pt_dl_pred")
+    pg.finish()
+    st.stop()
+
+with st.spinner("Measuring with PyTorch…"):
+    try:
+        res = C.measured(cfg, dropout_impl, whole)
+    except ValueError as e:
+        layout.input_error(e)
+        pg.stop()
+rows = pd.DataFrame(res["rows"])
+t = res["totals"]
+c = st.columns(3)
+c[0].metric("One layer: ledger", fmt.mem(t["predicted_bytes"], "MB"), border=True)
+c[1].metric("One layer: PyTorch kept", fmt.mem(t["measured_bytes"], "MB"), f"ratio {t['ratio']:.3f}",
+            delta_color="off", border=True)
+if res["model_totals"]:
+    mt = res["model_totals"]
+    c[2].metric("Whole model: PyTorch / predicted", f"{mt['ratio']:.3f}",
+                f"{fmt.mem(mt['measured_bytes'], 'MB')} vs {fmt.mem(mt['predicted_bytes'], 'MB')}",
+                delta_color="off", border=True)
+st.subheader(f"Per tensor, one layer (recompute = {res['recompute']})")
+layout.chart(K.predicted_vs_measured(rows), "pt_rows")
+st.dataframe(rows.drop(columns=["ledger"]), hide_index=True, width="stretch")
+layout.download_csv("Per-tensor comparison (CSV)", lambda: rows.drop(columns=["ledger"]), "ledger_vs_pytorch.csv",
+                    "pt_dl_rows")
+st.subheader("Recomputation modes and FLOPs")
+r1, r2 = st.columns(2)
+r1.dataframe(pd.DataFrame(res["recompute_modes"]), hide_index=True, width="stretch")
+r2.dataframe(pd.DataFrame(res["flops"]), hide_index=True, width="stretch")
+st.subheader("Notes")
+st.markdown("\n".join(f"- {n}" for n in res["notes"]))
+st.caption(f"torch {res['torch_version']} on {res['device']}; profile {res['profile']}, dropout {res['dropout_impl']}.")
+pg.finish()

@@ -1,0 +1,150 @@
+"""The Sweeps page's access to `core.sweep` and `core.db`: one DuckDB database per process (`st.cache_resource`),
+every query on its own cursor (inside `core.db`), bounded caches of aggregated results, structured filters parsed
+from the page's text fields, and downloads built on click in a temporary directory.
+
+Sweep tables are named by the spec's hash, so everyone who opens the same link reads (or, after a restart,
+re-runs) the same table; at most `MAX_TABLES` sweeps are kept, the oldest dropped first.
+"""
+from __future__ import annotations
+
+import tempfile
+import threading
+from collections import defaultdict
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+import streamlit as st
+
+from core import db
+from core import sweep as S
+
+AUTO_ROWS = 200_000  # sweeps up to this size run as soon as the page (or a shared link) opens: ~1 s
+CAP_ROWS = 2_000_000  # the app's row cap (Community Cloud: ~1-3 GB of memory); the CLI has no such limit
+MAX_TABLES = 12
+MEMORY_LIMIT = "1GB"
+VOCABULARY = tuple(sorted(set(S.INPUTS) | set(S.record_columns())))
+OPS = db.OPS
+GROUP_KEYS = ("model", "gpu", "n_gpus", "seq_len", "micro_batch", "zero_stage", "recompute", "flash_attention", "tp",
+              "recipe", "binding", "fits", "valid")
+
+
+@st.cache_resource(show_spinner=False)
+def _database(version: str):
+    """The process's database (in memory, external access off and locked — core.db.connect) and its run locks."""
+    return db.connect(threads=2, memory_limit=MEMORY_LIMIT), defaultdict(threading.Lock)
+
+
+def database():
+    return _database(S.code_version())[0]
+
+
+def spec_from_inputs(d: dict) -> S.SweepSpec:
+    """A validated spec; ValueError names the field."""
+    return S.SweepSpec.from_dict(d)
+
+
+def ready(spec: S.SweepSpec) -> bool:
+    return db.has_sweep(database(), spec.table_name, S.code_version())
+
+
+def run(spec: S.SweepSpec, progress: Callable[[int, int], None] | None = None) -> str:
+    """Evaluate the spec into the database (once per spec: a second session waits for the first), then drop the
+    oldest sweeps beyond MAX_TABLES. Returns the table name."""
+    con, locks = _database(S.code_version())
+    S.check_rows(spec, CAP_ROWS)
+    with locks[spec.table_name]:
+        name = S.run_sweep(spec, con, progress=progress)
+    cat = db.catalog(con)
+    for old in cat["id"].iloc[:-MAX_TABLES] if len(cat) > MAX_TABLES else ():
+        if old != name:
+            db.drop_sweep(con, old)
+    return name
+
+
+def info(table: str) -> dict:
+    return db.sweep_info(database(), table)
+
+
+def columns(table: str) -> dict:
+    return db.allowed_columns(database(), table)
+
+
+def parse_filter(column: str, op: str, text: str, cols: dict) -> db.Filter:
+    """A structured filter from the page's fields: the value text parsed by the column's type; a list
+    (comma-separated) for 'in', two values for 'between'. ValueError names the column."""
+    if column not in cols:
+        raise ValueError(f"{column}: not a column of this sweep")
+    sql_type = cols[column].split("(")[0]
+    parts = [p.strip() for p in text.split(",")] if op in ("in", "between") else [text.strip()]
+    if any(p == "" for p in parts):
+        raise ValueError(f"{column}: give a value" + (" list, comma-separated" if op in ("in", "between") else ""))
+
+    def conv(p: str):
+        if sql_type == "BOOLEAN":
+            if p.lower() not in ("true", "false"):
+                raise ValueError(f"{column}: {p!r} is not true or false")
+            return p.lower() == "true"
+        if sql_type in ("VARCHAR",):
+            return p
+        try:
+            x = float(p)
+        except ValueError:
+            raise ValueError(f"{column}: {p!r} is not a number") from None
+        if x != x or x in (float("inf"), float("-inf")):
+            raise ValueError(f"{column}: {p!r} is not a finite number")
+        return int(x) if sql_type in ("INTEGER", "BIGINT", "SMALLINT", "TINYINT") and x == int(x) else x
+    values = [conv(p) for p in parts]
+    if op == "between" and len(values) != 2:
+        raise ValueError(f"{column}: 'between' needs two values, low,high")
+    value = values if op in ("in", "between") else values[0]
+    return db.Filter(column, op, value)
+
+
+def _key(filters) -> tuple:
+    return tuple((f.column, f.op, f.value if not isinstance(f.value, list) else tuple(f.value)) for f in filters)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def count(table: str, filters: tuple) -> int:
+    return db.count(database(), table, _filters(filters))
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def summarise(table: str, by: tuple, filters: tuple) -> pd.DataFrame:
+    return db.summarise(database(), table, list(by), _filters(filters))
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def fit_region(table: str, filters: tuple) -> pd.DataFrame:
+    df = db.fit_region(database(), table, _filters(filters), cell=("model", "n_gpus"))
+    df["fit_frac"] = df["n_fit"] / df["n_configs"]
+    return df
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def pareto(table: str, filters: tuple) -> pd.DataFrame:
+    return db.pareto(database(), table, _filters(filters), by=("model",))
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def rows(table: str, filters: tuple, limit: int = 200) -> pd.DataFrame:
+    return db.query(database(), table, _filters(filters), limit=limit,
+                    order_by=["-fits", "-headroom_bytes"])
+
+
+def _filters(key: tuple) -> list:
+    return [db.Filter(c, o, list(v) if isinstance(v, tuple) else v) for c, o, v in key]
+
+
+def filter_key(filters: list) -> tuple:
+    return _key(filters)
+
+
+def export_bytes(table: str, filters: tuple, fmt: str) -> bytes:
+    """The filtered rows as CSV or Parquet, written by DuckDB's COPY into a temporary directory and read back
+    (called on click, on Streamlit's download thread)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / f"{table}.{fmt}"
+        db.export(database(), table, path, fmt, filters=_filters(filters))
+        return path.read_bytes()
