@@ -12,7 +12,7 @@ import pytest
 
 from .conftest import ARTIFACTS, record_timing, sync_api, wait_for_app, wait_for_charts
 
-expect = sync_api.expect
+expect = sync_api.expect if sync_api is not None else None
 ROOT = Path(__file__).resolve().parents[2]
 # url path (file name without its NN_ prefix) -> charts the page draws with its defaults
 PAGES = {p.stem.split("_", 1)[1]: 0 for p in sorted((ROOT / "pages").glob("*.py"))}

@@ -1,0 +1,235 @@
+"""The app's pure pieces on their own: URL value parsing, chart builders (through `chart.to_dict()`), the cached
+grid wrappers against the scalar estimate, the Pareto mask, the advisor's widget mapping, sweep filters, and the
+shared pickers under `AppTest.from_function`."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st_
+from streamlit.testing.v1 import AppTest
+
+from core.estimate import estimate
+from ui import advice, charts as K, compute as C
+from ui.state import Spec, to_param
+
+CFG = C.build_config({"model": "llama-3.1-8b", "n_gpus": 8, "seq_len": 4096})
+
+
+# --- URL values -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("spec,raw,expected", [
+    (Spec("seq", "int", 4096, lo=1, hi=1 << 21), ["8192"], 8192),
+    (Spec("seq", "int", 4096, lo=1, hi=1 << 21), ["8192.0"], 8192),
+    (Spec("mfu", "float", 0.5, lo=0, hi=1), ["0.45"], 0.45),
+    (Spec("zero", "choice", 0, options=(0, 1, 2, 3)), ["3"], 3),
+    (Spec("zero", "choice", 0, options=(0, 1, 2, 3)), ["03"], 3),
+    (Spec("gpu", "choice", "h100-sxm", options=("h100-sxm", "h200")), ["h200"], "h200"),
+    (Spec("flash", "bool", False), ["TRUE"], True),
+    (Spec("accs", "multi", [], options=("a", "b")), ["a", "b"], ["a", "b"]),
+    (Spec("v", "text", "", hi=5), ["abc"], "abc"),
+])
+def test_spec_parses_what_the_widget_takes(spec, raw, expected):
+    assert spec.parse(raw) == expected
+
+
+@pytest.mark.parametrize("spec,raw,reason", [
+    (Spec("seq", "int", 1, lo=1, hi=100), ["abc"], "not a number"),
+    (Spec("seq", "int", 1, lo=1, hi=100), ["1e400"], "finite"),
+    (Spec("seq", "int", 1, lo=1, hi=100), ["nan"], "finite"),
+    (Spec("seq", "int", 1, lo=1, hi=100), ["7.5"], "whole number"),
+    (Spec("seq", "int", 1, lo=1, hi=100), ["500"], "between 1 and 100"),
+    (Spec("zero", "choice", 0, options=(0, 1)), ["7"], "not one of"),
+    (Spec("gpu", "choice", "a", options=("a",)), ["<script>"], "not one of"),
+    (Spec("flash", "bool", False), ["yes"], "true or false"),
+    (Spec("accs", "multi", [], options=("a",)), ["a", "zz"], "not one of"),
+    (Spec("v", "text", "", hi=5), ["toolong"], "longer than"),
+    (Spec("v", "text", "", hi=50), ["a\x00b"], "control characters"),
+])
+def test_spec_names_why_it_refuses(spec, raw, reason):
+    with pytest.raises(ValueError, match=reason):
+        spec.parse(raw)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st_.lists(st_.text(max_size=50), min_size=1, max_size=3))
+def test_spec_parse_only_ever_raises_value_error(raw):
+    for spec in (Spec("a", "int", 1, lo=1, hi=10), Spec("b", "float", 1.0, lo=0, hi=1e6),
+                 Spec("c", "choice", 1, options=(1, 2)), Spec("d", "bool", False),
+                 Spec("e", "multi", [], options=("x",)), Spec("f", "text", "", hi=20)):
+        try:
+            v = spec.parse(raw)
+        except ValueError:
+            continue
+        assert spec.accepts(v)
+
+
+def test_to_param_writes_what_bind_writes():
+    assert to_param(True) == "true" and to_param(3) == "3" and to_param(["a", "b"]) == ["a", "b"]
+    assert float(to_param(0.45)) == 0.45
+
+
+# --- compute ----------------------------------------------------------------------------------------------------
+def test_grid_equals_the_scalar_estimate_point_by_point():
+    """The vectorised grid (one evaluate call) and the scalar estimate agree on every cell (style item 7)."""
+    df = C.fit_models_by_gpus(CFG, ("llama-3.2-1b", "llama-3.1-70b", "mixtral-8x7b"), (1, 8, 64))
+    for r in df.itertuples():
+        rec = estimate(C.build_config({"model": r.model, "n_gpus": r.n_gpus, "seq_len": 4096}))
+        assert r.total_bytes == pytest.approx(rec["total_bytes"], rel=1e-12)
+        assert r.fits == rec["fits"] and r.binding == rec["binding"]
+
+
+def test_memory_parts_sum_to_the_total():
+    rec = C.record(CFG)
+    parts = C.memory_parts(rec)
+    assert parts["bytes"].sum() == pytest.approx(rec["total_bytes"], rel=1e-12)
+    assert parts["end_bytes"].iloc[-1] == pytest.approx(rec["total_bytes"], rel=1e-12)
+    assert C.bytes_per_param(CFG) == {"weights": 2, "grads": 2, "grad_accum": 0, "optimizer": 8, "master": 4}
+
+
+def test_quadratic_crossover_is_korthikanti_34h_over_5a():
+    """GPT block (Korthikanti Eq. 1): sbh·34 = 5as²b at s = 34h/(5a); 870.4 for the seeds' 7B (h=4096, a=32)."""
+    cfg = C.build_config({"model": "gpt-3-6.7b"})
+    assert C.quadratic_crossover(cfg) == pytest.approx(34 * 4096 / (5 * 32))
+    no_dropout = C.build_config({"model": "gpt-3-6.7b", "dropout": False})  # softmax kept, masks gone: 2as²b
+    assert C.quadratic_crossover(no_dropout) > C.quadratic_crossover(cfg)
+    parts = C.block_parts(cfg, (512, 1024, 2048))
+    quad = parts[parts["part"].str.contains("s²")].set_index("seq_len")["bytes_per_layer"]
+    assert quad[2048] == pytest.approx(4 * quad[1024]) and quad[1024] == pytest.approx(4 * quad[512])
+
+
+def _brute_pareto(days, cost, ok):
+    idx = [i for i in range(len(days)) if ok[i]]
+    return np.array([ok[i] and not any((days[j] <= days[i] and cost[j] <= cost[i])
+                                       and (days[j] < days[i] or cost[j] < cost[i]) for j in idx)
+                     for i in range(len(days))])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st_.lists(st_.tuples(st_.integers(1, 20), st_.integers(1, 20), st_.booleans()), min_size=1, max_size=30))
+def test_pareto_mask_matches_brute_force(points):
+    days = np.array([p[0] for p in points], float)
+    cost = np.array([p[1] for p in points], float)
+    ok = np.array([p[2] for p in points])
+    got = C.pareto_mask(days, cost, ok)
+    want = _brute_pareto(days, cost, ok)
+    # ties (same days and cost) keep one representative: compare the frontier's (days, cost) sets
+    assert {(d, c) for d, c, g in zip(days, cost, got) if g} == {(d, c) for d, c, w in zip(days, cost, want) if w}
+
+
+def test_time_cost_keeps_only_fitting_points_on_the_frontier():
+    df = C.time_cost(CFG.replace(zero_stage=3, flash_attention=True), ("h100-sxm", "a100-80gb"), (8, 64, 512),
+                     0.35, 0.55)
+    assert df["on_frontier"].any() and (df.loc[df["on_frontier"], "fits"]).all()
+    assert (df["days_at_mfu_lo"] > df["days"]).all() and (df["days_at_mfu_hi"] < df["days"]).all()
+
+
+# --- charts -------------------------------------------------------------------------------------------------------
+def _layers(chart) -> list[dict]:
+    d = chart.to_dict()
+    return d.get("layer", [d])
+
+
+def test_memory_bar_turns_red_when_over_capacity():
+    over = C.memory_parts(C.record(CFG))  # 182 GB on 80 GB
+    fits = C.memory_parts(C.record(CFG.replace(zero_stage=3)))
+    marks = [ly["mark"] for ly in _layers(K.memory_bar(over))]
+    assert any(m.get("color") == K.OVER and m["type"] == "rule" for m in marks)
+    assert sum(m["type"] == "bar" for m in marks) == 2  # the parts and the red overflow band
+    marks = [ly["mark"] for ly in _layers(K.memory_bar(fits, "GiB"))]
+    assert all(m.get("color") != K.OVER for m in marks) and sum(m["type"] == "bar" for m in marks) == 1
+    d = K.memory_bar(fits, "GiB").to_dict()
+    assert "2³⁰" in d["layer"][0]["encoding"]["x"]["title"]
+
+
+def test_part_colours_are_the_same_everywhere():
+    enc = _layers(K.memory_bar(C.memory_parts(C.record(CFG))))[0]["encoding"]["color"]["scale"]
+    assert enc["domain"] == list(K.PART_COLORS) and enc["range"] == list(K.PART_COLORS.values())
+
+
+def test_fit_heatmap_selects_cells_and_marks_misfits():
+    df = C.fit_seq_by_batch(CFG, (1024, 8192), (1, 4))
+    d = K.fit_heatmap(df, "micro_batch", "seq_len", "micro-batch", "sequence length").to_dict()
+    _rect, text = d["layer"]
+    assert d["params"][0]["name"] == "cell" and d["params"][0]["select"]["fields"] == ["micro_batch", "seq_len"]
+    assert text["mark"]["text"] == "✕" and "!datum.fits" in str(text["transform"])
+
+
+def test_activation_curves_use_a_log2_axis_and_both_baselines():
+    d = K.activation_curves(C.activation_curves(CFG, (512, 1024, 2048)), 80e9, 1e10, "GB", 2000.0).to_dict()
+    lines = d["layer"][0]
+    assert lines["encoding"]["x"]["scale"] == {"type": "log", "base": 2}
+    assert "GPU memory" in str(d) and "model state" in str(d) and "2,000" in str(d)
+
+
+def test_roofline_is_log_log_with_ridges():
+    roofs, ridges = C.roof_curves((("h100", 989.5e12, 3.35e12),), "bf16")
+    assert ridges["ridge_intensity"].iloc[0] == pytest.approx(295.4, rel=1e-3)  # seed 000: ≈295
+    ops = C.roofline_ops((("model", "llama-3.1-8b"),), 1024, 1, "bf16", ("h100", 989.5e12, 3.35e12))
+    seeds = ops.set_index("op")["arithmetic_intensity"]
+    assert seeds["seed_matmul"] == pytest.approx(341.3, rel=1e-3) and seeds["seed_relu"] == pytest.approx(0.25)
+    d = K.roofline(roofs, ridges, ops).to_dict()
+    assert all(ly["encoding"]["x"]["scale"]["type"] == "log" for ly in d["layer"] if "x" in ly.get("encoding", {}))
+
+
+def test_charts_stay_light():
+    """Every default chart ships far fewer than ~10k rows."""
+    sizes = [len(C.fit_models_by_gpus(CFG, tuple(n for n, _ in C.preset_sizes()), tuple(2 ** k for k in range(15)))),
+             len(C.activation_curves(CFG, tuple(2 ** k for k in range(6, 23)))),
+             len(C.roof_curves((("a", 1e15, 1e12),) * 20, "bf16")[0])]
+    assert max(sizes) < 10_000
+
+
+# --- advisor mapping, sweep filters ----------------------------------------------------------------------------------
+def test_advisor_changes_map_to_calculator_inputs():
+    assert advice.widget_values({"zero_stage": 3, "flash_attention": True, "master_weights": False}) == \
+        {"zero": 3, "flash": True, "master": "no"}
+    assert advice.describe({"n_gpus": 64, "recompute": "full"}) == "64 GPUs + full recomputation"
+
+
+def test_sweep_filters_are_typed_by_column():
+    from ui.sweeps import parse_filter
+    cols = {"model": "VARCHAR", "n_gpus": "INTEGER", "fits": "BOOLEAN", "days": "DOUBLE"}
+    assert parse_filter("n_gpus", "in", "8, 16", cols).value == (8, 16)
+    assert parse_filter("days", "between", "1,2.5", cols).value == (1.0, 2.5)
+    assert parse_filter("fits", "=", "TRUE", cols).value is True
+    assert parse_filter("model", "=", "x'; DROP TABLE t; --", cols).value == "x'; DROP TABLE t; --"
+    for col, op, text, msg in (("n_gpus", "=", "abc", "not a number"), ("days", "=", "inf", "finite"),
+                               ("fits", "=", "maybe", "true or false"), ("nope", "=", "1", "not a column"),
+                               ("days", "between", "1", "two values"), ("model", "=", "", "give a value")):
+        with pytest.raises(ValueError, match=msg):
+            parse_filter(col, op, text, cols)
+
+
+# --- the shared pickers, on their own -------------------------------------------------------------------------------
+def _picker_app():
+    import streamlit as st
+
+    from ui import pickers
+    from ui.state import Page
+    pg = Page("picker_test", prefix="t_")
+    out = {**pickers.model_picker(pg), **pickers.gpu_picker(pg), **pickers.recipe_picker(pg)}
+    st.json(out)
+    pg.finish()
+
+
+def _picked(**qp) -> dict:
+    at = AppTest.from_function(_picker_app, default_timeout=30)
+    for k, v in qp.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at.json[0].value if isinstance(at.json[0].value, dict) else __import__("json").loads(at.json[0].value)
+
+
+def test_pickers_return_the_input_vocabulary():
+    assert _picked() == {"model": "llama-3.1-8b", "gpu": "h100-sxm", "recipe": "zero-16", "optimizer": "adamw",
+                         "compute_dtype": "bf16"}
+    got = _picked(t_src="params", t_params="13", t_gpu="custom", t_c_mem="24", t_price="1.5", t_master="no",
+                  t_recipe="cs336-12")
+    assert got["n_params"] == 13e9 and got["gpu"] == "custom" and got["gpu_memory_bytes"] == 24e9
+    assert got["price_per_gpu_hour"] == 1.5 and got["master_weights"] is False and got["recipe"] == "cs336-12"
+    got = _picked(t_src="architecture", t_layers="4", t_mlp="gelu")
+    assert got["n_layers"] == 4 and got["mlp"] == "gelu" and got["d_model"] == 4096
+    C.build_config(got)  # a valid model
