@@ -647,6 +647,32 @@ def _bitmap(mask: np.ndarray):
     return pa.py_buffer(np.packbits(mask, bitorder="little")), int(mask.size - np.count_nonzero(mask))
 
 
+# Arrow arrays are built from their buffers: zero-copy for numbers, and `pa.array` would import pandas (0.3 s
+# of start-up the CLI does not need).
+
+def _arr(values: np.ndarray, typ: pa.DataType, valid: np.ndarray | None = None) -> pa.Array:
+    """A numeric Arrow array over a NumPy array (of the matching dtype), NULL where `valid` is false."""
+    values = np.ascontiguousarray(values)
+    buf, nulls = _bitmap(valid) if valid is not None else (None, 0)
+    return pa.Array.from_buffers(typ, values.size, [buf, pa.py_buffer(values)], nulls)
+
+
+def _bools(values: np.ndarray) -> pa.Array:
+    values = np.asarray(values, dtype=bool)
+    return pa.Array.from_buffers(pa.bool_(), values.size, [None, pa.py_buffer(np.packbits(values, bitorder="little"))])
+
+
+def _strings(labels) -> pa.Array:
+    data = [str(x).encode() for x in labels]
+    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    np.cumsum([len(d) for d in data], out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
+
+
+def _dict(codes: np.ndarray, labels: pa.Array, valid: np.ndarray | None = None) -> pa.Array:
+    return pa.DictionaryArray.from_arrays(_arr(codes.astype(np.int16, copy=False), pa.int16(), valid), labels)
+
+
 def _flat(v, shape) -> np.ndarray:
     v = np.asarray(v)
     if v.shape == shape and v.flags.c_contiguous:
@@ -672,8 +698,7 @@ class Sweep:
         self.input_names = sorted(in_names, key=INPUTS.index)
         self.schema = pa.schema([_input_field(n) for n in self.input_names]
                                 + [_record_field(n) for n in record_columns() if n not in self.input_names])
-        self._dicts = {"reason": pa.array(self.reasons, pa.string()),
-                       **{k: pa.array(v, pa.string()) for k, v in _DICT_RECORD.items() if v}}
+        self._dicts = {"reason": _strings(self.reasons), **{k: _strings(v) for k, v in _DICT_RECORD.items() if v}}
         self.rows = self.valid = self.fits = 0
         self._defaults = _defaults()
 
@@ -712,47 +737,42 @@ class Sweep:
             bad = _flat(bad, shape)
             valid = valid & (bad == 0)
         arrays = []
+        f_types = {f.name: f.type for f in self.schema}
         for name in self.input_names:
             v = extra["parts"][name]
             if isinstance(v, tuple):
-                codes = pa.array(_flat(v[0], shape))
-                arrays.append(pa.DictionaryArray.from_arrays(codes, pa.array(v[1], pa.string())))
+                arrays.append(_dict(_flat(v[0], shape), _strings(v[1])))
             else:
-                arrays.append(pa.array(_flat(v, shape)))
+                flat = _flat(v, shape)
+                arrays.append(_bools(flat) if flat.dtype == bool else _arr(flat, f_types[name]))
         for f in self.schema:
             name = f.name
             if name in self.input_names:
                 continue
             if name == "valid":
-                arrays.append(pa.array(valid))
+                arrays.append(_bools(valid))
             elif name == "fits":
                 fits = _flat(out["fits"], shape) & valid
                 self.fits += int(np.count_nonzero(fits))
-                arrays.append(pa.array(fits))
+                arrays.append(_bools(fits))
             elif name == "reason":
-                arrays.append(pa.DictionaryArray.from_arrays(pa.array(self._reason_codes(cols, valid, bad, shape)),
-                                                             self._dicts["reason"]))
+                arrays.append(_dict(self._reason_codes(cols, valid, bad, shape), self._dicts["reason"]))
             elif name == "binding":
                 arrays.append(self._codes(name, _binding_codes(out, shape), valid))
             elif name == "worst_stage":
                 last = _flat(np.asarray(out["worst_stage"]) == "last", shape)
                 arrays.append(self._codes(name, last.astype(np.int16), valid))
             elif name in _INT_RECORD:
-                buf, nulls = _bitmap(valid)
-                v = _flat(out[name], shape).astype(np.int32)
-                arrays.append(pa.Array.from_buffers(pa.int32(), rows, [buf, pa.py_buffer(v)], nulls))
+                arrays.append(_arr(_flat(out[name], shape).astype(np.int32), pa.int32(), valid))
             else:
                 v = np.ascontiguousarray(_flat(out[name], shape), dtype=np.float64)
-                ok = ~np.isnan(v)
-                if bad is not None:
-                    ok &= valid
-                buf, nulls = _bitmap(ok)
-                arrays.append(pa.Array.from_buffers(pa.float64(), rows, [buf, pa.py_buffer(v)], nulls))
+                ok = ~np.isnan(v)  # invalid rows are NaN already (evaluate); builder refusals are not
+                arrays.append(_arr(v, pa.float64(), ok & valid if bad is not None else ok))
         self.rows += rows
         self.valid += int(np.count_nonzero(valid))
         batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
         if self.spec.drop_invalid and not valid.all():
-            batch = batch.filter(pa.array(valid))
+            batch = batch.filter(_bools(valid))
         return batch
 
     def _reason_codes(self, cols, valid, bad, shape) -> np.ndarray:
@@ -764,9 +784,7 @@ class Sweep:
         return code
 
     def _codes(self, name, codes: np.ndarray, valid: np.ndarray) -> pa.Array:
-        buf, nulls = _bitmap(valid)
-        idx = pa.Array.from_buffers(pa.int16(), codes.size, [buf, pa.py_buffer(codes.astype(np.int16))], nulls)
-        return pa.DictionaryArray.from_arrays(idx, self._dicts[name])
+        return _dict(codes, self._dicts[name], valid)
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         for sl in _chunks([a.size for a in self.axes], self.chunk_rows):
