@@ -2,7 +2,9 @@
 
 Data columns keep their SI names (`total_bytes`, `attainable_flops_per_s`, `cost_usd`); only titles, formats and
 `transform_calculate` expressions convert for display. The ledger parts have one colour each on every page
-(`PART_COLORS`), and red is kept for "over capacity".
+(`PART_COLORS`), and red is kept for "over capacity". Encodings are channel objects (`alt.X(...)`,
+`alt.ColorValue(..., condition=...)`), never shorthand strings or `alt.condition`/`alt.value`: those go through
+Altair's schema lookup and cost milliseconds each, on every rerun.
 """
 from __future__ import annotations
 
@@ -36,6 +38,12 @@ UNITS = {"GB": GB, "GiB": GiB}
 HEIGHT = 320
 
 
+def tips(*fields: str) -> list:
+    """Tooltips from "field:type" strings, as channel objects (Altair parses a shorthand string in ~5 ms, an
+    object in ~0.04 ms; a chart with a dozen such strings costs a widget change 50 ms)."""
+    return [alt.Tooltip(f) for f in fields]
+
+
 def _unit(unit: str) -> float:
     if unit not in UNITS:
         raise ValueError(f"unit: must be GB or GiB, got {unit!r}")
@@ -60,7 +68,7 @@ def memory_bar(parts: pd.DataFrame, unit: str = "GB") -> alt.LayerChart:
     bars = alt.Chart(df).transform_calculate(
         start=f"datum.start_bytes / {d}", end=f"datum.end_bytes / {d}", size=f"datum.bytes / {d}",
     ).mark_bar(stroke="white", strokeWidth=1).encode(
-        x=x, x2="end:Q",
+        x=x, x2=alt.X2("end"),
         y=ROW_Y,
         color=alt.Color("part:N", scale=part_scale(), title="part",
                         legend=alt.Legend(orient="top", direction="horizontal", columns=8, title=None,
@@ -72,16 +80,16 @@ def memory_bar(parts: pd.DataFrame, unit: str = "GB") -> alt.LayerChart:
     cap_df = pd.DataFrame({"gpu_memory_bytes": [cap], "total_bytes": [total]})
     rule = alt.Chart(cap_df).transform_calculate(cap=f"datum.gpu_memory_bytes / {d}").mark_rule(
         color=OVER if over else CAPACITY, strokeWidth=3, strokeDash=[6, 3]).encode(
-        x="cap:Q", tooltip=[alt.Tooltip("cap:Q", title=f"GPU memory ({unit})", format=",.2f")])
+        x=alt.X("cap:Q"), tooltip=[alt.Tooltip("cap:Q", title=f"GPU memory ({unit})", format=",.2f")])
     label = alt.Chart(cap_df).transform_calculate(cap=f"datum.gpu_memory_bytes / {d}").mark_text(
         align="right", baseline="middle", dx=-5, fontWeight="bold", color=OVER if over else CAPACITY).encode(
-        x="cap:Q", y=alt.value(6), text=alt.value(f"GPU memory {cap / d:,.0f} {unit}"
-                                                   + (" — exceeded" if over else "")))
+        x=alt.X("cap:Q"), y=alt.YValue(6), text=alt.TextValue(f"GPU memory {cap / d:,.0f} {unit}"
+                                                               + (" — exceeded" if over else "")))
     layers = [bars]
     if over:
         band = alt.Chart(cap_df).transform_calculate(
             cap=f"datum.gpu_memory_bytes / {d}", tot=f"datum.total_bytes / {d}", row="'per GPU'").mark_bar(
-            color=OVER, opacity=0.3, stroke=OVER, strokeWidth=2).encode(x="cap:Q", x2="tot:Q", y=ROW_Y)
+            color=OVER, opacity=0.3, stroke=OVER, strokeWidth=2).encode(x=alt.X("cap:Q"), x2=alt.X2("tot"), y=ROW_Y)
         layers.append(band)
     layers += [rule, label]
     return alt.layer(*layers).properties(height=190)
@@ -101,12 +109,12 @@ def mfu_days(df: pd.DataFrame, current_frac: float) -> alt.LayerChart:
     bars = base.mark_bar().encode(
         x=alt.X("mfu_pct:O", title="MFU (%)", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("days:Q", title="days"),
-        color=alt.condition(f"abs(datum.mfu_frac - {current_frac}) < 1e-9", alt.value("#1f6feb"),
-                            alt.value("#9fb8d8")),
+        color=alt.ColorValue("#9fb8d8", condition={"test": f"abs(datum.mfu_frac - {current_frac}) < 1e-9",
+                                                   "value": "#1f6feb"}),
         tooltip=[alt.Tooltip("mfu_pct:O", title="MFU %"), alt.Tooltip("days:Q", format=",.1f"),
                  alt.Tooltip("cost_usd:Q", title="cost (USD)", format="$,.0f")],
     )
-    text = base.mark_text(dy=-6, fontSize=11).encode(x="mfu_pct:O", y="days:Q",
+    text = base.mark_text(dy=-6, fontSize=11).encode(x=alt.X("mfu_pct:O"), y=alt.Y("days:Q"),
                                                      text=alt.Text("days:Q", format=",.0f"))
     return alt.layer(bars, text).properties(height=220)
 
@@ -117,7 +125,7 @@ def ledger_bars(df: pd.DataFrame, n_layers: int) -> alt.Chart:
         color=PART_COLORS["activations"]).encode(
         x=alt.X("mb:Q", title="MB per layer (10⁶ bytes)"),
         y=alt.Y("tensor:N", sort="-x", title=None, axis=alt.Axis(labelOverlap=False)),
-        tooltip=["tensor:N", "what:N", "kept_by:N", alt.Tooltip("mb:Q", title="MB per layer", format=",.1f"),
+        tooltip=tips("tensor:N", "what:N", "kept_by:N") + [alt.Tooltip("mb:Q", title="MB per layer", format=",.1f"),
                  alt.Tooltip("share_frac:Q", title="share", format=".1%")],
     ).properties(height=90 + 22 * len(df), title=f"one layer of {n_layers}")
 
@@ -134,7 +142,7 @@ def fit_heatmap(df: pd.DataFrame, x: str, y: str, x_title: str, y_title: str, *,
         total_gb=f"datum.total_bytes / {GB}", cap_gb=f"datum.gpu_memory_bytes / {GB}",
         pct="datum.fill_frac",
     )
-    tips = list(extra_tooltip) + [
+    tooltip = tips(*extra_tooltip) + [
         alt.Tooltip(f"{x}:O", title=x_title), alt.Tooltip(f"{y}:N", title=y_title),
         alt.Tooltip("status:N", title="status"), alt.Tooltip("pct:Q", title="per-GPU / capacity", format=".0%"),
         alt.Tooltip("total_gb:Q", title="per GPU (GB)", format=",.1f"),
@@ -145,17 +153,16 @@ def fit_heatmap(df: pd.DataFrame, x: str, y: str, x_title: str, y_title: str, *,
     ye = alt.Y(f"{y}:O", title=y_title, sort=y_sort, axis=alt.Axis(labelOverlap=False))
     rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
         x=xe, y=ye,
-        color=alt.condition("datum.valid", alt.Color("fill_frac:Q", scale=FIT_SCALE,
-                                                     title="per-GPU total / capacity",
-                                                     legend=alt.Legend(format=".0%")), alt.value("#dddddd")),
-        tooltip=tips,
+        color=alt.Color("fill_frac:Q", scale=FIT_SCALE, title="per-GPU total / capacity",
+                        legend=alt.Legend(format=".0%"), condition={"test": "!datum.valid", "value": "#dddddd"}),
+        tooltip=tooltip,
     )
     if select:
         pick = alt.selection_point(name=select, fields=[x, y], on="click", clear=False)
         rect = rect.add_params(pick).encode(
-            opacity=alt.condition(pick, alt.value(1.0), alt.value(0.85)))
+            opacity=alt.OpacityValue(0.85, condition={"param": select, "value": 1.0, "empty": True}))
     marks = base.transform_filter("datum.valid && !datum.fits").mark_text(
-        text="✕", fontSize=13, fontWeight="bold", color="#5a0000").encode(x=xe, y=ye, tooltip=tips)
+        text="✕", fontSize=13, fontWeight="bold", color="#5a0000").encode(x=xe, y=ye, tooltip=tooltip)
     return alt.layer(rect, marks).properties(height=max(220, 26 * df[y].nunique()))
 
 
@@ -177,15 +184,15 @@ def activation_curves(df: pd.DataFrame, capacity_bytes: float, state_bytes: floa
                         title="activations", sort=list(MODE_COLORS)),
         strokeDash=alt.StrokeDash("mode:N", scale=alt.Scale(domain=list(MODE_DASH), range=list(MODE_DASH.values())),
                                   legend=None),
-        tooltip=["mode:N", alt.Tooltip("seq_len:Q", format=","), alt.Tooltip("v:Q", title=unit, format=",.2f"),
-                 "fits:N"],
+        tooltip=[alt.Tooltip("mode:N"), alt.Tooltip("seq_len:Q", format=","),
+                 alt.Tooltip("v:Q", title=unit, format=",.2f"), alt.Tooltip("fits:N")],
     )
     rules = pd.DataFrame({"what": ["GPU memory", "model state"], "bytes": [capacity_bytes, state_bytes]})
     rule = alt.Chart(rules).transform_calculate(v=f"datum.bytes / {d}").mark_rule(strokeDash=[6, 3]).encode(
-        y="v:Q", color=alt.Color("what:N", scale=alt.Scale(domain=["GPU memory", "model state"],
+        y=alt.Y("v:Q"), color=alt.Color("what:N", scale=alt.Scale(domain=["GPU memory", "model state"],
                                                             range=[CAPACITY, PART_COLORS["optimizer"]]),
                                  title="baseline"),
-        tooltip=["what:N", alt.Tooltip("v:Q", title=unit, format=",.2f")])
+        tooltip=[alt.Tooltip("what:N"), alt.Tooltip("v:Q", title=unit, format=",.2f")])
     layers = [lines, rule]
     if crossover is not None and crossover == crossover:
         layers.append(_crossover_rule(crossover))
@@ -194,10 +201,10 @@ def activation_curves(df: pd.DataFrame, capacity_bytes: float, state_bytes: floa
 
 def _crossover_rule(s: float) -> alt.LayerChart:
     c = pd.DataFrame({"seq_len": [s], "label": [f"s² term = linear terms at s ≈ {s:,.0f}"]})
-    rule = alt.Chart(c).mark_rule(color="#555", strokeDash=[2, 2]).encode(x="seq_len:Q",
-                                                                           tooltip=["label:N"])
+    rule = alt.Chart(c).mark_rule(color="#555", strokeDash=[2, 2]).encode(x=alt.X("seq_len:Q"),
+                                                                           tooltip=[alt.Tooltip("label:N")])
     text = alt.Chart(c).mark_text(align="left", dx=4, dy=-120, color="#555", fontSize=11).encode(
-        x="seq_len:Q", text="label:N")
+        x=alt.X("seq_len:Q"), text=alt.Text("label:N"))
     return alt.layer(rule, text)
 
 
@@ -208,8 +215,10 @@ def block_parts(df: pd.DataFrame, crossover: float | None = None) -> alt.LayerCh
         x=_log2_x("sequence length (tokens, log₂)"),
         y=alt.Y("mb:Q", title="MB per layer (10⁶ bytes, log)", scale=alt.Scale(type="log")),
         color=alt.Color("part:N", title="part of the block"),
-        strokeDash=alt.condition("indexof(datum.part, 's²') >= 0", alt.value([1, 0]), alt.value([4, 2])),
-        tooltip=["part:N", alt.Tooltip("seq_len:Q", format=","), alt.Tooltip("mb:Q", title="MB", format=",.1f")],
+        strokeDash=alt.StrokeDashValue([4, 2], condition={"test": "indexof(datum.part, 's²') >= 0",
+                                                          "value": [1, 0]}),
+        tooltip=[alt.Tooltip("part:N"), alt.Tooltip("seq_len:Q", format=","),
+                 alt.Tooltip("mb:Q", title="MB", format=",.1f")],
     )
     layers = [lines]
     if crossover is not None and crossover == crossover:
@@ -225,15 +234,16 @@ def roofline(roofs: pd.DataFrame, ridges: pd.DataFrame, ops: pd.DataFrame | None
               axis=alt.Axis(format="~s"))
     color = alt.Color("gpu:N", title="accelerator", scale=alt.Scale(scheme=GPU_SCHEME))
     roof = alt.Chart(roofs).transform_calculate(tflops="datum.attainable_flops_per_s / 1e12").mark_line().encode(
-        x=x, y=y, color=color, tooltip=["gpu:N", alt.Tooltip("arithmetic_intensity:Q", format=",.3g"),
+        x=x, y=y, color=color, tooltip=[alt.Tooltip("gpu:N"), alt.Tooltip("arithmetic_intensity:Q", format=",.3g"),
                                         alt.Tooltip("tflops:Q", title="TFLOP/s", format=",.1f")])
     rid = alt.Chart(ridges).transform_calculate(
         tflops="datum.peak_flops_per_s / 1e12", arithmetic_intensity="datum.ridge_intensity",
         label="'ridge ' + format(datum.ridge_intensity, ',.0f') + ' FLOP/B'")
     ridge_pts = rid.mark_point(shape="diamond", size=90, filled=True).encode(
-        x=x, y=y, color=color, tooltip=["gpu:N", alt.Tooltip("ridge_intensity:Q", format=",.1f", title="ridge"),
+        x=x, y=y, color=color, tooltip=[alt.Tooltip("gpu:N"),
+                                        alt.Tooltip("ridge_intensity:Q", format=",.1f", title="ridge"),
                                         alt.Tooltip("tflops:Q", title="peak TFLOP/s", format=",.1f")])
-    ridge_txt = rid.mark_text(align="left", dx=6, dy=-8, fontSize=11).encode(x=x, y=y, text="label:N",
+    ridge_txt = rid.mark_text(align="left", dx=6, dy=-8, fontSize=11).encode(x=x, y=y, text=alt.Text("label:N"),
                                                                                 color=color)
     layers = [roof, ridge_pts, ridge_txt]
     if ops is not None and len(ops):
@@ -241,11 +251,13 @@ def roofline(roofs: pd.DataFrame, ridges: pd.DataFrame, ops: pd.DataFrame | None
             filled=True, size=80, color="#222").encode(
             x=x, y=y, shape=alt.Shape("kind:N", title="op", scale=alt.Scale(domain=["model", "seed"],
                                                                               range=["circle", "triangle-up"])),
-            tooltip=["n:Q", "label:N", alt.Tooltip("arithmetic_intensity:Q", title="FLOP/B", format=",.3g"),
-                     alt.Tooltip("tflops:Q", title="attainable TFLOP/s", format=",.1f"), "bound:N",
+            tooltip=tips("n:Q", "label:N") + [
+                     alt.Tooltip("arithmetic_intensity:Q", title="FLOP/B", format=",.3g"),
+                     alt.Tooltip("tflops:Q", title="attainable TFLOP/s", format=",.1f"), alt.Tooltip("bound:N"),
                      alt.Tooltip("time_s:Q", title="time (s)", format=".3g")])
         txt = alt.Chart(ops).transform_calculate(tflops="datum.attainable_flops_per_s / 1e12").mark_text(
-            align="left", dx=6, dy=9, fontSize=11, fontWeight="bold", color="#333").encode(x=x, y=y, text="n:Q")
+            align="left", dx=6, dy=9, fontSize=11, fontWeight="bold", color="#333").encode(x=x, y=y,
+                                                                                           text=alt.Text("n:Q"))
         layers += [pts, txt]
     return alt.layer(*layers).properties(height=420)
 
@@ -257,16 +269,17 @@ def time_cost(df: pd.DataFrame) -> alt.LayerChart:
     x = alt.X("days:Q", title="days (log)", scale=alt.Scale(type="log"))
     y = alt.Y("cost_usd:Q", title="cost (USD, log)", scale=alt.Scale(type="log"), axis=alt.Axis(format="$~s"))
     color = alt.Color("gpu:N", title="accelerator", scale=alt.Scale(scheme=GPU_SCHEME))
-    tips = ["label:N", "n_gpus:Q", alt.Tooltip("days:Q", format=",.1f"), alt.Tooltip("cost_usd:Q", format="$,.0f"),
-            alt.Tooltip("days_at_mfu_hi:Q", title="days at high MFU", format=",.1f"),
-            alt.Tooltip("days_at_mfu_lo:Q", title="days at low MFU", format=",.1f"), "on_frontier:N"]
+    tooltip = tips("label:N", "n_gpus:Q") + [
+        alt.Tooltip("days:Q", format=",.1f"), alt.Tooltip("cost_usd:Q", format="$,.0f"),
+        alt.Tooltip("days_at_mfu_hi:Q", title="days at high MFU", format=",.1f"),
+        alt.Tooltip("days_at_mfu_lo:Q", title="days at low MFU", format=",.1f"), alt.Tooltip("on_frontier:N")]
     band = alt.Chart(ok).mark_rule(opacity=0.45, strokeWidth=3).encode(
-        x="days_at_mfu_hi:Q", x2="days_at_mfu_lo:Q", y="cost_usd_at_mfu_hi:Q", y2="cost_usd_at_mfu_lo:Q",
-        color=color, tooltip=tips)
-    pts = alt.Chart(ok).mark_circle(size=60).encode(x=x, y=y, color=color, tooltip=tips)
+        x=alt.X("days_at_mfu_hi:Q"), x2=alt.X2("days_at_mfu_lo"), y=alt.Y("cost_usd_at_mfu_hi:Q"),
+        y2=alt.Y2("cost_usd_at_mfu_lo"), color=color, tooltip=tooltip)
+    pts = alt.Chart(ok).mark_circle(size=60).encode(x=x, y=y, color=color, tooltip=tooltip)
     front = ok[ok["on_frontier"]].sort_values("days")
-    line = alt.Chart(front).mark_line(color="#111", strokeWidth=1.5).encode(x=x, y=y, order="days:Q")
-    ring = alt.Chart(front).mark_point(size=180, color="#111", strokeWidth=2).encode(x=x, y=y, tooltip=tips)
+    line = alt.Chart(front).mark_line(color="#111", strokeWidth=1.5).encode(x=x, y=y, order=alt.Order("days:Q"))
+    ring = alt.Chart(front).mark_point(size=180, color="#111", strokeWidth=2).encode(x=x, y=y, tooltip=tooltip)
     return alt.layer(band, pts, line, ring).properties(height=420)
 
 
@@ -277,18 +290,18 @@ def sweep_fit_heatmap(df: pd.DataFrame) -> alt.LayerChart:
                                              total_gb=f"datum.total_bytes / {GB}")
     xe = alt.X("n_gpus:O", title="GPUs", axis=alt.Axis(labelAngle=0))
     ye = alt.Y("model:N", title="model", axis=alt.Axis(labelOverlap=False))
-    tips = ["model:N", "n_gpus:O", alt.Tooltip("n_fit:Q", title="configurations that fit"),
+    tooltip = tips("model:N", "n_gpus:O") + [alt.Tooltip("n_fit:Q", title="configurations that fit"),
             alt.Tooltip("n_configs:Q", title="configurations"),
             alt.Tooltip("fit_frac:Q", title="share that fits", format=".0%"),
             alt.Tooltip("head_gb:Q", title="best headroom (GB)", format=",.1f"),
             alt.Tooltip("total_gb:Q", title="smallest per-GPU total (GB)", format=",.1f"),
             alt.Tooltip("binding:N", title="largest term (best)")]
     rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
-        x=xe, y=ye, tooltip=tips,
+        x=xe, y=ye, tooltip=tooltip,
         color=alt.Color("fit_frac:Q", title="share that fits",
-                        scale=alt.Scale(domain=[0, 1], range=["#f4c7c3", "#2b8a3e"]), legend=alt.Legend(format=".0%")))
+                        scale=alt.Scale(domain=[0, 1], scheme="redyellowgreen"), legend=alt.Legend(format=".0%")))
     none = base.transform_filter("datum.n_fit == 0").mark_text(text="✕", fontSize=13, fontWeight="bold",
-                                                                color="#5a0000").encode(x=xe, y=ye, tooltip=tips)
+                                                                color="#5a0000").encode(x=xe, y=ye, tooltip=tooltip)
     return alt.layer(rect, none).properties(height=max(200, 28 * df["model"].nunique()))
 
 
@@ -296,10 +309,10 @@ def pareto_models(df: pd.DataFrame) -> alt.LayerChart:
     """Pareto frontier per model (days against cost, log-log), each model's frontier as a line."""
     x = alt.X("days:Q", title="days (log)", scale=alt.Scale(type="log"))
     y = alt.Y("cost_usd:Q", title="cost (USD, log)", scale=alt.Scale(type="log"), axis=alt.Axis(format="$~s"))
-    tips = ["model:N", "gpu:N", "n_gpus:Q", "zero_stage:Q", "micro_batch:Q", "recompute:N",
-            alt.Tooltip("days:Q", format=",.1f"), alt.Tooltip("cost_usd:Q", format="$,.0f")]
-    line = alt.Chart(df).mark_line(point=True).encode(x=x, y=y, color=alt.Color("model:N"), order="days:Q",
-                                                      tooltip=tips)
+    tooltip = tips("model:N", "gpu:N", "n_gpus:Q", "zero_stage:Q", "micro_batch:Q", "recompute:N") + [
+        alt.Tooltip("days:Q", format=",.1f"), alt.Tooltip("cost_usd:Q", format="$,.0f")]
+    line = alt.Chart(df).mark_line(point=True).encode(x=x, y=y, color=alt.Color("model:N"),
+                                                      order=alt.Order("days:Q"), tooltip=tooltip)
     return line.properties(height=320)
 
 
@@ -310,9 +323,9 @@ def predicted_vs_measured(rows: pd.DataFrame) -> alt.Chart:
     long["source"] = long["source"].map({"predicted_bytes": "ledger (core)", "measured_bytes": "PyTorch"})
     return alt.Chart(long).transform_calculate(mb="datum.bytes / 1e6").mark_bar().encode(
         y=alt.Y("tensor:N", title=None, sort=list(rows["tensor"]), axis=alt.Axis(labelOverlap=False)),
-        yOffset="source:N",
+        yOffset=alt.YOffset("source:N"),
         x=alt.X("mb:Q", title="MB (10⁶ bytes)"),
         color=alt.Color("source:N", scale=alt.Scale(domain=["ledger (core)", "PyTorch"],
                                                     range=[PART_COLORS["activations"], "#444444"]), title=None),
-        tooltip=["tensor:N", "source:N", alt.Tooltip("mb:Q", title="MB", format=",.3f")],
+        tooltip=tips("tensor:N", "source:N") + [alt.Tooltip("mb:Q", title="MB", format=",.3f")],
     ).properties(height=90 + 26 * len(rows))

@@ -1,0 +1,213 @@
+"""Speed of the app: every page's first run and a widget change on the Calculator under AppTest (in-process, this
+machine), and — with --browser — a page with its charts drawn in headless Debian chromium after navigation.
+
+    python bench/bench_app.py                 # AppTest timings; JSON to bench/out/app.json
+    python bench/bench_app.py --browser       # also the real-browser timings
+    python bench/bench_app.py --browser --write-results   # and replace the "## App" section of bench/RESULTS.md
+
+"First run" is a new session opening the page (AppTest: the entrypoint, then `switch_page`), timed around the
+page's run only. It is measured twice: with every st.cache_data/st.cache_resource cleared before each sample
+("cold cache": the first visitor after a restart, modules already imported) and with caches warm (a page someone
+opened before). The process's one-time imports are reported separately. Targets (the issue): first run ≤ 1.5 s,
+Calculator widget change ≤ 250 ms (medians), page with charts drawn ≤ 3 s after navigation in the browser.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+OUT = ROOT / "bench" / "out"
+PAGES = ["app.py"] + sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
+CHARTS = {"calculator": 3, "fit_map": 2, "activations": 2, "roofline": 1, "time_cost": 1, "sweeps": 2,
+          "check_pytorch": 1}
+# Calculator widget changes, cycled: (kind, key, values)
+CHANGES = [("number_input", "gpus", [16, 32, 64, 8]), ("number_input", "seq", [8192, 2048, 4096]),
+           ("selectbox", "zero", [1, 2, 3, 0]), ("toggle", "flash", [True, False]), ("number_input", "mb", [2, 4, 1]),
+           ("radio", "rc", ["selective", "full", "none"]), ("selectbox", "gpu", ["h200", "b200", "h100-sxm"])]
+
+
+def _apptest():
+    from streamlit.testing.v1 import AppTest
+    return AppTest
+
+
+def first_runs(repeats: int, cold: bool) -> dict:
+    import streamlit as st
+    AppTest = _apptest()
+    out = {}
+    for page in PAGES:
+        samples = []
+        for _ in range(repeats):
+            if cold:
+                st.cache_data.clear()
+                st.cache_resource.clear()
+            at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+            if page == "app.py":
+                t0 = time.perf_counter()
+                at.run()
+            else:
+                at.run()
+                t0 = time.perf_counter()
+                at.switch_page(page).run()
+            samples.append(time.perf_counter() - t0)
+            assert not at.exception, (page, at.exception)
+        out[page] = {"median_s": statistics.median(samples), "max_s": max(samples), "n": len(samples)}
+    return out
+
+
+def widget_changes(n: int) -> dict:
+    AppTest = _apptest()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/01_calculator.py").run()
+    samples, per_kind = [], {}
+    for i in range(n):
+        kind, key, values = CHANGES[i % len(CHANGES)]
+        widget = next(w for w in at.get(kind) if getattr(w, "key", None) == key)
+        widget.set_value(values[(i // len(CHANGES)) % len(values)])
+        t0 = time.perf_counter()
+        at.run()
+        dt = time.perf_counter() - t0
+        assert not at.exception, at.exception
+        samples.append(dt)
+        per_kind.setdefault(key, []).append(dt)
+    return {"median_s": statistics.median(samples), "p90_s": sorted(samples)[int(0.9 * (len(samples) - 1))],
+            "n": n, "by_widget_median_s": {k: statistics.median(v) for k, v in per_kind.items()}}
+
+
+def browser(repeats: int) -> dict:
+    from tests.browser.conftest import CHROMIUM, SKIP_REASON, Server, sync_api, wait_for_app, wait_for_charts
+    if SKIP_REASON:
+        return {"skipped": SKIP_REASON}
+    server = Server("bench")
+    res: dict = {"goto": {}, "nav": {}, "cold_first_page_s": None}
+    try:
+        with sync_api.sync_playwright() as p:
+            b = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+            # a cold server and a cold browser: the first thing anyone sees after a restart (a deep link)
+            ctx = b.new_context(viewport={"width": 1400, "height": 1800})
+            page = ctx.new_page()
+            t0 = time.perf_counter()
+            page.goto(f"{server.url}/calculator?gpus=64&zero=3")
+            wait_for_app(page)
+            wait_for_charts(page, CHARTS["calculator"])
+            res["cold_first_page_s"] = time.perf_counter() - t0
+            samples: dict = {}
+            nav: dict = {}
+            for r in range(repeats):
+                for path, n in CHARTS.items():  # open by address (assets cached, as after the first page)
+                    t0 = time.perf_counter()
+                    page.goto(f"{server.url}/{path}?{_bust(path, r)}")
+                    wait_for_app(page)
+                    wait_for_charts(page, n)
+                    samples.setdefault(path, []).append(time.perf_counter() - t0)
+                for path, n in CHARTS.items():  # the sidebar's links (no page load)
+                    if path == "check_pytorch":
+                        continue
+                    t0 = time.perf_counter()
+                    page.get_by_test_id("stSidebarNavLink").filter(has_text=path.replace("_", " ")).click()
+                    page.wait_for_url(f"**/{path}*", timeout=15_000)
+                    wait_for_app(page)
+                    wait_for_charts(page, n)
+                    nav.setdefault(path, []).append(time.perf_counter() - t0)
+            res["goto"] = {k: statistics.median(v) for k, v in samples.items()}
+            res["nav"] = {k: statistics.median(v) for k, v in nav.items()}
+            b.close()
+    finally:
+        server.stop()
+    return res
+
+
+def _bust(path: str, r: int) -> str:
+    """A parameter that changes each repeat so the page's own caches miss (a new configuration each time)."""
+    key = {"calculator": "gpus", "fit_map": "fm_gpus", "activations": "ac_gpus", "roofline": "rf_mb",
+           "time_cost": "tc_mfu", "sweeps": "sw_mfu", "check_pytorch": "pt_seq"}[path]
+    return f"{key}={[16, 32, 48, 24, 40][r % 5]}"
+
+
+def markdown(res: dict) -> str:
+    L = ["## App", "",
+         "`python bench/bench_app.py --browser` on this machine (" + res["machine"] + "). Medians. Targets: first "
+         "run ≤ 1.5 s, Calculator widget change ≤ 250 ms, page with charts drawn ≤ 3 s after navigation.", "",
+         "### First run of each page (AppTest: a new session opens the page)", "",
+         "| page | cold cache (s) | warm cache (s) |", "|---|---:|---:|"]
+    for page in PAGES:
+        c, w = res["first_run_cold"][page], res["first_run_warm"][page]
+        L.append(f"| `{page}` | {c['median_s']:.3f} | {w['median_s']:.3f} |")
+    L += ["", f"Process start (imports of streamlit, pandas, altair, duckdb, core, ui; once per server process): "
+          f"{res['imports_s']:.2f} s.", "",
+          "### Calculator: a widget change (AppTest rerun)", "",
+          f"Median **{res['widget_change']['median_s'] * 1000:.0f} ms** over {res['widget_change']['n']} changes "
+          f"(p90 {res['widget_change']['p90_s'] * 1000:.0f} ms); by widget: "
+          + ", ".join(f"`{k}` {v * 1000:.0f} ms" for k, v in res["widget_change"]["by_widget_median_s"].items())
+          + "."]
+    br = res.get("browser")
+    if br and "skipped" not in br:
+        L += ["", "### Browser: page with its charts drawn (headless Debian chromium, software rendering)", "",
+              "Time from navigation to the last Vega chart drawn, with a configuration the server has not cached. "
+              "'address' opens the page by its URL (the app's assets already cached by the browser); 'sidebar' "
+              "clicks the page's link.", "",
+              "| page | address (s) | sidebar (s) |", "|---|---:|---:|"]
+        for path in CHARTS:
+            nav = br["nav"].get(path)
+            L.append(f"| {path} | {br['goto'][path]:.2f} | {'—' if nav is None else f'{nav:.2f}'} |")
+        L += ["", f"Cold start — a fresh server and a fresh browser opening a deep link to the Calculator (server "
+              f"imports, the browser loading Streamlit's JavaScript, the first run): {br['cold_first_page_s']:.2f} s."]
+    elif br:
+        L += ["", f"Browser timings skipped: {br['skipped']}."]
+    L += ["", "Raw numbers: `bench/out/app.json`.", ""]
+    return "\n".join(L)
+
+
+def write_results(md: str) -> None:
+    """Replace (or append) the `## App` section of bench/RESULTS.md, leaving the other sections alone."""
+    path = ROOT / "bench" / "RESULTS.md"
+    text = path.read_text() if path.exists() else "# Results\n"
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.strip() == "## App"), None)
+    if start is None:
+        new = text.rstrip("\n") + "\n\n" + md
+    else:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+        new = "\n".join(lines[:start] + md.rstrip("\n").splitlines() + ([""] + lines[end:] if end < len(lines)
+                                                                          else [])) + "\n"
+    path.write_text(new)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--changes", type=int, default=28)
+    ap.add_argument("--browser", action="store_true")
+    ap.add_argument("--write-results", action="store_true")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    import altair, duckdb, pandas, streamlit  # noqa: F401,E401
+    import ui.charts, ui.compute, ui.pickers, ui.sweeps  # noqa: F401,E401
+    res = {"machine": f"{platform.machine()}, {__import__('os').cpu_count()} CPUs, Python "
+                      f"{platform.python_version()}, streamlit {streamlit.__version__}",
+           "imports_s": time.perf_counter() - t0}
+    first_runs(1, cold=True)  # warm the interpreter (bytecode, lazy imports inside pages)
+    res["first_run_cold"] = first_runs(args.repeats, cold=True)
+    res["first_run_warm"] = first_runs(args.repeats, cold=False)
+    res["widget_change"] = widget_changes(args.changes)
+    if args.browser:
+        res["browser"] = browser(max(1, args.repeats // 2))
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "app.json").write_text(json.dumps(res, indent=2))
+    md = markdown(res)
+    print(md)
+    if args.write_results:
+        write_results(md)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
