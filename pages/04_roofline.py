@@ -58,7 +58,8 @@ st.dataframe(ops[["n", "label", "flops", "bytes_moved", "arithmetic_intensity", 
                             "attainable_flops_per_s": st.column_config.NumberColumn("attainable FLOP/s",
                                                                                     format="%.3e"),
                             "time_s": st.column_config.NumberColumn("time (s)", format="%.3e")})
-c1, c2 = st.columns(2)
+c1, c2, c3 = st.columns(3)
 layout.download_csv("Ops (CSV)", lambda: ops, "roofline_ops.csv", "rf_dl_ops", where=c1)
-layout.download_csv("Roofs and ridges (CSV)", lambda: ridges, "roofline_ridges.csv", "rf_dl_ridges", where=c2)
+layout.download_csv("Ridge points (CSV)", lambda: ridges, "roofline_ridges.csv", "rf_dl_ridges", where=c2)
+layout.download_csv("Roof lines (CSV)", lambda: roofs, "roofline_roofs.csv", "rf_dl_roofs", where=c3)
 pg.finish()

@@ -74,76 +74,88 @@ if not W.ready(spec):
                                                           text=f"Evaluating… {done:,} of {total:,} rows"))
     bar.empty()
 table = spec.table_name
-meta = W.info(table)
-c = st.columns(4)
-c[0].metric("Rows", f"{meta['n_rows']:,}", border=True)
-c[1].metric("Valid", f"{meta['n_valid']:,}", border=True)
-c[2].metric("Fit", f"{meta['n_fit']:,}", border=True)
-c[3].metric("Evaluated in", f"{meta['seconds']:.2f} s", border=True)
 
-st.subheader("Filter")
-cols = W.columns(table)
-filters = []
-fcols = st.columns([3, 2, 4])
-for i in (1, 2, 3):
-    col = pg.select(f"Column {i}", ("",) + W.VOCABULARY, f"f{i}c", "", container=fcols[0])
-    op = pg.select(f"Operator {i}", W.OPS, f"f{i}o", "=", container=fcols[1])
-    val = pg.text(f"Value {i}", f"f{i}v", "", max_chars=500, container=fcols[2],
-                  placeholder="a number, text, true/false; a,b,c for in; low,high for between")
-    if col:
-        try:
-            filters.append(W.parse_filter(col, op, val, cols))
-        except ValueError as e:
-            layout.input_error(ValueError(f"filter {i} — {e}"))
-only_fit = pg.toggle("Only configurations that fit", "fit", False)
-if only_fit:
-    filters.append(W.parse_filter("fits", "=", "true", cols))
-fkey = W.filter_key(filters)
-matching = W.count(table, fkey)
-st.caption(f"{matching:,} of {meta['n_rows']:,} rows match.")
 
-st.subheader("Fit region (model × GPU count)")
-region = W.fit_region(table, fkey)
-if region.empty:
-    st.info("No valid rows match the filters.")
-else:
-    layout.chart(K.sweep_fit_heatmap(region), "sw_region")
-    st.caption("Aggregated in DuckDB (core.db.fit_region): each cell summarises every configuration of that model "
-               "and GPU count that matches the filters; the colour is the share that fits.")
+def results() -> None:
+    meta = W.info(table)
+    c = st.columns(4)
+    c[0].metric("Rows", f"{meta['n_rows']:,}", border=True)
+    c[1].metric("Valid", f"{meta['n_valid']:,}", border=True)
+    c[2].metric("Fit", f"{meta['n_fit']:,}", border=True)
+    c[3].metric("Evaluated in", f"{meta['seconds']:.2f} s", border=True)
 
-st.subheader("Summary")
-by = pg.multi("Group by", [c for c in W.GROUP_KEYS if c in cols], "by", ["model", "zero_stage"])
-if by:
-    summary = W.summarise(table, tuple(by), fkey)
-    st.dataframe(summary.assign(min_total_gb=summary["min_total_bytes"] / 1e9,
-                                max_headroom_gb=summary["max_headroom_bytes"] / 1e9)
-                 .drop(columns=["min_total_bytes", "max_headroom_bytes"]), hide_index=True, width="stretch",
-                 column_config={"min_total_gb": st.column_config.NumberColumn("smallest per GPU (GB)", format="%.1f"),
-                                "max_headroom_gb": st.column_config.NumberColumn("best headroom (GB)", format="%.1f"),
-                                "min_cost_usd": st.column_config.NumberColumn("lowest cost", format="dollar"),
-                                "min_days": st.column_config.NumberColumn("fewest days", format="%.1f")})
-    layout.download_csv("Summary (CSV)", lambda: W.summarise(table, tuple(by), fkey), "sweep_summary.csv",
-                        "sw_dl_summary")
+    st.subheader("Filter")
+    cols = W.columns(table)
+    filters = []
+    fcols = st.columns([3, 2, 4])
+    for i in (1, 2, 3):
+        col = pg.select(f"Column {i}", ("",) + W.VOCABULARY, f"f{i}c", "", container=fcols[0])
+        op = pg.select(f"Operator {i}", W.OPS, f"f{i}o", "=", container=fcols[1])
+        val = pg.text(f"Value {i}", f"f{i}v", "", max_chars=500, container=fcols[2],
+                      placeholder="a number, text, true/false; a,b,c for in; low,high for between")
+        if col:
+            try:
+                filters.append(W.parse_filter(col, op, val, cols))
+            except ValueError as e:
+                layout.input_error(ValueError(f"filter {i} — {e}"))
+    only_fit = pg.toggle("Only configurations that fit", "fit", False)
+    if only_fit:
+        filters.append(W.parse_filter("fits", "=", "true", cols))
+    fkey = W.filter_key(filters)
+    matching = W.count(table, fkey)
+    st.caption(f"{matching:,} of {meta['n_rows']:,} rows match.")
 
-st.subheader("Pareto frontier per model (days against cost)")
-front = W.pareto(table, fkey)
-if front.empty:
-    st.info("Nothing that fits and has a price matches the filters.")
-else:
-    layout.chart(K.pareto_models(front), "sw_pareto")
-    st.dataframe(front, hide_index=True, width="stretch")
+    st.subheader("Fit region (model × GPU count)")
+    region = W.fit_region(table, fkey)
+    if region.empty:
+        st.info("No valid rows match the filters.")
+    else:
+        layout.chart(K.sweep_fit_heatmap(region), "sw_region")
+        layout.download_csv("Fit region (CSV)", lambda: W.fit_region(table, fkey), "sweep_fit_region.csv",
+                            "sw_dl_region")
+        st.caption("Aggregated in DuckDB (core.db.fit_region): each cell summarises every configuration of that model "
+                   "and GPU count that matches the filters; the colour is the share that fits.")
 
-st.subheader("Rows")
-st.dataframe(W.rows(table, fkey), hide_index=True, width="stretch")
-st.caption("The 200 best-fitting matching rows (fits first, most headroom first). Downloads hold every matching "
-           "row, written by DuckDB.")
-d1, d2, d3 = st.columns(3)
-d1.download_button("Rows (CSV)", data=lambda: W.export_bytes(table, fkey, "csv"), file_name=f"{table}.csv",
-                   mime="text/csv", on_click="ignore", key="sw_dl_csv", icon=":material/download:")
-d2.download_button("Rows (Parquet)", data=lambda: W.export_bytes(table, fkey, "parquet"),
-                   file_name=f"{table}.parquet", mime="application/vnd.apache.parquet", on_click="ignore",
-                   key="sw_dl_parquet", icon=":material/download:")
-d3.download_button("Spec (JSON, for python -m core sweep)", data=spec.to_json(), file_name=f"{table}.json",
-                   mime="application/json", on_click="ignore", key="sw_dl_spec", icon=":material/download:")
-st.caption(f"{fmt.UNIT_HELP} Spec token: `{spec.to_token()}`")
+    st.subheader("Summary")
+    by = pg.multi("Group by", [c for c in W.GROUP_KEYS if c in cols], "by", ["model", "zero_stage"])
+    if by:
+        summary = W.summarise(table, tuple(by), fkey)
+        st.dataframe(summary.assign(min_total_gb=summary["min_total_bytes"] / 1e9,
+                                    max_headroom_gb=summary["max_headroom_bytes"] / 1e9)
+                     .drop(columns=["min_total_bytes", "max_headroom_bytes"]), hide_index=True, width="stretch",
+                     column_config={"min_total_gb": st.column_config.NumberColumn("smallest per GPU (GB)", format="%.1f"),
+                                    "max_headroom_gb": st.column_config.NumberColumn("best headroom (GB)", format="%.1f"),
+                                    "min_cost_usd": st.column_config.NumberColumn("lowest cost", format="dollar"),
+                                    "min_days": st.column_config.NumberColumn("fewest days", format="%.1f")})
+        layout.download_csv("Summary (CSV)", lambda: W.summarise(table, tuple(by), fkey), "sweep_summary.csv",
+                            "sw_dl_summary")
+
+    st.subheader("Pareto frontier per model (days against cost)")
+    front = W.pareto(table, fkey)
+    if front.empty:
+        st.info("Nothing that fits and has a price matches the filters.")
+    else:
+        layout.chart(K.pareto_models(front), "sw_pareto")
+        st.dataframe(front, hide_index=True, width="stretch")
+        layout.download_csv("Frontier (CSV)", lambda: W.pareto(table, fkey), "sweep_pareto.csv", "sw_dl_pareto")
+
+    st.subheader("Rows")
+    st.dataframe(W.rows(table, fkey), hide_index=True, width="stretch")
+    st.caption("The 200 best-fitting matching rows (fits first, most headroom first). Downloads hold every matching "
+               "row, written by DuckDB.")
+    d1, d2, d3 = st.columns(3)
+    d1.download_button("Rows (CSV)", data=lambda: W.export_bytes(table, fkey, "csv"), file_name=f"{table}.csv",
+                       mime="text/csv", on_click="ignore", key="sw_dl_csv", icon=":material/download:")
+    d2.download_button("Rows (Parquet)", data=lambda: W.export_bytes(table, fkey, "parquet"),
+                       file_name=f"{table}.parquet", mime="application/vnd.apache.parquet", on_click="ignore",
+                       key="sw_dl_parquet", icon=":material/download:")
+    d3.download_button("Spec (JSON, for python -m core sweep)", data=spec.to_json(), file_name=f"{table}.json",
+                       mime="application/json", on_click="ignore", key="sw_dl_spec", icon=":material/download:")
+    st.caption(f"{fmt.UNIT_HELP} Spec token: `{spec.to_token()}`")
+
+
+try:
+    results()
+except ValueError as e:  # e.g. the table was dropped to make room while this page was open: run it again
+    layout.input_error(e)
 pg.finish()

@@ -233,3 +233,17 @@ def test_pickers_return_the_input_vocabulary():
     got = _picked(t_src="architecture", t_layers="4", t_mlp="gelu")
     assert got["n_layers"] == 4 and got["mlp"] == "gelu" and got["d_model"] == 4096
     C.build_config(got)  # a valid model
+
+
+def test_uploaded_hf_config_becomes_a_model():
+    import json
+
+    from ui.pickers import arch_values, hf_model
+    cfg = {"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 512, "num_attention_heads": 8,
+           "num_key_value_heads": 2, "intermediate_size": 1376, "vocab_size": 32000, "hidden_act": "silu"}
+    m = hf_model(json.dumps(cfg).encode())
+    assert arch_values(m)["layers"] == 4 and arch_values(m)["kv"] == 2 and m.mlp == "swiglu"
+    for raw, msg in ((b"\xff\xfe", "not valid JSON"), (b"[1, 2]", "JSON object"), (b"{}", "missing field"),
+                     (b" " * (2 << 20), "larger than")):
+        with pytest.raises(ValueError, match=msg):
+            hf_model(raw)

@@ -112,6 +112,19 @@ def _arch_fields(pg: Page, c, b: dict) -> dict:
     return out
 
 
+def hf_model(raw: bytes):
+    """A Model from the bytes of an uploaded Hugging Face config.json (size-capped, parsed locally)."""
+    if len(raw) > HF_MAX_BYTES:
+        raise ValueError(f"config: file larger than {HF_MAX_BYTES // 1024} KiB")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"config: not valid JSON ({e})") from None
+    if not isinstance(data, dict):  # from_hf_config reads anything else as a file path
+        raise ValueError("config: a Hugging Face config.json must be a JSON object")
+    return from_hf_config(data)
+
+
 def _hf_upload(pg: Page, c) -> None:
     up_key, err_key = pg.key("hf_file"), pg.key("hf_error")
 
@@ -121,14 +134,7 @@ def _hf_upload(pg: Page, c) -> None:
         if f is None:
             return
         try:
-            raw = f.getvalue()
-            if len(raw) > HF_MAX_BYTES:
-                raise ValueError(f"config: file larger than {HF_MAX_BYTES // 1024} KiB")
-            try:
-                data = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as e:
-                raise ValueError(f"config: not valid JSON ({e})") from None
-            m = from_hf_config(data)
+            m = hf_model(f.getvalue())
         except ValueError as e:
             st.session_state[err_key] = str(e)
             return

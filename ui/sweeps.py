@@ -3,7 +3,8 @@ every query on its own cursor (inside `core.db`), bounded caches of aggregated r
 from the page's text fields, and downloads built on click in a temporary directory.
 
 Sweep tables are named by the spec's hash, so everyone who opens the same link reads (or, after a restart,
-re-runs) the same table; at most `MAX_TABLES` sweeps are kept, the oldest dropped first.
+re-runs) the same table; the newest sweeps are kept up to `ROWS_KEPT` rows and `MAX_TABLES` tables, the oldest
+dropped first (a page whose table was dropped runs it again).
 """
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from core import db
 from core import sweep as S
 
 AUTO_ROWS = 200_000  # sweeps up to this size run as soon as the page (or a shared link) opens: ~1 s
-CAP_ROWS = 2_000_000  # the app's row cap (Community Cloud: ~1-3 GB of memory); the CLI has no such limit
-MAX_TABLES = 12
+CAP_ROWS = 1_000_000  # the app's row cap per sweep (≈380 bytes a row in DuckDB: ~0.4 GB); the CLI has none
+ROWS_KEPT = 2_000_000  # sweeps kept in the process's database, in rows (~0.8 GB, under MEMORY_LIMIT so nothing
+MAX_TABLES = 12        # spills to DuckDB's temp directory); the oldest are dropped first
 MEMORY_LIMIT = "1GB"
 VOCABULARY = tuple(sorted(set(S.INPUTS) | set(S.record_columns())))
 OPS = db.OPS
@@ -55,9 +57,10 @@ def run(spec: S.SweepSpec, progress: Callable[[int, int], None] | None = None) -
     S.check_rows(spec, CAP_ROWS)
     with locks[spec.table_name]:
         name = S.run_sweep(spec, con, progress=progress)
-    cat = db.catalog(con)
-    for old in cat["id"].iloc[:-MAX_TABLES] if len(cat) > MAX_TABLES else ():
-        if old != name:
+    cat = db.catalog(con).sort_values("created", ascending=False)
+    kept = cat["n_rows"].cumsum()
+    for i, (old, rows_so_far) in enumerate(zip(cat["id"], kept)):
+        if old != name and (i >= MAX_TABLES or rows_so_far > ROWS_KEPT):
             db.drop_sweep(con, old)
     return name
 

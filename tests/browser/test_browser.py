@@ -170,3 +170,18 @@ def test_the_model_follows_to_the_next_page(server, page):
     wait_for_app(page)
     page.wait_for_url("**/activations?**ac_model=llama-3.1-70b**", timeout=15_000)
     no_exception(page)
+
+
+def test_an_uploaded_config_json_fills_the_fields_and_the_link(server, page, tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text('{"model_type": "llama", "num_hidden_layers": 6, "hidden_size": 768, "num_attention_heads": 12, '
+                   '"num_key_value_heads": 4, "intermediate_size": 2048, "vocab_size": 32000, "hidden_act": "silu"}')
+    page.goto(f"{server.url}/calculator?src=hf-config")
+    wait_for_app(page)
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(cfg))
+    page.wait_for_url(lambda u: "layers=6" in u and "src=architecture" in u, timeout=15_000)
+    wait_for_app(page)
+    q = query(page)
+    assert q["dmodel"] == "768" and q["heads"] == "12" and q["kv"] == "4"
+    expect(page.get_by_role("spinbutton", name="layers")).to_have_value("6")
+    no_exception(page)
