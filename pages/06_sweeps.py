@@ -123,8 +123,10 @@ def results() -> None:
         st.dataframe(summary.assign(min_total_gb=summary["min_total_bytes"] / 1e9,
                                     max_headroom_gb=summary["max_headroom_bytes"] / 1e9)
                      .drop(columns=["min_total_bytes", "max_headroom_bytes"]), hide_index=True, width="stretch",
-                     column_config={"min_total_gb": st.column_config.NumberColumn("smallest per GPU (GB)", format="%.1f"),
-                                    "max_headroom_gb": st.column_config.NumberColumn("best headroom (GB)", format="%.1f"),
+                     column_config={"min_total_gb": st.column_config.NumberColumn("smallest per GPU (GB)",
+                                                                                  format="%.1f"),
+                                    "max_headroom_gb": st.column_config.NumberColumn("best headroom (GB)",
+                                                                                     format="%.1f"),
                                     "min_cost_usd": st.column_config.NumberColumn("lowest cost", format="dollar"),
                                     "min_days": st.column_config.NumberColumn("fewest days", format="%.1f")})
         layout.download_csv("Summary (CSV)", lambda: W.summarise(table, tuple(by), fkey), "sweep_summary.csv",

@@ -3,10 +3,8 @@ grid wrappers against the scalar estimate, the Pareto mask, the advisor's widget
 shared pickers under `AppTest.from_function`."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st_
 from streamlit.testing.v1 import AppTest

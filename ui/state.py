@@ -314,7 +314,8 @@ class Page:
         else:
             ok = _same(parsed, value)
         if not ok:
-            self.note(f"`{spec.key}={_short(raw[-1] if raw else '')}` could not be applied; using {_short(_show(value))}")
+            self.note(f"`{spec.key}={_short(raw[-1] if raw else '')}` could not be applied; "
+                      f"using {_short(_show(value))}")
 
     def note(self, text: str) -> None:
         if text not in self._notes:
