@@ -56,12 +56,12 @@ t = res["totals"]
 c = st.columns(3)
 c[0].metric("One layer: ledger", fmt.mem(t["predicted_bytes"], "MB"), border=True)
 c[1].metric("One layer: PyTorch kept", fmt.mem(t["measured_bytes"], "MB"), f"ratio {t['ratio']:.3f}",
-            delta_color="off", border=True)
+            delta_color="off", delta_arrow="off", border=True)
 if res["model_totals"]:
     mt = res["model_totals"]
     c[2].metric("Whole model: PyTorch / predicted", f"{mt['ratio']:.3f}",
                 f"{fmt.mem(mt['measured_bytes'], 'MB')} vs {fmt.mem(mt['predicted_bytes'], 'MB')}",
-                delta_color="off", border=True)
+                delta_color="off", delta_arrow="off", border=True)
 st.subheader(f"Per tensor, one layer (recompute = {res['recompute']})")
 layout.chart(K.predicted_vs_measured(rows), "pt_rows")
 st.dataframe(rows.drop(columns=["ledger"]), hide_index=True, width="stretch")

@@ -335,7 +335,7 @@ class Page:
                 continue
             if k in _ALL_KEYS and not self.fresh_session:
                 continue  # a parameter of the page just left, still in the URL during the switch
-            self.note(f"`{_short(k, 30)}` is not an input of this page; ignored")
+            self.note(f"`{_short(k, 30)}` is not an input of this page (with these settings); ignored")
 
     # --- end of the run ---------------------------------------------------------------------------------------
     def finish(self) -> None:
