@@ -110,6 +110,15 @@ def test_widget_change_updates_the_url_and_the_link_reproduces_it(server, page, 
     other.context.close()
 
 
+def test_applying_the_advisors_change_updates_the_url(server, page):
+    page.goto(f"{server.url}/calculator")
+    wait_for_app(page)
+    page.get_by_role("button", name="Apply this change").click()
+    page.wait_for_url(lambda u: "zero=3" in u, timeout=10_000)
+    wait_for_app(page)
+    expect(page.get_by_test_id("stMetric").filter(has_text="Fits?")).to_contain_text("yes")
+
+
 def test_bad_link_parameters_show_a_note(server, page):
     page.goto(f"{server.url}/calculator?seq=abc&gpus=1e400&zero=7")
     wait_for_app(page)
@@ -147,18 +156,19 @@ def test_sweep_downloads_csv_and_parquet(server, page):
     assert pq.read_table(io.BytesIO(data)).num_rows == len(rows)
 
 
-def test_clicking_a_fit_map_cell_opens_it_in_the_calculator(server, page):
+@pytest.mark.parametrize("chart,keys", [(0, {"model", "gpus"}), (1, {"seq", "mb"})])
+def test_clicking_a_fit_map_cell_opens_it_in_the_calculator(server, page, chart, keys):
     page.goto(f"{server.url}/fit_map?fm_zero=3")
     wait_for_app(page)
     wait_for_charts(page, 2)
-    heat = page.get_by_test_id("stVegaLiteChart").nth(1)
+    heat = page.get_by_test_id("stVegaLiteChart").nth(chart)
     cells = heat.locator("g.mark-rect path")
-    box = cells.nth(cells.count() // 2).bounding_box()
+    box = cells.nth(cells.count() // 2 + 1).bounding_box()
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.wait_for_url("**/calculator?**", timeout=15_000)
     wait_for_app(page)
     q = query(page)
-    assert "seq" in q or "mb" in q, page.url
+    assert keys & set(q) and q.get("zero") == "3", page.url
     expect(page.get_by_role("heading", level=1)).to_contain_text("Will it fit?")
     no_exception(page)
 
