@@ -32,10 +32,7 @@ sb.header("Hardware")
 inputs.update(pickers.gpu_picker(pg, sb))
 inputs["n_gpus"] = pg.integer("GPUs", "gpus", 8, 1, 1 << 20, container=sb)
 sb.header("Run")
-c1, c2 = sb.columns(2)
-inputs["tokens"] = pg.number("Tokens (billions)", "tokens", 1000.0, 0.0, 1e7, step=100.0, container=c1) or 0.0
-inputs["tokens"] *= 1e9
-inputs["mfu"] = pg.integer("MFU (%)", "mfu", 50, 1, 100, container=c2) / 100
+inputs.update(pickers.run_inputs(pg, sb))
 with sb.expander("More inputs"):
     inputs["attention_flops"] = pg.select("Attention FLOPs", ("full", "causal", "none"), "attn",
                                           help="full: 12·L·h·s per token (PaLM); causal: half; none: plain 6ND.")

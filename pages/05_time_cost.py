@@ -13,12 +13,11 @@ sb = st.sidebar
 
 sb.header("Model and run")
 inputs = pickers.model_picker(pg, sb)
-inputs["tokens"] = (pg.number("Tokens (billions)", "tokens", 1000.0, 0.0, 1e7, step=100.0, container=sb) or 0.0) * 1e9
-cols = sb.columns(3)
-mfu = pg.integer("MFU %", "mfu", 50, 1, 100, container=cols[0])
-lo = pg.integer("band low %", "mfu_lo", 35, 1, 100, container=cols[1])
-hi = pg.integer("band high %", "mfu_hi", 55, 1, 100, container=cols[2])
-inputs["mfu"] = mfu / 100
+inputs.update(pickers.run_inputs(pg, sb))
+mfu = round(inputs["mfu"] * 100)
+cols = sb.columns(2)
+lo = pg.integer("MFU band: low (%)", "mfu_lo", 35, 1, 100, container=cols[0])
+hi = pg.integer("MFU band: high (%)", "mfu_hi", 55, 1, 100, container=cols[1])
 sb.header("Setup")
 inputs.update(pickers.recipe_picker(pg, sb, dtypes=False))
 inputs.update(pickers.batch_inputs(pg, sb))

@@ -5,7 +5,7 @@ import streamlit as st
 
 from core import memory as M
 from core.hardware import accelerator_names
-from ui import charts as K, compute as C, fmt, layout, sweeps as W
+from ui import charts as K, compute as C, fmt, layout, pickers, sweeps as W
 
 pg = layout.start("sweeps", "Sweep a grid",
                   "Every combination of the values below is one configuration, evaluated by the same vectorised "
@@ -32,9 +32,7 @@ rcs = pg.multi("Recomputation", M.RECOMPUTE_MODES, "rcs", list(M.RECOMPUTE_MODES
 flash = pg.multi("Flash attention", ("off", "on"), "flash", ["off", "on"], container=sb)
 tps = pg.multi("Tensor parallel", (1, 2, 4, 8), "tps", [1], container=sb)
 recipes = pg.multi("Recipes", tuple(M.RECIPES), "recipes", ["zero-16"], container=sb)
-c1, c2 = sb.columns(2)
-tokens = pg.number("Tokens (billions)", "tokens", 1000.0, 0.0, 1e7, step=100.0, container=c1) or 0.0
-mfu = pg.integer("MFU (%)", "mfu", 50, 1, 100, container=c2)
+run = pickers.run_inputs(pg, sb)
 drop = pg.toggle("Drop invalid combinations", "drop", False, container=sb)
 
 fields = {"models": models, "accelerators": accs, "micro-batches": mbs, "ZeRO stages": zeros,
@@ -50,7 +48,7 @@ try:
         "model": models, "gpu": accs, "n_gpus": {"from": gmin, "to": gmax, "step": "pow2"},
         "seq_len": {"from": smin, "to": smax, "step": "pow2"}, "micro_batch": mbs, "zero_stage": zeros,
         "recompute": rcs, "flash_attention": [f == "on" for f in flash], "tp": tps, "recipe": recipes,
-        "tokens": tokens * 1e9, "mfu": mfu / 100, "drop_invalid": drop})
+        "tokens": run["tokens"], "mfu": run["mfu"], "drop_invalid": drop})
 except ValueError as e:
     layout.input_error(e)
     pg.stop()

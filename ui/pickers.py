@@ -238,3 +238,14 @@ def batch_inputs(pg: Page, container=None, *, seq_default: int = 4096, seq: bool
     if mb:
         out["micro_batch"] = pg.integer("Micro-batch", "mb", 1, 1, 4096, container=cols[1])
     return out
+
+
+def run_inputs(pg: Page, container=None) -> dict:
+    """Token budget (typed in billions) and MFU (typed in percent), returned in the core's units."""
+    c = container or st
+    cols = c.columns(2)
+    tokens_b = pg.number("Tokens (billions)", "tokens", 1000.0, 0.0, 1e7, step=100.0, container=cols[0],
+                         help="Training tokens D (the seeds' 7B example: 1,400; CS336's 70B: 15,000).")
+    mfu_pct = pg.integer("MFU (%)", "mfu", 50, 1, 100, container=cols[1],
+                         help="Model FLOPs utilisation: the fraction of peak that goes into the model's own FLOPs.")
+    return {"tokens": (tokens_b or 0.0) * 1e9, "mfu": mfu_pct / 100}
