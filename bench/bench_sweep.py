@@ -31,17 +31,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "RESULTS.md"
 
-# 5 × 10 × 10 × 5 × 5 × 5 × 4 × 4 = 1,000,000 rows; × 2 flash settings × 5 MFUs = 10,000,000 rows.
-SPEC_1M = {"model": ["gpt-3-1.3b", "llama-3.1-8b", "mistral-7b", "llama-3.1-70b", "mixtral-8x7b"],
-           "seq_len": {"from": 4096, "to": 40960, "step": 4096}, "n_gpus": {"from": 8, "to": 4096, "step": "pow2"},
-           "tp": [1, 2, 4, 8, 16], "pp": [1, 2, 4, 8, 16], "micro_batch": [1, 2, 4, 8, 16], "zero_stage": [0, 1, 2, 3],
-           "gpu": ["h100-sxm", "h200", "b200", "a100-80gb"], "recompute": "selective"}
-SPEC_10M = {**SPEC_1M, "flash_attention": [False, True], "mfu": [0.3, 0.4, 0.5, 0.6, 0.7]}
-# The peer's grid: GPT-3 shapes (llm-analysis needs d_ff divisible by d_model), full recomputation, 64 GPUs,
-# 5 × 5 × 5 × 4 = 500 configurations.
-PEER_MODELS = ["gpt-3-1.3b", "gpt-3-2.7b", "gpt-3-6.7b", "gpt-3-13b", "gpt-3-175b"]
-SPEC_500 = {"model": PEER_MODELS, "seq_len": [512, 1024, 2048, 4096, 8192], "micro_batch": [1, 2, 4, 8, 16],
-            "zero_stage": [0, 1, 2, 3], "n_gpus": 64, "recompute": "full", "gpu": "h100-sxm", "tokens": 1e12}
+# The grids live beside this file so the CLI can be run on them by hand:
+#   python -m core sweep --spec bench/sweep_1m.json --out x.parquet
+# 1M: 5 models × 10 seq_len × 10 GPU counts × 5 tp × 5 pp × 5 micro_batch × 4 ZeRO stages × 4 accelerators;
+# 10M: the same × 2 flash settings × 5 MFUs. The peer's 500: GPT-3 shapes (llm-analysis needs d_ff divisible by
+# d_model) × 5 seq_len × 5 micro_batch × 4 ZeRO stages, full recomputation, 64 H100.
+SPEC_1M = json.loads((ROOT / "bench" / "sweep_1m.json").read_text())
+SPEC_10M = json.loads((ROOT / "bench" / "sweep_10m.json").read_text())
+SPEC_500 = json.loads((ROOT / "bench" / "sweep_peer_500.json").read_text())
+PEER_MODELS = SPEC_500["model"]
 
 
 def _rss_mb() -> float:

@@ -317,3 +317,11 @@ def test_arrow_schema_has_explicit_types():
     assert types["model"].startswith("dictionary<values=string, indices=int16")
     assert np.isnan(t.column("achieved_mfu").to_numpy(zero_copy_only=False)).all()  # NULL: nothing measured
     assert t.column("achieved_mfu").null_count == t.num_rows
+
+
+def test_benchmark_grids_have_their_sizes():
+    from pathlib import Path
+    bench = Path(__file__).resolve().parent.parent / "bench"
+    sizes = {"sweep_1m.json": 1_000_000, "sweep_10m.json": 10_000_000, "sweep_peer_500.json": 500}
+    for name, n in sizes.items():
+        assert SweepSpec.from_json((bench / name).read_text()).n_rows == n
