@@ -176,7 +176,7 @@ class Page:
         return self.prefix + name
 
     def select(self, label: str, options: Sequence, name: str, default=None, *, container=None, radio=False,
-               help: str | None = None, on_change: Callable | None = None, disabled: bool = False) -> Any:
+               help: str | None = None, on_change: Callable | None = None) -> Any:
         """A selectbox (or horizontal radio) over plain options (the option itself is the URL value)."""
         options = tuple(options)
         default = options[0] if default is None else default
@@ -187,23 +187,19 @@ class Page:
             fn = c.radio if radio else c.selectbox
             kw = dict(horizontal=True) if radio else {}
             return fn(label, options, index=options.index(default), key=k, bind="query-params", help=help,
-                      on_change=on_change, disabled=disabled, **kw)
+                      on_change=on_change, **kw)
         return self._widget(name, spec, draw)
 
     def integer(self, label: str, name: str, default: int, lo: int, hi: int, *, step: int = 1, container=None,
-                help: str | None = None, slider: bool = False) -> int:
+                help: str | None = None) -> int:
         spec = Spec(self.key(name), "int", int(default), lo=lo, hi=hi)
         c = container or st
-
-        def draw(k):
-            if slider:
-                return c.slider(label, lo, hi, int(default), step=step, key=k, bind="query-params", help=help)
-            return c.number_input(label, min_value=int(lo), max_value=int(hi), value=int(default), step=int(step),
-                                  key=k, bind="query-params", help=help)
-        return self._widget(name, spec, draw)
+        return self._widget(name, spec, lambda k: c.number_input(
+            label, min_value=int(lo), max_value=int(hi), value=int(default), step=int(step), key=k,
+            bind="query-params", help=help))
 
     def number(self, label: str, name: str, default: float | None, lo: float, hi: float, *, step: float | None = None,
-               fmt: str | None = None, container=None, help: str | None = None) -> float | None:
+               container=None, help: str | None = None) -> float | None:
         """A float input; `default=None` gives an empty box that means "not set"."""
         spec = Spec(self.key(name), "float", None if default is None else float(default), lo=lo, hi=hi)
         c = container or st
@@ -211,7 +207,7 @@ class Page:
         def draw(k):
             return c.number_input(label, min_value=float(lo), max_value=float(hi),
                                   value=None if default is None else float(default),
-                                  step=None if step is None else float(step), format=fmt, key=k,
+                                  step=None if step is None else float(step), key=k,
                                   bind="query-params", help=help)
         return self._widget(name, spec, draw)
 
