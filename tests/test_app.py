@@ -154,6 +154,27 @@ def test_calculator_interactions_change_outputs():
     assert not at.exception
 
 
+@pytest.mark.parametrize("page,kind,key,value", [
+    ("pages/02_fit_map.py", "selectbox", "fm_zero", 1),
+    ("pages/02_fit_map.py", "toggle", "fm_flash", True),
+    ("pages/03_activations.py", "selectbox", "ac_smax", 16384),
+    ("pages/03_activations.py", "number_input", "ac_mb", 4),
+    ("pages/04_roofline.py", "radio", "rf_dtype", "fp8"),
+    ("pages/04_roofline.py", "number_input", "rf_seq", 512),
+    ("pages/05_time_cost.py", "number_input", "tc_mfu", 30),
+    ("pages/06_sweeps.py", "multiselect", "sw_zeros", [3]),
+    ("pages/07_check_pytorch.py", "number_input", "pt_seq", 128),
+])
+def test_a_widget_change_redraws_the_charts(page, kind, key, value):
+    at = run_page(page)
+    before = [c.proto.SerializeToString() for c in at.get("vega_lite_chart")]
+    widget = next(w for w in at.get(kind) if getattr(w, "key", None) == key)
+    widget.set_value(value).run()
+    assert not at.exception and not errors(at)
+    after = [c.proto.SerializeToString() for c in at.get("vega_lite_chart")]
+    assert after and after != before
+
+
 def test_calculator_advisor_applies_its_change():
     at = run_page("pages/01_calculator.py")
     assert metric(at, "Fits?") == "no"
