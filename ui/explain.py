@@ -68,6 +68,13 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
     sh = f"ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}, dp={rec['dp']}"
     scale = {"full": "", "causal": " × ½ (causal)", "none": " × 0 (not counted)"}[cfg.attention_flops]
     price = rec["cost_usd"] / rec["gpu_hours"] if rec["gpu_hours"] else float("nan")
+    price_text = "no price (type one in the sidebar)" if price != price else f"${price:,.2f}"
+    if cfg.price_per_gpu_hour is not None:
+        price_src = f"your input (${cfg.price_per_gpu_hour:,.2f})"
+    elif g.price_date:
+        price_src = f"catalog {g.price_date}, {g.price_source}"
+    else:
+        price_src = "none: this accelerator has no catalog price"
     out = [
         Kpi("Total per GPU", fmt.mem(tot, unit), f"= {fmt.mem(tot, 'GiB' if unit == 'GB' else 'GB')}",
             f"total = state + activations + logits + overhead\n\n= {parts}\n\n= **{fmt.both_bytes(tot, unit)}** "
@@ -95,12 +102,10 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
             "Source: seeds 000/001/002 (CS336: 70B on 15T tokens, 1,024 H100s, 50% → ≈144 days)."),
         Kpi("Cost", fmt.usd(rec["cost_usd"]), f"{rec['gpu_hours']:,.0f} GPU-hours",
             f"cost = GPU-hours × price = time × GPUs ÷ 3600 × price\n\n= {rec['gpu_hours']:,.0f} GPU-h × "
-            f"${price:,.2f} = **{fmt.usd(rec['cost_usd'])}**\n\nPrice: "
-            + (f"your input (${cfg.price_per_gpu_hour:,.2f})" if cfg.price_per_gpu_hour is not None else
-               f"catalog {g.price_date}, {g.price_source or 'user input'}") + "."),
+            f"{price_text} = **{fmt.usd(rec['cost_usd'])}**\n\nPrice: {price_src}."),
         Kpi("Token budget", fmt.count(D) + " tokens", f"{fmt.count(D / max(N, 1))} tokens per parameter",
             f"D = {D:,.0f} tokens; N = {fmt.count(N)} parameters → {D / max(N, 1):,.1f} tokens per parameter "
             "(Chinchilla-optimal is ≈20; many modern runs train far longer for cheaper serving). Price per "
-            f"GPU-hour: ${price:,.2f}."),
+            f"GPU-hour: {price_text}."),
     ]
     return out
