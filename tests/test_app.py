@@ -282,17 +282,20 @@ def test_downloads_present_on_every_chart_page():
         assert len(at.get("download_button")) >= 1, page
 
 
-HOSTILE_KEYS = st_.sampled_from(["model", "gpus", "seq", "zero", "flash", "unit", "rc", "recipe", "tp", "price",
-                                 "src", "params", "layers", "mfu", "tokens", "x", "embed", "_ui_page"])
+NAMES = ["model", "gpus", "seq", "zero", "flash", "unit", "rc", "recipe", "tp", "price", "src", "params", "layers",
+         "mfu", "tokens", "accs", "counts", "models", "smax", "f1c", "f1v", "go", "x", "embed", "_ui_page"]
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st_.dictionaries(HOSTILE_KEYS, st_.one_of(st_.sampled_from(HOSTILE),
-                                                 st_.text(string.printable + "äΩ😀", max_size=30)),
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st_.sampled_from(PAGES),
+       st_.dictionaries(st_.sampled_from(NAMES), st_.one_of(st_.sampled_from(HOSTILE),
+                                                            st_.text(string.printable + "äΩ😀", max_size=30),
+                                                            st_.lists(st_.sampled_from(HOSTILE), max_size=3)),
                         max_size=6))
-def test_fuzzed_calculator_params_never_raise(qp):
-    at = run_page("pages/01_calculator.py", **qp)
-    assert not at.exception, (qp, at.exception)
+def test_fuzzed_link_parameters_never_raise(page, params):
+    qp = {(n if n in ("embed", "_ui_page", "x") else PREFIX[page] + n): v for n, v in params.items()}
+    at = run_page(page, **qp)
+    assert not at.exception, (page, qp, at.exception)
 
 
 @pytest.mark.parametrize("page", PAGES)
