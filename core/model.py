@@ -238,6 +238,8 @@ def from_hf_config(path_or_dict) -> Model:
     if isinstance(path_or_dict, dict):
         c = path_or_dict
         name = c.get("_name_or_path") or c.get("model_type") or "hf-config"
+    elif not isinstance(path_or_dict, (str, Path)):
+        raise ValueError(f"config: expected a path or a JSON object, got {type(path_or_dict).__name__}")
     else:
         p = Path(path_or_dict)
         try:
@@ -256,27 +258,41 @@ def from_hf_config(path_or_dict) -> Model:
             raise ValueError(f"config: missing field {keys[0]!r} in the Hugging Face config")
         return default
 
+    def geti(*keys, default=None):
+        v = get(*keys, default=default)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
+            raise ValueError(f"config: field {keys[0]!r} must be an integer, got {v!r}")
+        return int(v)
+
+    def getf(*keys, default=None):
+        v = get(*keys, default=default)
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError(f"config: field {keys[0]!r} must be a number, got {v!r}")
+        return float(v)
+
     mt = str(c.get("model_type", "")).lower()
     gpt2_like = mt in ("gpt2", "gpt_neo", "gptj", "opt") or "n_embd" in c
     act = str(get("hidden_act", "activation_function", default="gelu" if gpt2_like else "silu")).lower()
-    h = int(get("hidden_size", "n_embd", "d_model"))
-    a = int(get("num_attention_heads", "n_head"))
+    h = geti("hidden_size", "n_embd", "d_model")
+    a = geti("num_attention_heads", "n_head")
+    if h < 1 or a < 1:
+        raise ValueError("config: hidden_size and num_attention_heads must be ≥ 1")
     kw = dict(
-        n_layers=int(get("num_hidden_layers", "n_layer")),
+        n_layers=geti("num_hidden_layers", "n_layer"),
         d_model=h,
         n_heads=a,
-        n_kv_heads=int(get("num_key_value_heads", default=a)),
-        d_ff=int(get("intermediate_size", "n_inner", "ffn_dim", default=4 * h) or 4 * h),
-        vocab_size=int(get("vocab_size")),
+        n_kv_heads=geti("num_key_value_heads", default=a),
+        d_ff=geti("intermediate_size", "n_inner", "ffn_dim", default=4 * h),
+        vocab_size=geti("vocab_size"),
         mlp="gelu" if (gpt2_like or "gelu" in act) else "swiglu",
         norm="layernorm" if gpt2_like else "rmsnorm",
         bias="all" if gpt2_like else ("qkv" if mt.startswith("qwen2") or c.get("attention_bias") else "none"),
-        dropout=bool(float(get("attention_dropout", "attn_pdrop", default=0.0) or 0.0) > 0),
+        dropout=getf("attention_dropout", "attn_pdrop", default=0.0) > 0,
         tied_embeddings=bool(get("tie_word_embeddings", default=gpt2_like)),
         position="learned" if gpt2_like else "rotary",
-        max_position=int(get("max_position_embeddings", "n_positions", default=2048)),
-        n_experts=int(get("num_local_experts", "num_experts", default=1) or 1),
-        top_k=int(get("num_experts_per_tok", default=1) or 1),
+        max_position=geti("max_position_embeddings", "n_positions", default=2048),
+        n_experts=geti("num_local_experts", "num_experts", default=1),
+        top_k=geti("num_experts_per_tok", default=1),
         name=str(name),
     )
     if c.get("head_dim") not in (None, h // a):

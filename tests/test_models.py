@@ -117,6 +117,14 @@ def test_hf_config_errors_name_the_field(tmp_path, bad, field):
         from_hf_config(p)
 
 
+@pytest.mark.parametrize("bad", [[1, 2], 3, None, {"hidden_size": "abc", "num_attention_heads": 8},
+                                 {"hidden_size": 64, "num_attention_heads": 0, "num_hidden_layers": 2,
+                                  "vocab_size": 10}])
+def test_hf_config_wrong_type_is_a_value_error(bad):
+    with pytest.raises(ValueError, match="config"):
+        from_hf_config(bad)
+
+
 def test_overrides_keep_derived_defaults():
     m = get_preset("gpt-3-1.3b").with_overrides(n_heads=32)
     assert m.n_kv_heads == 32  # stays multi-head
