@@ -49,13 +49,20 @@ def _rss_mb() -> float:
 
 # --- scenarios, each run in a child process -----------------------------------------------------------------------
 
+def _cpu() -> float:
+    import resource
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def scenario_eval(spec: dict) -> dict:
     from core.sweep import Sweep, SweepSpec
     sw = Sweep(SweepSpec.from_dict(spec))
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     for _ in sw:
         pass
-    return {"rows": sw.rows, "seconds": time.perf_counter() - t0, "valid": sw.valid, "fits": sw.fits}
+    return {"rows": sw.rows, "seconds": time.perf_counter() - t0, "cpu_s": _cpu() - c0, "valid": sw.valid,
+            "fits": sw.fits}
 
 
 def scenario_duckdb(spec: dict) -> dict:
@@ -63,33 +70,56 @@ def scenario_duckdb(spec: dict) -> dict:
     from core.sweep import SweepSpec, run_sweep
     con = db.connect(memory_limit="1GB")
     s = SweepSpec.from_dict(spec)
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     table = run_sweep(s, con)
-    seconds = time.perf_counter() - t0
+    seconds, cpu_s = time.perf_counter() - t0, _cpu() - c0
     info = db.sweep_info(con, table)
     t1 = time.perf_counter()
     db.fit_region(con, table)
     query_s = time.perf_counter() - t1
-    return {"rows": info["n_rows"], "seconds": seconds, "valid": info["n_valid"], "fits": info["n_fit"],
-            "fit_region_query_s": query_s}
+    return {"rows": info["n_rows"], "seconds": seconds, "cpu_s": cpu_s, "valid": info["n_valid"],
+            "fits": info["n_fit"], "fit_region_query_s": query_s}
 
 
 def scenario_ours_500(spec: dict) -> dict:
     from core import db
     from core.sweep import SweepSpec, run_sweep
     con = db.connect()
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     run_sweep(SweepSpec.from_dict(spec), con)
-    return {"rows": SweepSpec.from_dict(spec).n_rows, "seconds": time.perf_counter() - t0}
+    return {"rows": SweepSpec.from_dict(spec).n_rows, "seconds": time.perf_counter() - t0, "cpu_s": _cpu() - c0}
 
 
 SCENARIOS = {"eval": scenario_eval, "duckdb": scenario_duckdb, "ours500": scenario_ours_500}
 
 
+def _busy() -> float:
+    """Fraction of the machine's CPU time busy over the last 0.5 s (the bench is idle while it looks)."""
+    def snap():
+        f = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+        return sum(f), f[3] + f[4]
+    (t0, i0), _ = snap(), time.sleep(0.5)
+    t1, i1 = snap()
+    return 1 - (i1 - i0) / max(t1 - t0, 1)
+
+
+def wait_quiet(max_wait_s: float = 45, busy_below: float = 0.15) -> float:
+    """Wait (at most `max_wait_s`) until other processes leave the cores nearly idle; returns the busy fraction
+    seen last. The machine is shared, so each run starts in a quiet moment where there is one."""
+    t_end = time.monotonic() + max_wait_s
+    busy = _busy()
+    while busy >= busy_below and time.monotonic() < t_end:
+        busy = _busy()
+    return busy
+
+
 def run_child(name: str, spec: dict) -> dict:
+    busy = wait_quiet()
     out = subprocess.run([sys.executable, __file__, "--child", name, json.dumps(spec)], cwd=tempfile.gettempdir(),
                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    r["busy_before"] = round(busy, 2)
+    return r
 
 
 def best_of(n: int, name: str, spec: dict) -> dict:
@@ -102,25 +132,28 @@ def best_of(n: int, name: str, spec: dict) -> dict:
 
 def run_cli(spec: dict, repeat: int) -> dict:
     """`python -m core sweep` from a fresh interpreter (imports included), streamed to Parquet."""
-    best = None
+    runs = []
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "spec.json"
         p.write_text(json.dumps(spec))
         for _ in range(repeat):
+            wait_quiet()
             t0 = time.perf_counter()
             proc = subprocess.Popen([sys.executable, "-m", "core", "sweep", "--spec", str(p), "--out",
                                      str(Path(d) / "x.parquet"), "--json", "--quiet"], cwd=ROOT,
                                     stdout=subprocess.PIPE, text=True)
+            out = proc.stdout.read()
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - t0
-            summary = json.loads(proc.stdout.read().strip())
             proc.stdout.close()
             if os.waitstatus_to_exitcode(status) != 0:
                 raise RuntimeError("the CLI failed")
-            r = {"rows": summary["rows"], "seconds": wall, "peak_rss_mb": usage.ru_maxrss / 1024,
-                 "parquet_mb": (Path(d) / "x.parquet").stat().st_size / 1e6}
-            if best is None or r["seconds"] < best["seconds"]:
-                best = r
+            runs.append({"rows": json.loads(out.strip())["rows"], "seconds": wall,
+                         "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024,
+                         "parquet_mb": (Path(d) / "x.parquet").stat().st_size / 1e6})
+    best = min(runs, key=lambda r: r["seconds"])
+    best["peak_rss_mb"] = max(r["peak_rss_mb"] for r in runs)
+    best["all_seconds"] = [round(r["seconds"], 3) for r in runs]
     return best
 
 
@@ -142,8 +175,8 @@ for _ in range(job["repeat"]):
     t0 = time.perf_counter()
     for c in job["configs"]:
         try:
-            a = LLMAnalysis(models[c["model"]], gpu, dtype, ParallelismConfig(tp_size=1, pp_size=1, dp_size=c["n_gpus"]),
-                            flops_efficiency=0.5, hbm_memory_efficiency=0.9)
+            par = ParallelismConfig(tp_size=1, pp_size=1, dp_size=c["n_gpus"])
+            a = LLMAnalysis(models[c["model"]], gpu, dtype, par, flops_efficiency=0.5, hbm_memory_efficiency=0.9)
             a.training(batch_size_per_gpu=c["micro_batch"], seq_len=c["seq_len"], total_num_tokens=c["tokens"],
                        activation_recomputation=ActivationRecomputation.FULL, ds_zero=zero[c["zero_stage"]],
                        flash_attn=False)
@@ -181,6 +214,7 @@ def run_peer(python: str, repeat: int) -> dict | None:
            "intra_node_bandwidth_in_GB_per_sec": g.intra_node_bytes_per_s / 1e9, "intra_node_min_message_latency": 8e-6,
            "peak_fp16_TFLOPS": g.peak_bf16_flops_per_s / 1e12}
     job = {"gpu": gpu, "models": models, "configs": configs, "repeat": repeat}
+    wait_quiet()
     try:
         out = subprocess.run([python, "-c", PEER_CODE], input=json.dumps(job), capture_output=True, text=True,
                              check=True, cwd=tempfile.gettempdir())
@@ -196,7 +230,7 @@ def run_peer(python: str, repeat: int) -> dict | None:
 
 def _machine() -> dict:
     nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
-    free = subprocess.run(["free", "-h"], capture_output=True, text=True).stdout.strip()
+    free = subprocess.run(["free", "-h"], capture_output=True, text=True).stdout.rstrip()
     cpu = ""
     try:
         cpu = re.search(r"model name\s*:\s*(.*)", Path("/proc/cpuinfo").read_text()).group(1)
@@ -213,54 +247,78 @@ def _m(x: float) -> str:
     return f"{x / 1e6:.2f} M"
 
 
+def _ok(x: bool) -> str:
+    return "met" if x else "**not met**"
+
+
 def report(res: dict, cmd: str) -> str:
     m = res["machine"]
     L = ["## Sweeps", "",
-         f"Command: `{cmd}` (from the repository root). Date: {res['date']}.",
+         f"Command: `{cmd}` (from the repository root; see the script's docstring for installing llm-analysis). "
+         f"Date: {res['date']}.",
          f"Machine: {m['nproc']} cores (`nproc`), {m['cpu']}; Python {m['python']}, NumPy {m['numpy']}, "
-         f"DuckDB {m['duckdb']}, PyArrow {m['pyarrow']}; load average at start {m['load'][0]:.2f} "
-         "(the machine is shared; every figure is the best of the runs listed).", "",
+         f"DuckDB {m['duckdb']}, PyArrow {m['pyarrow']}. The machine is shared with other sessions (load average "
+         f"{m['load'][0]:.2f} at start): each run waits up to 45 s for idle cores, every figure is the best of the "
+         "runs listed, and CPU seconds (user + sys, all threads) are the load-independent cost.", "",
          "```", "$ free -h", m["free"], "```", "",
-         "| rows | what | seconds (runs) | rows/s | peak RSS |", "|---:|---|---|---:|---:|"]
+         "| rows | what | seconds, best (all runs) | rows/s | CPU s | peak RSS |", "|---:|---|---|---:|---:|---:|"]
     for key, label in (("eval", "evaluation alone (chunks of 131,072 rows)"),
-                       ("duckdb", "evaluation + insert into DuckDB (in memory, memory_limit 1GB)"),
+                       ("duckdb", "evaluation + insert into DuckDB (in memory, `memory_limit` 1GB)"),
                        ("cli", "`python -m core sweep --out x.parquet` (fresh process, imports included)")):
         for size in ("1M", "10M"):
             r = res.get(f"{key}_{size}")
-            if not r:
-                continue
-            runs = ", ".join(f"{s:.2f}" for s in r.get("all_seconds", [r["seconds"]]))
-            L.append(f"| {r['rows']:,} | {label} | {r['seconds']:.2f} ({runs}) | {_m(r['rows'] / r['seconds'])} | "
-                     f"{r['peak_rss_mb']:,.0f} MB |")
-    peer, ours = res.get("peer"), res.get("duckdb_1M")
+            if r:
+                runs = ", ".join(f"{x:.2f}" for x in r["all_seconds"])
+                L.append(f"| {r['rows']:,} | {label} | {r['seconds']:.2f} ({runs}) | {_m(r['rows'] / r['seconds'])} "
+                         f"| {r['cpu_s']:.2f} | {r['peak_rss_mb']:,.0f} MB |")
     L.append("")
+    peer, rate = res.get("peer"), None
     if peer:
         rate = peer["configs"] / peer["seconds"]
-        L.append(f"Peer: llm-analysis {peer['version']}, the same 500-configuration grid (GPT-3 1.3B–175B × seq_len "
-                 f"512–8k × micro_batch 1–16 × ZeRO 0–3, full recomputation, 64 H100), one `LLMAnalysis(...).training(...)` per "
-                 f"configuration: {peer['seconds']:.3f} s, **{rate:,.0f} configurations/s** "
-                 f"({peer['errors']} raised llm-analysis's 'does not fit' assertion part-way, which only flatters its rate).")
+        L.append(f"Peer: llm-analysis {peer['version']} on the same 500-configuration grid "
+                 "(`bench/sweep_peer_500.json`: GPT-3 1.3B–175B × seq_len 512–8192 × micro_batch 1–16 × ZeRO 0–3, "
+                 "full recomputation, 64 H100), "
+                 "one `LLMAnalysis(...).training(...)` per configuration, best of the runs: "
+                 f"{peer['seconds'] * 1e3:.1f} ms, **{rate:,.0f} configurations/s**. ({peer['errors']} of them stop "
+                 "part-way at llm-analysis's own 'does not fit' assertion, which only flatters its rate.)")
         o5 = res.get("ours_500")
         if o5:
-            L.append(f"Ours on that grid: {o5['seconds'] * 1e3:.1f} ms into DuckDB ({o5['rows'] / o5['seconds']:,.0f}"
-                     f"/s; fixed costs dominate at 500 rows, {o5['seconds'] / peer['seconds']:.2f}× the peer's time).")
-        if ours:
-            ratio = ours["rows"] / ours["seconds"] / rate
-            L.append(f"**Ratio: {ratio:,.0f}×** the peer's configurations per second (1M rows into DuckDB, "
-                     f"{_m(ours['rows'] / ours['seconds'])} rows/s, vs {rate:,.0f}/s).")
-            if res.get("eval_1M"):
-                e = res["eval_1M"]
-                L.append(f"Evaluation alone: {e['rows'] / e['seconds'] / rate:,.0f}× the peer.")
+            L.append(f"The same 500 through `run_sweep` into DuckDB: {o5['seconds'] * 1e3:.1f} ms "
+                     f"({o5['seconds'] / peer['seconds']:.2f}× the peer's time; at 500 rows fixed costs dominate).")
     else:
-        L.append("Peer: llm-analysis was not available for this run.")
-    L += ["", "Targets: ≥ 5M rows/s evaluated, ≥ 2M rows/s into DuckDB (> 300× the peer), 10M rows under 2 GB "
-          "peak resident memory.", ""]
-    d = res.get("duckdb_1M")
-    if d and d.get("fit_region_query_s") is not None:
-        L.append(f"A fit-region query (`db.fit_region`, model × n_gpus × seq_len) over the 1M-row table takes "
-                 f"{d['fit_region_query_s'] * 1e3:.0f} ms; over 10M rows "
-                 f"{res['duckdb_10M']['fit_region_query_s'] * 1e3:.0f} ms." if res.get("duckdb_10M") else "")
-    return "\n".join(x for x in L) + "\n"
+        L.append("Peer: llm-analysis was not available for this run (see the docstring to install it).")
+    L += ["", "Against the targets:", ""]
+    e1, e10, d1, d10 = (res.get(k) for k in ("eval_1M", "eval_10M", "duckdb_1M", "duckdb_10M"))
+    if e1 and e10:
+        lo = min(e1["rows"] / e1["seconds"], e10["rows"] / e10["seconds"])
+        L.append(f"- ≥ 5M rows/s evaluated: {_m(e1['rows'] / e1['seconds'])} (1M), "
+                 f"{_m(e10['rows'] / e10['seconds'])} (10M) — {_ok(lo >= 5e6)}.")
+    if d1 and d10:
+        r1, r10 = d1["rows"] / d1["seconds"], d10["rows"] / d10["seconds"]
+        L.append(f"- ≥ 2M rows/s into DuckDB: {_m(r1)} (1M), {_m(r10)} (10M) — {_ok(min(r1, r10) >= 2e6)}. "
+                 f"CPU per million rows: {d1['cpu_s']:.2f} s (1M), {d10['cpu_s'] / 10:.2f} s (10M).")
+        if rate:
+            L.append(f"- > 300× the peer: **{r1 / rate:,.0f}×** (1M into DuckDB), {r10 / rate:,.0f}× (10M); "
+                     f"evaluation alone {e1['rows'] / e1['seconds'] / rate:,.0f}× — "
+                     f"{_ok(min(r1, r10) / rate > 300)}.")
+        peak = max(d10["peak_rss_mb"], e10["peak_rss_mb"] if e10 else 0, res.get("cli_10M", {}).get("peak_rss_mb", 0))
+        L.append(f"- 10M rows under 2 GB peak resident memory: {d10['peak_rss_mb']:,.0f} MB into DuckDB, "
+                 f"{e10['peak_rss_mb']:,.0f} MB evaluation alone, {res['cli_10M']['peak_rss_mb']:,.0f} MB streamed "
+                 f"to Parquet — {_ok(peak < 2048)}.")
+    L += ["", "Notes:", "",
+          "- The table is written by one `CREATE TABLE … AS SELECT` over the Arrow stream while a helper thread "
+          "evaluates the next chunk, so the two overlap on the two cores. DuckDB's insert is the larger share of "
+          "the CPU (about 0.4 s per million rows of 43 columns against 0.15 s for the evaluation).",
+          "- With `memory_limit`, DuckDB moves finished blocks of the in-memory table to its temp directory, which "
+          "keeps 10M rows (about 3.5 GB as DuckDB holds them) near 1.3 GB resident; without a limit the same run "
+          "peaks at about 3.6 GB and is no faster (page faults).",
+          "- The CLI streams the sweep through DuckDB's COPY into Parquet without building a table; most of its "
+          "time is Parquet encoding."]
+    if d1 and d1.get("fit_region_query_s") is not None and d10:
+        L.append(f"- A fit-region query (`db.fit_region`, model × n_gpus × seq_len) takes "
+                 f"{d1['fit_region_query_s'] * 1e3:.0f} ms over the 1M-row table and "
+                 f"{d10['fit_region_query_s'] * 1e3:.0f} ms over the 10M-row one.")
+    return "\n".join(L) + "\n"
 
 
 def write_section(text: str) -> None:
@@ -278,11 +336,19 @@ def main() -> int:
         print(json.dumps(r))
         return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=3, help="runs per 1M measurement (10M: half, at least 1)")
+    ap.add_argument("--repeat", type=int, default=5, help="runs per 1M measurement (10M: half, at least 1)")
     ap.add_argument("--peer-python", default=sys.executable, help="a Python with llm-analysis installed")
     ap.add_argument("--skip-10m", action="store_true")
     ap.add_argument("--write", action="store_true", help="replace the '## Sweeps' section of bench/RESULTS.md")
+    ap.add_argument("--from-json", help="render a saved bench/out/bench_sweep.json instead of measuring")
     args = ap.parse_args()
+    if args.from_json:
+        saved = json.loads(Path(args.from_json).read_text())
+        text = report(saved["results"], saved["command"])
+        print(text)
+        if args.write:
+            write_section(text)
+        return 0
     res = {"machine": _machine(), "date": dt.date.today().isoformat()}
     sizes = [("1M", SPEC_1M, args.repeat)] + ([] if args.skip_10m else [("10M", SPEC_10M, max(1, args.repeat // 2))])
     for size, spec, n in sizes:
@@ -299,7 +365,8 @@ def main() -> int:
     text = report(res, cmd)
     print(text)
     (ROOT / "bench" / "out").mkdir(exist_ok=True)
-    (ROOT / "bench" / "out" / "bench_sweep.json").write_text(json.dumps(res, indent=1, default=str))
+    (ROOT / "bench" / "out" / "bench_sweep.json").write_text(json.dumps({"results": res, "command": cmd}, indent=1,
+                                                                        default=str))
     if args.write:
         write_section(text)
     return 0
