@@ -737,14 +737,13 @@ class Sweep:
             bad = _flat(bad, shape)
             valid = valid & (bad == 0)
         arrays = []
-        f_types = {f.name: f.type for f in self.schema}
         for name in self.input_names:
             v = extra["parts"][name]
             if isinstance(v, tuple):
                 arrays.append(_dict(_flat(v[0], shape), _strings(v[1])))
             else:
                 flat = _flat(v, shape)
-                arrays.append(_bools(flat) if flat.dtype == bool else _arr(flat, f_types[name]))
+                arrays.append(_bools(flat) if flat.dtype == bool else _arr(flat, self.schema.field(name).type))
         for f in self.schema:
             name = f.name
             if name in self.input_names:
@@ -758,10 +757,10 @@ class Sweep:
             elif name == "reason":
                 arrays.append(_dict(self._reason_codes(cols, valid, bad, shape), self._dicts["reason"]))
             elif name == "binding":
-                arrays.append(self._codes(name, _binding_codes(out, shape), valid))
+                arrays.append(_dict(_binding_codes(out, shape), self._dicts[name], valid))
             elif name == "worst_stage":
                 last = _flat(np.asarray(out["worst_stage"]) == "last", shape)
-                arrays.append(self._codes(name, last.astype(np.int16), valid))
+                arrays.append(_dict(last.astype(np.int16), self._dicts[name], valid))
             elif name in _INT_RECORD:
                 arrays.append(_arr(_flat(out[name], shape).astype(np.int32), pa.int32(), valid))
             else:
@@ -782,9 +781,6 @@ class Sweep:
         if bad is not None:
             code = np.where(bad > 0, bad, code).astype(np.int16)
         return code
-
-    def _codes(self, name, codes: np.ndarray, valid: np.ndarray) -> pa.Array:
-        return _dict(codes, self._dicts[name], valid)
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         for sl in _chunks([a.size for a in self.axes], self.chunk_rows):

@@ -254,6 +254,12 @@ def test_filtered_export_writes_only_the_matching_rows(sweep, tmp_path):
         rows = list(csv.DictReader(fh))
     assert n == len(rows) == int((df["fits"] & (df["gpu"] == "h100-sxm")).sum())
     assert set(rows[0]) == {"model", "n_gpus", "cost_usd"}
+    n = db.export(con, table, tmp_path / "top.parquet", filters=f, columns=["n_gpus", "headroom_bytes"],
+                  order_by=["-headroom_bytes"])
+    head = pq.read_table(tmp_path / "top.parquet").column("headroom_bytes").to_pylist()
+    assert len(head) == n and head == sorted(head, reverse=True)
+    assert db.input_columns(con, table)[:3] == ["model", "gpu", "seq_len"] and "total_bytes" not in db.input_columns(
+        con, table)
     with pytest.raises(ValueError, match="format"):
         db.export(con, table, tmp_path / "x.json")
     with pytest.raises(ValueError, match="folder"):
