@@ -325,3 +325,60 @@ def test_benchmark_grids_have_their_sizes():
     sizes = {"sweep_1m.json": 1_000_000, "sweep_10m.json": 10_000_000, "sweep_peer_500.json": 500}
     for name, n in sizes.items():
         assert SweepSpec.from_json((bench / name).read_text()).n_rows == n
+
+
+# --- property: any small grid equals its configurations one by one ------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from core.hardware import accelerator_names  # noqa: E402
+from core.model import preset_names  # noqa: E402
+
+
+def _some(values, k=2):
+    return st.lists(st.sampled_from(values), min_size=1, max_size=k, unique=True)
+
+
+@st.composite
+def small_specs(draw):
+    spec = {"model": draw(st.lists(st.one_of(st.sampled_from(preset_names()),
+                                             st.floats(1e8, 1e12).map(lambda x: float(f"{x:.3g}"))),
+                                   min_size=1, max_size=2, unique_by=lambda v: (type(v), v)))}
+    optional = {
+        "seq_len": _some([1, 2, 512, 4096, 32768]), "micro_batch": _some([1, 3, 8]),
+        "n_gpus": _some([1, 6, 8, 64]), "tp": _some([1, 2, 3, 8, 128]), "pp": _some([1, 2, 5]),
+        "virtual_stages": _some([1, 2]), "zero_stage": _some([0, 1, 2, 3]),
+        "recompute": _some(["none", "selective", "full"]), "flash_attention": _some([False, True]),
+        "sequence_parallel": _some([False, True]), "gpu": _some(accelerator_names()),
+        "compute_dtype": _some(["bf16", "fp8", "fp32"]), "recipe": _some(["zero-16", "fp32-16", "cs336-12"]),
+        "optimizer": _some(["adamw", "adafactor", "sgd"]), "overhead": _some(["none", "realistic"]),
+        "mfu": _some([0.3, 0.5]), "attention_flops": _some(["none", "causal"]), "fp32_loss": _some([True]),
+        "n_kv_heads": _some([1, 8]), "price_per_gpu_hour": _some([0.0, 2.5]),
+    }
+    for k in draw(st.lists(st.sampled_from(sorted(optional)), max_size=6, unique=True)):
+        spec[k] = draw(optional[k])
+    return SweepSpec.from_dict(spec)
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_specs())
+def test_any_small_grid_equals_one_by_one(spec):
+    if spec.n_rows > 64:
+        spec = spec.replace(**{k: spec.values(k)[:1] for k, c in spec.shape.items() if c > 1 and k != "model"})
+    table = to_table(spec, chunk_rows=5)
+    assert table.num_rows == spec.n_rows
+    rows, keys = _rows_by_inputs(spec, table)
+    for combo in itertools.product(*(spec.values(k) for k in spec.names)):
+        inp = _inputs(spec, combo)
+        r = rows[tuple(_label(inp) if k == "model" else inp[k] for k in keys)]
+        try:
+            cfg = config_from_inputs(**inp)
+        except ValueError as e:
+            assert not r["valid"] and str(e).startswith(r["reason"]) and r["total_bytes"] is None
+            continue
+        assert r["valid"], r["reason"]
+        for k, v in estimate(cfg).items():
+            if k in ("model", "gpu"):
+                continue
+            assert r[k] == (None if v is None or (isinstance(v, float) and math.isnan(v)) else v), k
