@@ -325,7 +325,7 @@ def write_section(text: str) -> None:
     old = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n\n"
     pat = re.compile(r"^## Sweeps\n.*?(?=^## |\Z)", re.S | re.M)
     new = pat.sub(lambda _: text + "\n", old) if pat.search(old) else old.rstrip("\n") + "\n\n" + text
-    RESULTS.write_text(new)
+    RESULTS.write_text(new.rstrip("\n") + "\n")
 
 
 def main() -> int:
