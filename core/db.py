@@ -8,8 +8,8 @@ registered on the cursor explicitly (`write_sweep`), materialised with ``CREATE 
 spec's hash (``sweep_`` + 16 hex digits), and recorded in the catalog table `sweep_catalog`
 (id, spec JSON, code version, created, row counts, seconds) once complete. Every query runs on its own
 `cursor()` (DuckDB 2 refuses a connection shared across threads) and returns a pandas DataFrame. With
-`memory_limit`, an in-memory database offloads table blocks to its temp directory beyond it (`.tmp/` under the
-working directory, DuckDB's default), so a 10M-row sweep does not need its ~3.5 GB resident. Row order in a
+`memory_limit`, an in-memory database offloads table blocks to its temp directory beyond it (`temp_directory`,
+by default `.tmp/` under the working directory), so a 10M-row sweep does not need its ~3.5 GB resident. Row order in a
 table is not kept (``preserve_insertion_order = false``: faster inserts); queries that need one say ORDER BY.
 
 Trust. Identifiers are never taken from a caller as SQL: a table name must look like ``sweep_<16 hex>`` and be in
@@ -52,16 +52,20 @@ _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "
 CATEGORICAL_RECORD = ("valid", "fits", "reason", "binding", "worst_stage", "dp")
 
 
-def connect(path: str | Path | None = None, threads: int | None = None, memory_limit: str | None = None
-            ) -> duckdb.DuckDBPyConnection:
+def connect(path: str | Path | None = None, threads: int | None = None, memory_limit: str | None = None,
+            temp_directory: str | Path | None = None) -> duckdb.DuckDBPyConnection:
     """An embedded database (in memory, or the file `path`) with external access disabled and the configuration
-    locked, and the catalog table created. `threads`/`memory_limit` (e.g. "1GB") are fixed here, before the lock."""
+    locked, and the catalog table created. `threads`, `memory_limit` (e.g. "1GB") and `temp_directory` (where
+    blocks beyond the limit go; DuckDB's default is `.tmp` under the working directory) are fixed here, before
+    the lock."""
     config = {"enable_external_access": False, "autoinstall_known_extensions": False,
               "autoload_known_extensions": False, "preserve_insertion_order": False, "lock_configuration": True}
     if threads is not None:
         config["threads"] = int(threads)
     if memory_limit is not None:
         config["memory_limit"] = str(memory_limit)
+    if temp_directory is not None:
+        config["temp_directory"] = str(temp_directory)
     con = duckdb.connect(str(path) if path is not None else ":memory:", config=config)
     with con.cursor() as cur:
         cur.execute(f"""CREATE TABLE IF NOT EXISTS {CATALOG} (

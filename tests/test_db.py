@@ -68,6 +68,20 @@ def test_catalog_records_each_sweep_and_reuses_it(sweep):
     assert db.count(con, table) == len(df)
 
 
+def test_connect_fixes_memory_limit_and_temp_directory(tmp_path):
+    con = db.connect(memory_limit="64MB", temp_directory=tmp_path / "spill", threads=1)
+    spec = SweepSpec.from_dict({"model": ["llama-3.1-8b", "gpt-3-1.3b"], "seq_len": {"from": 1, "to": 2000, "step": 1},
+                                "n_gpus": [1, 2, 4, 8, 16, 32, 64, 128], "zero_stage": [0, 3]})
+    table = run_sweep(spec, con)
+    assert db.count(con, table) == spec.n_rows
+    with con.cursor() as cur:
+        got = cur.execute("SELECT current_setting('temp_directory'), current_setting('threads')").fetchone()
+    assert got == (str(tmp_path / "spill"), 1)
+    with pytest.raises(duckdb.Error):
+        con.execute("SET memory_limit = '10GB'")
+    con.close()
+
+
 def test_file_database_persists_and_failed_writes_leave_nothing(tmp_path):
     path = tmp_path / "s.duckdb"
     con = db.connect(path)
