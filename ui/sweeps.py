@@ -34,7 +34,8 @@ GROUP_KEYS = ("model", "gpu", "n_gpus", "seq_len", "micro_batch", "zero_stage", 
 @st.cache_resource(show_spinner=False, max_entries=1, on_release=lambda res: res[0].close())
 def _database(version: str):
     """The process's database (in memory, external access off and locked — core.db.connect) and its run locks."""
-    return db.connect(threads=2, memory_limit=MEMORY_LIMIT), defaultdict(threading.Lock)
+    spill = Path(tempfile.gettempdir()) / "planner-duckdb"  # never the working directory (Community Cloud)
+    return db.connect(threads=2, memory_limit=MEMORY_LIMIT, temp_directory=spill), defaultdict(threading.Lock)
 
 
 def database():
