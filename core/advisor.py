@@ -11,11 +11,6 @@ from __future__ import annotations
 from .estimate import Config, estimate
 from .limits import max_micro_batch, max_seq_len, min_gpus
 
-# (what it changes, why it helps, which binding term it addresses, relative cost note)
-REMEDY_ORDER = ("flash_attention", "zero_stage", "fp32_loss", "recompute_selective", "micro_batch", "master_weights",
-                "recompute_full", "tp", "n_gpus", "seq_len")
-
-
 def _candidates(cfg: Config):
     if not cfg.flash_attention:
         yield ("flash_attention", {"flash_attention": True}, "activations",
@@ -49,6 +44,16 @@ def _candidates(cfg: Config):
     g = min_gpus(cfg)
     if g is not None and g > cfg.n_gpus:
         yield ("n_gpus", {"n_gpus": g}, "state", f"{g} GPUs shard the state further at ZeRO stage {cfg.zero_stage}")
+    # more GPUs together with a higher ZeRO stage: the only way out when state is replicated (stage 0 or one
+    # data-parallel copy), where neither change helps alone
+    best = None
+    for z in range(max(cfg.zero_stage, 1), 4):
+        gz = min_gpus(cfg, z)
+        if gz is not None and (best is None or gz < best[0]):
+            best = (gz, z)
+    if best is not None and best[1] != cfg.zero_stage and best[0] > cfg.n_gpus:
+        yield ("n_gpus_zero_stage", {"n_gpus": best[0], "zero_stage": best[1]}, "state",
+               f"{best[0]} GPUs at ZeRO stage {best[1]} shard the state across data-parallel ranks")
     s = max_seq_len(cfg)
     if 0 < s < cfg.seq_len:
         yield ("seq_len", {"seq_len": s}, "activations", f"the longest sequence that fits is {s} tokens")

@@ -11,8 +11,10 @@ import sys
 
 import numpy as np
 
+from . import estimate as E
 from . import memory as M
-from .units import GB, GiB, fmt_bytes, fmt_duration, fmt_si
+from . import model as MODEL
+from .units import DTYPE_BYTES, GB, GiB, fmt_bytes, fmt_duration, fmt_si
 
 
 # --- argument types: each error names the flag -------------------------------------------------------------------
@@ -37,12 +39,9 @@ INT_INPUTS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "vocab_siz
 FLOAT_INPUTS = ("n_params", "mfu", "tokens", "price_per_gpu_hour", "tokens_per_second", "step_time_s",
                 "overhead_fixed_bytes", "fragmentation_frac", "time_overhead_frac", "peak_flops_per_s",
                 "gpu_memory_bytes", "memory_bandwidth_bytes_per_s")
-CHOICE_INPUTS = {
-    "mlp": ("gelu", "swiglu"), "norm": ("layernorm", "rmsnorm"), "bias": ("none", "qkv", "all"),
-    "position": ("learned", "rotary"), "recompute": M.RECOMPUTE_MODES, "optimizer": M.OPTIMIZERS,
-    "grad_dtype": ("bf16", "fp16", "fp32"), "weight_dtype": ("bf16", "fp16", "fp32"),
-    "compute_dtype": ("bf16", "fp16", "fp8", "fp32"), "attention_flops": ("none", "full", "causal"),
-    "profile": M.PROFILES, "recipe": tuple(M.RECIPES), "overhead": ("none", "realistic"),
+CHOICE_INPUTS = {  # each list lives with the code that interprets it
+    "mlp": MODEL.MLP_KINDS, "norm": MODEL.NORM_KINDS, "bias": MODEL.BIAS_KINDS, "position": MODEL.POSITION_KINDS,
+    **{k: v for k, v in E._CHOICES.items()}, "recipe": tuple(M.RECIPES), "overhead": E.OVERHEAD_CHOICES,
 }
 BOOL_INPUTS = ("dropout", "tied_embeddings", "sequence_parallel", "flash_attention", "master_weights",
                "grad_accum_fp32", "fp32_loss")
@@ -145,8 +144,9 @@ def render_estimate(cfg, rec, params, ledger) -> str:
     L.append(f"compute: {fmt_si(rec['flops_per_token'], 'FLOPs')}/token (6N = {fmt_si(6 * rec['n_active_params'], 'FLOPs')}"
              f" + attention {fmt_si(rec['attention_flops_per_token'], 'FLOPs')}, attention_flops={cfg.attention_flops})")
     L.append(f"  train FLOPs {rec['train_flops']:.3e} for {cfg.tokens:.3g} tokens (6ND = {rec['train_flops_6nd']:.3e})")
-    L.append(f"  at MFU {cfg.mfu:.0%}: {fmt_duration(rec['time_s'])}, {rec['gpu_hours']:,.0f} GPU-hours, "
-             f"${rec['cost_usd']:,.0f}")
+    cost = (f"${rec['cost_usd']:,.0f}" if math.isfinite(rec["cost_usd"])
+            else "cost — (no price for this accelerator: give --price-per-gpu-hour)")
+    L.append(f"  at MFU {cfg.mfu:.0%}: {fmt_duration(rec['time_s'])}, {rec['gpu_hours']:,.0f} GPU-hours, {cost}")
     if rec.get("achieved_mfu") is not None:
         L.append(f"  measured: MFU {rec['achieved_mfu']:.1%}, HFU {rec['achieved_hfu']:.1%}")
     return "\n".join(L)
@@ -190,17 +190,22 @@ def cmd_advise(args) -> int:
 def cmd_roofline(args) -> int:
     from . import roofline as R
     from .estimate import build_gpu, build_model
-    gpu = build_gpu(args.gpu or "h100-sxm", args.peak_flops_per_s, args.gpu_memory_bytes,
-                    args.memory_bandwidth_bytes_per_s)
     dtype = args.dtype
+    gpu = build_gpu(args.gpu or "h100-sxm", args.peak_flops_per_s, args.gpu_memory_bytes,
+                    args.memory_bandwidth_bytes_per_s, compute_dtype=dtype)
     peak = gpu.peak_flops_per_s(dtype)
-    p = {"bf16": 2, "fp16": 2, "fp8": 1, "fp32": 4}[dtype]
+    p = DTYPE_BYTES[dtype]
     rows = []
+    if args.op and args.model:
+        raise ValueError("op: give either --op (with --m/--n/--k) or --model (with --seq-len, --micro-batch)")
     if args.op:
-        for k in ("m", "k") + (("n",) if args.op == "matmul" else ()):
+        needed = ("m", "k") + (("n",) if args.op == "matmul" else ())
+        for k in needed:
             v = getattr(args, k)
             if v is None or v < 1:
                 raise ValueError(f"{k}: --op {args.op} needs --{k} ≥ 1")
+        if args.op != "matmul" and args.n is not None:
+            raise ValueError(f"n: --op {args.op} takes --m and --k only")
         if args.op == "matmul":
             fl, by = R.matmul_cost(args.m, args.n, args.k, p)
         elif args.op == "matvec":
@@ -209,11 +214,16 @@ def cmd_roofline(args) -> int:
             fl, by = R.elementwise_cost(args.m, args.k, p)
         rows.append((args.op, fl, by))
     else:
-        if not (args.model or args.n_layers):
+        if not args.model:
             raise ValueError("op: give --op matmul|matvec|elementwise, or --model with --seq-len and --micro-batch")
+        s = 2048 if args.seq_len is None else args.seq_len
+        b = 1 if args.micro_batch is None else args.micro_batch
+        if s < 1:
+            raise ValueError(f"seq_len: must be ≥ 1, got {s}")
+        if b < 1:
+            raise ValueError(f"micro_batch: must be ≥ 1, got {b}")
         m = build_model(args.model)
-        for name, fl, by in R.layer_ops(args.seq_len or 2048, args.micro_batch or 1, m.d_model, m.n_heads,
-                                        m.n_kv_heads, m.d_ff, m.mlp, p):
+        for name, fl, by in R.layer_ops(s, b, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, p):
             rows.append((name, fl, by))
     out = []
     for name, fl, by in rows:
@@ -272,7 +282,6 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--" + k, type=_num(k, True))
     sp.add_argument("--dtype", choices=("bf16", "fp16", "fp8", "fp32"), default="bf16")
     sp.add_argument("--model")
-    sp.add_argument("--n-layers", type=_num("n_layers", True))
     sp.add_argument("--seq-len", type=_num("seq_len", True))
     sp.add_argument("--micro-batch", type=_num("micro_batch", True))
     for k in ("peak_flops_per_s", "gpu_memory_bytes", "memory_bandwidth_bytes_per_s"):

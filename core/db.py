@@ -66,7 +66,11 @@ def connect(path: str | Path | None = None, threads: int | None = None, memory_l
         config["memory_limit"] = str(memory_limit)
     if temp_directory is not None:
         config["temp_directory"] = str(temp_directory)
-    con = duckdb.connect(str(path) if path is not None else ":memory:", config=config)
+    try:
+        con = duckdb.connect(str(path) if path is not None else ":memory:", config=config)
+    except duckdb.Error as e:  # a bad memory_limit, a file that is not a DuckDB database, ...
+        field = "memory_limit" if "memory" in str(e).lower() and memory_limit is not None else "database"
+        raise ValueError(f"{field}: DuckDB refused it: {str(e).splitlines()[0]}") from None
     with con.cursor() as cur:
         cur.execute(f"""CREATE TABLE IF NOT EXISTS {CATALOG} (
             id VARCHAR PRIMARY KEY, spec VARCHAR NOT NULL, code_version VARCHAR NOT NULL,

@@ -43,11 +43,15 @@ REASONS = (
     "n_kv_heads: must divide n_heads",
     "virtual_stages: must be an integer ≥ 1",
     "profile: must be fused or eager",
-    "tokens: must be ≥ 0",
+    "tokens: must be between 0 and 1e18",
     "price_per_gpu_hour: must be ≥ 0",
     "time_overhead_frac: must be ≥ 0",
-    "overhead: fixed bytes and fragmentation_frac must be ≥ 0",
+    "overhead: fixed bytes must be ≥ 0 and fragmentation_frac in [0, 1)",
+    "d_ff: not divisible by tp",
+    "virtual_stages: more than the layers of one pipeline stage",
+    "tokens_per_second: the measured throughput would exceed 100% of peak (check it, the GPU count or the GPU)",
 )
+MEASURED_ABOVE_PEAK = len(REASONS) - 1  # set by `evaluate`, which alone knows the FLOPs
 
 
 def reason_text(code) -> np.ndarray:
@@ -75,16 +79,18 @@ def check(c: dict) -> np.ndarray:
         ~(g("peak_flops_per_s") > 0),
         ~np.isin(g("recompute"), M.RECOMPUTE_MODES),
         ~np.isin(g("optimizer"), M.OPTIMIZERS),
-        ~(np.isin(g("weight_dtype"), tuple(M._DT)) & np.isin(g("grad_dtype"), tuple(M._DT))),
+        ~(np.isin(g("weight_dtype"), M.STATE_DTYPES) & np.isin(g("grad_dtype"), M.STATE_DTYPES)),
         ~np.isin(g("attention_flops"), F.ATTENTION_FLOPS),
         np.mod(g("d_model"), g("n_heads")) != 0,
         (g("n_kv_heads") > g("n_heads")) | (np.mod(g("n_heads"), np.maximum(g("n_kv_heads"), 1)) != 0),
         g("virtual_stages") < 1,
         ~np.isin(g("profile"), M.PROFILES),
-        g("tokens") < 0,
+        (g("tokens") < 0) | (g("tokens") > 1e18),
         g("price_per_gpu_hour") < 0,
         g("time_overhead_frac") < 0,
-        (g("overhead_fixed_bytes") < 0) | (g("fragmentation_frac") < 0),
+        (g("overhead_fixed_bytes") < 0) | (g("fragmentation_frac") < 0) | (g("fragmentation_frac") >= 1),
+        np.mod(g("d_ff"), np.maximum(tp, 1)) != 0,
+        g("virtual_stages") > np.ceil(g("n_layers") / np.maximum(pp, 1)),
     ]
     shape = np.broadcast_shapes(*(np.shape(r) for r in rules))
     code = np.zeros(shape, dtype=np.int64)
@@ -97,6 +103,45 @@ def check(c: dict) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------------------
 # The vectorised estimate
 # ---------------------------------------------------------------------------------------------------------------
+
+def stage_split(c: dict, pp) -> dict:
+    """Parameters held by the first and the last pipeline stage (before tensor parallelism and ZeRO).
+
+    The transformer blocks split by layers: a stage holds ⌈L/p⌉ of them (uneven splits put the extra layers on
+    the busiest stage). The input embedding and learned positions sit on the first stage, the LM head on the last;
+    with tied embeddings the last stage keeps its own copy of the table for the head (Megatron-LM shares it by
+    all-reducing its gradient). With p = 1 one GPU holds all n_params. In raw-N mode the stand-in shape's split
+    is scaled to n_params (`outside_params` then scales too, so hardware FLOPs never fall below model FLOPs).
+    """
+    from .model import param_breakdown
+    pb = param_breakdown(*(c[k] for k in ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "vocab_size",
+                                          "mlp", "norm", "bias", "tied_embeddings", "position", "max_position",
+                                          "n_experts", "top_k")))
+    N = np.asarray(c["n_params"], dtype=np.float64)
+    scale = N / pb["total"]
+    table = pb["embedding"] * scale
+    inputs = table + pb["position"] * scale
+    outside = inputs + pb["lm_head"] * scale
+    blocks = N - outside
+    L = np.asarray(c["n_layers"], dtype=np.float64)
+    share = np.ceil(L / pp) / L
+    one = pp == 1
+    return {
+        "shape_params": pb["total"],
+        "outside_params": outside,
+        "first_stage_params": np.where(one, N, blocks * share + inputs),
+        "last_stage_params": np.where(one, N, blocks * share + table),
+    }
+
+
+def adafactor_elements(c: dict, shape_params=None):
+    """Adafactor's second-moment elements for the model in `c`, or None when no row uses Adafactor."""
+    if not np.any(np.asarray(c["optimizer"]) == "adafactor"):
+        return None
+    return M.adafactor_state_elements(c["n_layers"], c["d_model"], c["n_heads"], c["n_kv_heads"], c["d_ff"],
+                                      c["vocab_size"], c["mlp"], c["n_experts"], c["tied_embeddings"], c["n_params"],
+                                      shape_params)
+
 
 STATE_PARTS = ("weights_bytes", "grads_bytes", "grad_accum_bytes", "optimizer_bytes", "master_bytes")
 TOTAL_PARTS = STATE_PARTS + ("activations_bytes", "logits_bytes", "overhead_bytes")
@@ -121,18 +166,20 @@ def evaluate(**c) -> dict:
     pp = np.where(np.asarray(c["pp"]) >= 1, c["pp"], 1)
     n_gpus = np.where(np.asarray(c["n_gpus"]) >= 1, c["n_gpus"], 1)
 
-    # --- model state ---------------------------------------------------------------------------------------
-    ada = None
-    if np.any(np.asarray(c["optimizer"]) == "adafactor"):
-        ada = M.adafactor_state_elements(L, h, a, c["n_kv_heads"], c["d_ff"], c["vocab_size"], c["mlp"],
-                                         c["n_experts"], c["tied_embeddings"], c["n_params"])
-    st = M.state_bytes(c["n_params"], c["weight_dtype"], c["grad_dtype"], c["master_weights"], c["grad_accum_fp32"],
-                       c["optimizer"], c["zero_stage"], n_gpus, tp, pp, ada)
-    state = sum(st.values())
+    # --- model state, per pipeline stage -------------------------------------------------------------------
+    split = stage_split(c, pp)
+    ada = adafactor_elements(c, split["shape_params"])
+    st_first = M.state_bytes(c["n_params"], c["weight_dtype"], c["grad_dtype"], c["master_weights"],
+                             c["grad_accum_fp32"], c["optimizer"], c["zero_stage"], n_gpus, tp, pp, ada,
+                             split["first_stage_params"])
+    st_last = M.state_bytes(c["n_params"], c["weight_dtype"], c["grad_dtype"], c["master_weights"],
+                            c["grad_accum_fp32"], c["optimizer"], c["zero_stage"], n_gpus, tp, pp, ada,
+                            split["last_stage_params"])
 
     # --- activations ---------------------------------------------------------------------------------------
     led = M.layer_ledger(s, b, h, a, c["n_kv_heads"], c["d_ff"], c["mlp"], c["norm"], c["dropout"],
-                         c["flash_attention"], "none", tp, c["sequence_parallel"], c["profile"])
+                         c["flash_attention"], "none", tp, c["sequence_parallel"], c["profile"],
+                         n_experts=c["n_experts"], top_k=c["top_k"])
     full_layer = sum(led.values())
     core = led["softmax_output"] + led["softmax_dropout_mask"] + led["dropout_output"] + led["softmax_lse"]
     layer_input = led["norm1_input"]  # 2sbh (÷t with sequence parallelism): what full recomputation keeps
@@ -140,11 +187,15 @@ def evaluate(**c) -> dict:
     per_layer = np.select([rec == "selective", rec == "full"], [full_layer - core, layer_input], full_layer)
     first = M.activation_bytes(L, per_layer, layer_input, full_layer, rec, pp, c["virtual_stages"])
     acts_first = first["stored_bytes"] + first["recompute_peak_bytes"]
-    # the last pipeline stage holds one micro-batch of L/p layers (1F1B) but also the logits
-    acts_last = np.where(rec == "full", layer_input, per_layer) * np.asarray(L) / pp + first["recompute_peak_bytes"]
+    # the last pipeline stage holds one micro-batch of its ⌈L/p⌉ layers (1F1B), and the logits
+    acts_last = (np.where(rec == "full", layer_input, per_layer) * np.ceil(np.asarray(L) / pp)
+                 + first["recompute_peak_bytes"])
     logits = M.logits_bytes(s, b, c["vocab_size"], tp, c["fp32_loss"])
-    last_is_worst = (pp > 1) & (acts_last + logits > acts_first)
-    activations = np.where(pp > 1, np.where(last_is_worst, acts_last, acts_first), acts_first)
+    state_first, state_last = sum(st_first.values()), sum(st_last.values())
+    last_is_worst = (pp > 1) & (state_last + acts_last + logits > state_first + acts_first)
+    st = {k: np.where(last_is_worst, st_last[k], st_first[k]) for k in st_first}
+    state = np.where(last_is_worst, state_last, state_first)
+    activations = np.where(last_is_worst, acts_last, acts_first)
     logits_here = np.where(pp > 1, np.where(last_is_worst, logits, 0.0), logits)
 
     subtotal = state + activations + logits_here
@@ -157,9 +208,7 @@ def evaluate(**c) -> dict:
     # --- compute, time, cost -------------------------------------------------------------------------------
     attn = F.attention_flops_per_token(L, h, s, c["attention_flops"])
     fpt = F.model_flops_per_token(c["n_active_params"], L, h, s, c["attention_flops"])
-    outside = F.outside_blocks_flops_per_token(c["vocab_size"], h, c["tied_embeddings"], c["position"],
-                                               c["max_position"])
-    hw = F.hardware_flops_per_token(fpt, attn, rec, outside)
+    hw = F.hardware_flops_per_token(fpt, attn, rec, 6.0 * split["outside_params"])
     tokens = np.asarray(c["tokens"], dtype=np.float64)
     train_flops = fpt * tokens
     time_s = F.train_time_s(train_flops, n_gpus, c["peak_flops_per_s"], c["mfu"], c["time_overhead_frac"])
@@ -167,11 +216,16 @@ def evaluate(**c) -> dict:
     tps = np.asarray(c["tokens_per_second"], dtype=np.float64)
     mfu_meas = F.achieved_utilization(tps, fpt, n_gpus, c["peak_flops_per_s"])
     hfu_meas = F.achieved_utilization(tps, hw, n_gpus, c["peak_flops_per_s"])
+    above = hfu_meas > 1  # NaN (no measurement) compares False
+    if np.any(above):
+        code = np.where((code == 0) & above, MEASURED_ABOVE_PEAK, code)
+        valid = code == 0
 
     nan = np.nan
     out = {
         "valid": valid,
         "reason": reason_text(code),
+        "reason_code": code,
         "n_params": c["n_params"],
         "n_active_params": c["n_active_params"],
         "dp": np.where(valid, n_gpus // np.maximum(tp * pp, 1), 1),
@@ -196,13 +250,15 @@ def evaluate(**c) -> dict:
         "peak_flops_per_s": c["peak_flops_per_s"],
         "time_s": time_s,
         **tc,
+        "tokens_per_param": tokens / np.asarray(c["n_params"], dtype=np.float64),
+        "price_per_gpu_hour": np.asarray(c["price_per_gpu_hour"], dtype=np.float64),
         "achieved_mfu": mfu_meas,
         "achieved_hfu": hfu_meas,
     }
     shape = np.broadcast_shapes(*(np.shape(v) for v in out.values()))
     for k, v in out.items():
         v = np.broadcast_to(v, shape)
-        if k not in ("valid", "reason") and v.dtype.kind == "f":
+        if k not in ("valid", "reason", "reason_code") and v.dtype.kind == "f":
             v = np.where(valid, v, nan)
         elif k == "fits":
             v = v & valid
@@ -214,9 +270,11 @@ def evaluate(**c) -> dict:
 # One configuration
 # ---------------------------------------------------------------------------------------------------------------
 
+MAX_INT = 2**31 - 1  # bound on integer inputs (GPUs, tokens per sequence, ...): beyond it numpy overflows
 _NUM_INT = ("seq_len", "micro_batch", "n_gpus", "tp", "pp", "virtual_stages", "zero_stage")
 _NUM_FLOAT = ("mfu", "tokens", "overhead_fixed_bytes", "fragmentation_frac", "time_overhead_frac")
 _BOOL = ("sequence_parallel", "flash_attention", "master_weights", "grad_accum_fp32", "fp32_loss")
+OVERHEAD_CHOICES = ("none", "realistic")
 _CHOICES = {
     "recompute": M.RECOMPUTE_MODES, "optimizer": M.OPTIMIZERS, "grad_dtype": ("bf16", "fp16", "fp32"),
     "weight_dtype": ("bf16", "fp16", "fp32"), "compute_dtype": ("bf16", "fp16", "fp8", "fp32"),
@@ -269,6 +327,8 @@ class Config:
             v = getattr(self, f)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise ValueError(f"{f}: must be an integer, got {v!r}")
+            if abs(v) > MAX_INT:
+                raise ValueError(f"{f}: must be at most {MAX_INT:,}, got {v!r}")
         for f in _NUM_FLOAT:
             v = getattr(self, f)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not math.isfinite(v):
@@ -284,15 +344,25 @@ class Config:
             raise ValueError("step_time_s: needs global_batch (sequences per step) too, and vice versa")
         if self.step_time_s is not None and self.step_time_s <= 0:
             raise ValueError("step_time_s: must be > 0")
+        if self.global_batch is not None and (self.global_batch != int(self.global_batch) or self.global_batch < 1):
+            raise ValueError(f"global_batch: must be an integer ≥ 1, got {self.global_batch!r}")
+        if self.tokens_per_second is not None and self.tokens_per_second <= 0:
+            raise ValueError("tokens_per_second: must be > 0")
         for f in _BOOL:
             if not isinstance(getattr(self, f), (bool, np.bool_)):
                 raise ValueError(f"{f}: expected true/false, got {getattr(self, f)!r}")
         for f, allowed in _CHOICES.items():
             if getattr(self, f) not in allowed:
                 raise ValueError(f"{f}: {getattr(self, f)!r} is not one of {', '.join(allowed)}")
-        code = int(check(self.columns()))
+        cols = self.columns()
+        code = int(check(cols))
         if code:
             raise ValueError(_explain(code, self))
+        if math.isfinite(self.measured_tokens_per_second):  # a measurement is checked against the peak
+            out = evaluate(**cols)
+            if not bool(out["valid"]):
+                raise ValueError(f"{out['reason']}: {self.measured_tokens_per_second:.4g} tokens/s on "
+                                 f"{self.n_gpus} GPUs")
 
     @property
     def measured_tokens_per_second(self) -> float:
@@ -351,7 +421,7 @@ def _explain(code: int, cfg: Config) -> str:
 def estimate(cfg: Config) -> dict:
     """The full record for one configuration as plain Python values (floats, bools, str)."""
     out = evaluate(**cfg.columns())
-    rec = {k: _scalar(v) for k, v in out.items()}
+    rec = {k: _scalar(v) for k, v in out.items() if k != "reason_code"}
     rec["model"] = cfg.model.name
     rec["gpu"] = cfg.gpu.name
     if not math.isfinite(cfg.measured_tokens_per_second):
@@ -398,6 +468,10 @@ def build_model(model: str | None = None, n_params: float | None = None, hf_conf
     if sources > 1:
         raise ValueError("model: give one of model (preset), n_params (raw) or hf_config")
     arch = {k: v for k, v in arch.items() if v is not None}
+    for k, v in arch.items():
+        if k not in ("mlp", "norm", "bias", "position", "dropout", "tied_embeddings") and (
+                isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < (0 if k == "max_position" else 1)):
+            raise ValueError(f"{k}: must be an integer ≥ {0 if k == 'max_position' else 1}, got {v!r}")
     if hf_config is not None:
         from .model import from_hf_config
         base = from_hf_config(hf_config)
@@ -415,27 +489,39 @@ def build_model(model: str | None = None, n_params: float | None = None, hf_conf
     return base.with_overrides(**arch) if arch else base
 
 
+PEAK_FIELD = {"bf16": "peak_bf16_flops_per_s", "fp16": "peak_bf16_flops_per_s", "fp8": "peak_fp8_flops_per_s",
+              "fp32": "peak_fp32_flops_per_s"}
+
+
 def build_gpu(gpu: str | None = "h100-sxm", peak_flops_per_s=None, gpu_memory_bytes=None,
-              memory_bandwidth_bytes_per_s=None) -> Accelerator:
-    """A catalog accelerator, or 'custom' with typed numbers; numbers given with a catalog name override it."""
+              memory_bandwidth_bytes_per_s=None, compute_dtype: str = "bf16") -> Accelerator:
+    """A catalog accelerator, or 'custom' with typed numbers; numbers given with a catalog name override it.
+    `peak_flops_per_s` is the peak for `compute_dtype` (the dtype the run computes in)."""
     from dataclasses import replace as dc_replace
 
     from .hardware import custom_accelerator
+    if compute_dtype not in PEAK_FIELD:
+        raise ValueError(f"compute_dtype: {compute_dtype!r} is not one of {', '.join(PEAK_FIELD)}")
+    for name, v in (("peak_flops_per_s", peak_flops_per_s), ("gpu_memory_bytes", gpu_memory_bytes),
+                    ("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.number))
+                              or not math.isfinite(v) or v <= 0):
+            raise ValueError(f"{name}: must be a positive number, got {v!r}")
+    over = {}
+    if peak_flops_per_s is not None:
+        over[PEAK_FIELD[compute_dtype]] = float(peak_flops_per_s)
+    if gpu_memory_bytes is not None:
+        over["memory_bytes"] = float(gpu_memory_bytes)
+    if memory_bandwidth_bytes_per_s is not None:
+        over["memory_bandwidth_bytes_per_s"] = float(memory_bandwidth_bytes_per_s)
     if gpu == "custom" or gpu is None:
         missing = [k for k, v in (("peak_flops_per_s", peak_flops_per_s), ("gpu_memory_bytes", gpu_memory_bytes),
                                   ("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)) if v is None]
         if missing:
             raise ValueError(f"gpu: a custom accelerator needs {', '.join(missing)}")
-        return custom_accelerator(float(peak_flops_per_s), float(gpu_memory_bytes),
-                                  float(memory_bandwidth_bytes_per_s))
+        acc = custom_accelerator(float(peak_flops_per_s), float(gpu_memory_bytes), float(memory_bandwidth_bytes_per_s))
+        return dc_replace(acc, **over)
     acc = get_accelerator(gpu)
-    over = {}
-    if peak_flops_per_s is not None:
-        over["peak_bf16_flops_per_s"] = float(peak_flops_per_s)
-    if gpu_memory_bytes is not None:
-        over["memory_bytes"] = float(gpu_memory_bytes)
-    if memory_bandwidth_bytes_per_s is not None:
-        over["memory_bandwidth_bytes_per_s"] = float(memory_bandwidth_bytes_per_s)
     return dc_replace(acc, name=f"{acc.name} (modified)", **over) if over else acc
 
 
@@ -446,7 +532,8 @@ def config_from_inputs(**inp) -> Config:
     inp = {k: v for k, v in inp.items() if v is not None}
     model = build_model(inp.pop("model", None), inp.pop("n_params", None), inp.pop("hf_config", None),
                         **{k: inp.pop(k) for k in list(inp) if k in ARCH_FIELDS})
-    gpu = build_gpu(inp.pop("gpu", "h100-sxm"), **{k: inp.pop(k) for k in list(inp) if k in GPU_FIELDS})
+    gpu = build_gpu(inp.pop("gpu", "h100-sxm"), **{k: inp.pop(k) for k in list(inp) if k in GPU_FIELDS},
+                    compute_dtype=inp.get("compute_dtype", "bf16"))
     recipe = inp.pop("recipe", None)
     if recipe is not None:
         if recipe not in M.RECIPES:
@@ -457,7 +544,7 @@ def config_from_inputs(**inp) -> Config:
             inp.setdefault(k, v)
     overhead = inp.pop("overhead", None)
     if overhead is not None:
-        if overhead not in ("none", "realistic"):
+        if overhead not in OVERHEAD_CHOICES:
             raise ValueError(f"overhead: must be none or realistic, got {overhead!r}")
         if overhead == "realistic":
             inp.setdefault("overhead_fixed_bytes", M.REALISTIC_OVERHEAD_BYTES)

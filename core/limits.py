@@ -82,21 +82,28 @@ def max_n_layers(cfg: Config) -> int:
     return max(_max_true(pred, 1, 1 << 16), 0) * mult
 
 
-def max_n_params(cfg: Config) -> float:
+def max_n_params(cfg: Config) -> float | None:
     """Largest raw parameter count (raw-N mode, GPT-3 Table 2.1 shapes for the activations) that fits, found by
-    bisection on a 0.1% grid in log space. Returns 0 if 1M parameters do not fit."""
+    bisection on a 0.1% grid in log space from 1M to 1e15 parameters. Only counts whose stand-in shape works with
+    the setup's tp and pp are searched (tp must divide the shape's heads, pp at most its layers). Returns 0.0 if
+    the smallest such count does not fit, None if no stand-in shape works with this tp/pp."""
     grid = np.exp(np.linspace(np.log(1e6), np.log(1e15), 20000))
+    from .model import GPT3_SHAPES, Model
+    own = np.array([Model(n_layers=L, d_model=h, n_heads=a).n_params for _, L, h, a in GPT3_SHAPES])
+    nearest = np.argmin(np.abs(np.log(own)[None, :] - np.log(grid)[:, None]), axis=1)
+    ok_shape = np.array([a % cfg.tp == 0 and cfg.tp <= a and cfg.pp <= L for _, L, h, a in GPT3_SHAPES])
+    idx = np.flatnonzero(ok_shape[nearest])
+    if idx.size == 0:
+        return None
 
-    def pred(i: int) -> bool:
-        m = raw_model(float(grid[i]))
+    def pred(j: int) -> bool:
+        m = raw_model(float(grid[idx[j]]))
         cols = cfg.columns()
         cols.update(m.arch())
         cols.update(n_params=m.n_params, n_active_params=m.n_active_params)
-        if cfg.tp > m.n_heads or m.n_heads % cfg.tp or cfg.pp > m.n_layers:
-            return False
         return bool(evaluate(**cols)["fits"])
-    i = _max_true(pred, 0, len(grid) - 1)
-    return float(grid[i]) if i >= 0 else 0.0
+    j = _max_true(pred, 0, idx.size - 1)
+    return float(grid[idx[j]]) if j >= 0 else 0.0
 
 
 def limits(cfg: Config) -> dict:
@@ -117,27 +124,25 @@ def limits(cfg: Config) -> dict:
 
 def min_gpus_state_only(cfg: Config, zero_stage: int | None = None) -> int | None:
     """Fewest GPUs whose memory holds the model state alone (no activations, logits or overhead) — seed 002's
-    "min H100s (state only, ÷G)" column. Closed form: per GPU the state is A + B/d, where B is what the ZeRO stage
-    shards over the data-parallel degree d and A the rest, so d = ⌈B / (cap − A)⌉; n_gpus = d·tp·pp.
-    None when even the unsharded part A does not fit."""
-    from .estimate import STATE_PARTS
-    from .memory import state_bytes
+    "min H100s (state only, ÷G)" column. Closed form: per GPU a stage's state is A + B/d, where B is what the ZeRO
+    stage shards over the data-parallel degree d and A the rest, so d = ⌈B / (cap − A)⌉ for the busier of the
+    first and last pipeline stages; n_gpus = d·tp·pp. None when even the unsharded part A does not fit."""
+    from .estimate import adafactor_elements, stage_split
+    from .memory import ZERO_SHARD_STAGE, state_bytes
     z = cfg.zero_stage if zero_stage is None else zero_stage
     c = cfg.columns()
-    ada = None
-    if cfg.optimizer == "adafactor":
-        from .memory import adafactor_state_elements
-        ada = adafactor_state_elements(c["n_layers"], c["d_model"], c["n_heads"], c["n_kv_heads"], c["d_ff"],
-                                       c["vocab_size"], c["mlp"], c["n_experts"], c["tied_embeddings"], c["n_params"])
-    parts = state_bytes(c["n_params"], cfg.weight_dtype, cfg.grad_dtype, cfg.master_weights, cfg.grad_accum_fp32,
-                        cfg.optimizer, 0, cfg.tp * cfg.pp, cfg.tp, cfg.pp, ada)
-    sharded_by = {"weights_bytes": 3, "grads_bytes": 2, "grad_accum_bytes": 2, "optimizer_bytes": 1, "master_bytes": 1}
-    A = sum(float(parts[k]) for k in STATE_PARTS if z < sharded_by[k])
-    B = sum(float(parts[k]) for k in STATE_PARTS if z >= sharded_by[k])
+    split = stage_split(c, cfg.pp)
+    ada = adafactor_elements(c, split["shape_params"])
     cap = cfg.gpu.memory_bytes
-    if A + B <= cap:
-        return cfg.tp * cfg.pp
-    if A >= cap or B == 0:
-        return None
-    d = math.ceil(B / (cap - A) - 1e-12)
-    return d * cfg.tp * cfg.pp
+    need = 1
+    for stage in ("first_stage_params", "last_stage_params"):
+        parts = state_bytes(c["n_params"], cfg.weight_dtype, cfg.grad_dtype, cfg.master_weights, cfg.grad_accum_fp32,
+                            cfg.optimizer, 0, cfg.tp * cfg.pp, cfg.tp, cfg.pp, ada, split[stage])
+        A = sum(float(v) for k, v in parts.items() if z < ZERO_SHARD_STAGE[k])
+        B = sum(float(v) for k, v in parts.items() if z >= ZERO_SHARD_STAGE[k])
+        if A + B <= cap:
+            continue
+        if A >= cap or B == 0:
+            return None
+        need = max(need, math.ceil(B / (cap - A) - 1e-12))
+    return need * cfg.tp * cfg.pp

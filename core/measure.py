@@ -123,7 +123,7 @@ def measurement_cost(cfg: Config) -> dict:
     s, b = cfg.seq_len, cfg.micro_batch
     fpt = F.model_flops_per_token(flop_params(cfg), m.n_layers, m.d_model, s, "full")
     model_flops = float(F.hardware_flops_per_token(fpt, F.attention_flops_per_token(m.n_layers, m.d_model, s),
-                                                   cfg.recompute)) * s * b
+                                                   cfg.recompute, 6.0 * m.vocab_size * m.d_model)) * s * b
     block = float(block_forward_flops(s, b, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp))
     flops = model_flops + block * (3 + 3 + 4)  # none, selective, full (full runs the forward again)
     led = M.layer_ledger(s, b, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, m.norm, m.dropout,
@@ -346,7 +346,8 @@ def compare(cfg: Config, *, device: str = "cpu", dropout_impl: str = "native", w
         n = flop_params(cfg)
         fpt = float(F.model_flops_per_token(n, L, h, s, "full"))
         attn = float(F.attention_flops_per_token(L, h, s, "full"))
-        hw = float(F.hardware_flops_per_token(fpt, attn, cfg.recompute))
+        # N here has no gathered tables, so what recomputation does not rerun is the LM head's matmul alone
+        hw = float(F.hardware_flops_per_token(fpt, attn, cfg.recompute, 6.0 * m.vocab_size * h))
         tokens = s * b
         flops.append(_flop_row("model forward", fpt / 3 * tokens, run["forward_flops"],
                                f"(2·N + 4·L·h·s) per token, N = {n:.4g} (no gathered tables)"))
@@ -360,8 +361,9 @@ def compare(cfg: Config, *, device: str = "cpu", dropout_impl: str = "native", w
             flops.append(_flop_row("model training step, what checkpoint reruns", fpt * tokens + rerun,
                                    run["forward_flops"] + run["backward_flops"],
                                    "6·N + 12·L·h·s per token + the blocks' rerun only (no LM head, no embeddings)"))
-        raw = float(F.hardware_flops_per_token(F.model_flops_per_token(m.n_active_params, L, h, s, "full"), attn,
-                                               cfg.recompute)) * tokens
+        raw = float(F.hardware_flops_per_token(
+            F.model_flops_per_token(m.n_active_params, L, h, s, "full"), attn, cfg.recompute,
+            F.outside_blocks_flops_per_token(m.vocab_size, h, m.tied_embeddings, m.position, m.max_position))) * tokens
         if abs(raw - hw * tokens) > 0.001 * raw:
             flops.append(_flop_row("model training step, core's N as is", raw,
                                    run["forward_flops"] + run["backward_flops"],
@@ -449,8 +451,9 @@ def _notes(cfg: Config, device: str, dropout_impl: str, tb, whole_model: bool = 
         n.append("Full recomputation: what the forward keeps is each block's input (2sbh); the estimate also adds "
                  "the recompute peak (one layer's working set during its backward), which is not a saved tensor.")
     if cfg.recompute != "none":
-        n.append("Hardware FLOPs with recomputation: the core adds a whole forward (full: LM head and all) or the "
-                 "attention forward (selective); torch.utils.checkpoint reruns only the checkpointed blocks, and stops "
+        n.append("Hardware FLOPs with recomputation: the core adds the blocks' forward (full; not the LM head or "
+                 "embeddings) or the attention forward (selective); torch.utils.checkpoint reruns only the checkpointed "
+                 "blocks, and stops "
                  "once backward's saved tensors are rebuilt (selective, math path: QKᵀ but not the AV product; full "
                  "without dropout: not the last MLP projection). The row 'what checkpoint reruns' counts that.")
     if cfg.fp32_loss:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .units import GiB
+from .units import DTYPE_BYTES, GiB
 
 # ---------------------------------------------------------------------------------------------------------------
 # Model state
@@ -30,17 +30,18 @@ RECIPES = {
     "playbook-20": ("bf16", "bf16", True, True, "adamw"),  # 20: bf16 grads + fp32 accumulation (Ultra-Scale Playbook)
     "fp32-16": ("fp32", "fp32", False, False, "adamw"),  # 16: pure fp32
 }
-RECIPE_BYTES = {"cs336-12": 12, "zero-16": 16, "megatron-18": 18, "playbook-20": 20, "fp32-16": 16}
-
-_DT = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
+STATE_DTYPES = ("bf16", "fp16", "fp32", "fp8")  # dtypes accepted for weights and gradients
+# ZeRO stage from which each state part is sharded over the data-parallel degree (Rajbhandari et al. 2020 §5)
+ZERO_SHARD_STAGE = {"weights_bytes": 3, "grads_bytes": 2, "grad_accum_bytes": 2, "optimizer_bytes": 1,
+                    "master_bytes": 1}
 
 
 def dtype_bytes_array(dtype) -> np.ndarray:
     """Bytes per element for an array of dtype names (vectorised lookup)."""
     d = np.asarray(dtype)
     out = np.full(d.shape, np.nan)
-    for k, v in _DT.items():
-        out = np.where(d == k, v, out)
+    for k in STATE_DTYPES:
+        out = np.where(d == k, float(DTYPE_BYTES[k]), out)
     return out
 
 
@@ -58,10 +59,12 @@ def optimizer_bytes_per_param(optimizer) -> np.ndarray:
 
 
 def adafactor_state_elements(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab_size, mlp, n_experts, tied_embeddings,
-                             n_params):
+                             n_params, shape_params=None):
     """Adafactor (Shazeer & Stern 2018, no momentum) second-moment elements: a weight matrix of shape r×c keeps
     r + c fp32 values (row and column statistics) instead of r·c; every other parameter (norms, biases,
-    position table treated as a vector set) keeps one per element. Returns the element count (× 4 bytes)."""
+    position table treated as a vector set) keeps one per element. Returns the element count (× 4 bytes).
+    `shape_params` is the shape's own count when `n_params` is a raw count priced with a stand-in shape; the
+    elements then scale by n_params / shape_params (monotone in n_params)."""
     L, h, a, k, f, V = (np.asarray(x, dtype=np.float64) for x in (n_layers, d_model, n_heads, n_kv_heads, d_ff,
                                                                       vocab_size))
     E = np.asarray(n_experts, dtype=np.float64)
@@ -74,40 +77,47 @@ def adafactor_state_elements(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab
     emb_elems = V * h * np.where(np.asarray(tied_embeddings, dtype=bool), 1.0, 2.0)
     emb_stats = (V + h) * np.where(np.asarray(tied_embeddings, dtype=bool), 1.0, 2.0)
     factored = L * mat_elems + emb_elems
-    rest = np.maximum(np.asarray(n_params, dtype=np.float64) - factored, 0.0)
-    return L * mat_stats + emb_stats + rest
+    N = np.asarray(n_params, dtype=np.float64)
+    shape = N if shape_params is None else np.asarray(shape_params, dtype=np.float64)
+    elements = L * mat_stats + emb_stats + np.maximum(shape - factored, 0.0)
+    # raw-N mode prices n_params with a stand-in shape: scale the shape's elements to the raw count
+    return elements * N / shape
 
 
 def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights=True, grad_accum_fp32=False,
-                optimizer="adamw", zero_stage=0, n_gpus=1, tp=1, pp=1, adafactor_elements=None):
+                optimizer="adamw", zero_stage=0, n_gpus=1, tp=1, pp=1, adafactor_elements=None, stage_params=None):
     """Model-state bytes per GPU as named parts: weights, grads, grad_accum, optimizer, master.
 
     Per parameter: weights = bytes(weight_dtype); grads = bytes(grad_dtype); grad_accum = 4 if an fp32
     accumulation buffer is kept; optimizer = `optimizer_bytes_per_param`; master = 4 if master weights.
-    Each part is divided by tp·pp (model parallel), then ZeRO divides by d = n_gpus/(tp·pp):
-    stage ≥1 optimizer + master, stage ≥2 grads + grad_accum, stage 3 weights (ZeRO Fig. 1; FSDP = stage 3).
+    A GPU holds its pipeline stage's parameters (`stage_params`; n_params/pp when not given) divided by tp, then
+    ZeRO divides by d = n_gpus/(tp·pp): stage ≥1 optimizer + master, stage ≥2 grads + grad_accum, stage 3
+    weights (ZeRO Fig. 1; FSDP = stage 3). `adafactor_elements` are the whole model's, scaled to the stage.
     """
     N = np.asarray(n_params, dtype=np.float64)
-    mp = np.asarray(tp, dtype=np.float64) * np.asarray(pp, dtype=np.float64)
-    d = np.asarray(n_gpus, dtype=np.float64) / mp
+    t = np.asarray(tp, dtype=np.float64)
+    p = np.asarray(pp, dtype=np.float64)
+    d = np.asarray(n_gpus, dtype=np.float64) / (t * p)
     z = np.asarray(zero_stage)
+    n_gpu = (N / p if stage_params is None else np.asarray(stage_params, dtype=np.float64)) / t  # params per GPU
     opt_pp = optimizer_bytes_per_param(optimizer)
     if adafactor_elements is not None:
-        opt_total = np.where(np.asarray(optimizer) == "adafactor", 4.0 * adafactor_elements, opt_pp * N)
+        opt_b = np.where(np.asarray(optimizer) == "adafactor", 4.0 * adafactor_elements * n_gpu / N, opt_pp * n_gpu)
     else:
-        opt_total = opt_pp * N
-    weights = N * dtype_bytes_array(weight_dtype) / mp
-    grads = N * dtype_bytes_array(grad_dtype) / mp
-    grad_accum = np.where(np.asarray(grad_accum_fp32, dtype=bool), 4.0 * N, 0.0) / mp
-    optimizer_b = opt_total / mp
-    master = np.where(np.asarray(master_weights, dtype=bool), 4.0 * N, 0.0) / mp
-    return {
-        "weights_bytes": weights / np.where(z >= 3, d, 1.0),
-        "grads_bytes": grads / np.where(z >= 2, d, 1.0),
-        "grad_accum_bytes": grad_accum / np.where(z >= 2, d, 1.0),
-        "optimizer_bytes": optimizer_b / np.where(z >= 1, d, 1.0),
-        "master_bytes": master / np.where(z >= 1, d, 1.0),
+        opt_b = opt_pp * n_gpu
+    parts = {
+        "weights_bytes": n_gpu * dtype_bytes_array(weight_dtype),
+        "grads_bytes": n_gpu * dtype_bytes_array(grad_dtype),
+        "grad_accum_bytes": np.where(np.asarray(grad_accum_fp32, dtype=bool), 4.0 * n_gpu, 0.0),
+        "optimizer_bytes": opt_b,
+        "master_bytes": np.where(np.asarray(master_weights, dtype=bool), 4.0 * n_gpu, 0.0),
     }
+    return {k: v / np.where(z >= ZERO_SHARD_STAGE[k], d, 1.0) for k, v in parts.items()}
+
+
+# bytes of state per parameter for each recipe (12, 16, 18, 20, 16), derived rather than typed
+RECIPE_BYTES = {name: int(sum(float(v) for v in state_bytes(1.0, wd, gd, mw, acc, opt).values()))
+                for name, (wd, gd, mw, acc, opt) in RECIPES.items()}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -142,6 +152,10 @@ LEDGER_TENSORS = (
     ("silu_output", "SiLU(gate), d_ff wide (kept by eager PyTorch; fused SwiGLU kernels recompute it)", "multiply"),
     ("mlp_hidden", "input of the second MLP projection (GeLU output or SiLU(gate)⊙up), d_ff wide", "fc2 / down"),
     ("mlp_dropout_mask", "1-byte dropout mask after the MLP", "residual dropout"),
+    ("router_probs", "MoE: fp32 router probabilities, n_experts per token", "router softmax / top-k"),
+    ("expert_inputs", "MoE: tokens gathered for their top_k experts (top_k copies of the MLP input)", "expert linear"),
+    ("expert_outputs", "MoE: each expert's output, kept for the routing-weight multiply (top_k copies)",
+     "routing-weight multiply"),
 )
 LEDGER_NAMES = tuple(t[0] for t in LEDGER_TENSORS)
 RECOMPUTE_MODES = ("none", "selective", "full")
@@ -150,7 +164,7 @@ PROFILES = ("fused", "eager")
 
 def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=None, mlp="gelu", norm="layernorm",
                  dropout=True, flash_attention=False, recompute="none", tp=1, sequence_parallel=False,
-                 profile="fused", act_bytes=2.0):
+                 profile="fused", act_bytes=2.0, n_experts=1, top_k=1):
     """Bytes of each tensor one transformer layer keeps for its backward pass, per GPU (vectorised).
 
     Legend: s, b, h, a, k, f, t = seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, tp. Activations are
@@ -175,6 +189,9 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     Tensor parallel (Korthikanti §4.2.2): tensors inside the attention core and MLP divide by t; the norm inputs,
     QKV/MLP inputs and dropout masks outside (10sbh) divide by t only with sequence parallelism (§4.2.3).
     K/V with k < t heads are replicated: k/t is floored at 1 head per GPU.
+    Mixture of experts (dropless top-k routing, as Mixtral's reference implementation): each token's d_ff-wide
+    tensors exist once per chosen expert (× top_k), plus the fp32 router probabilities (4·s·b·E), the gathered
+    expert inputs and the expert outputs kept for the routing-weight multiply (top_k · 2sbh each).
     Selective recomputation (§5): the attention core (softmax, its mask, dropout output; flash's LSE) is
     recomputed, so those entries are 0. Full recomputation: see `activation_bytes`; this ledger is the
     per-layer working set that is rebuilt during that layer's backward.
@@ -195,6 +212,9 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     swiglu = np.asarray(mlp) == "swiglu"
     rms = np.asarray(norm) == "rmsnorm"
     eager = np.asarray(profile) == "eager"
+    E = np.asarray(n_experts, dtype=np.float64)
+    moe = E > 1
+    kx = np.where(moe, np.asarray(top_k, dtype=np.float64), 1.0)  # copies of each d_ff-wide tensor
 
     sbh = s * b * h
     t_out = np.where(sp, t, 1.0)  # divisor of tensors outside the TP regions
@@ -207,7 +227,8 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     upcast = np.where(eager_rms, (4.0 - p) * sbh, 0.0) / t_out
     normalized = np.where(eager_rms, p * sbh, 0.0) / t_out
 
-    z = np.zeros(np.broadcast(s, b, h, a, k, f, t, p, sp, drop, flash, rec, swiglu, rms, eager).shape)
+    z = np.zeros(np.broadcast(s, b, h, a, k, f, t, p, sp, drop, flash, rec, swiglu, rms, eager, kx).shape)
+    sbf = kx * s * b * f / t  # d_ff-wide elements per GPU, over the chosen experts
     led = {
         "norm1_input": z + p * sbh / t_out,
         "norm1_stats": z + stats,
@@ -228,14 +249,43 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
         "norm2_upcast": z + upcast,
         "norm2_normalized": z + normalized,
         "mlp_input": z + p * sbh / t_out,
-        "gelu_input": np.where(swiglu, 0.0, p * s * b * f / t),
-        "gate": np.where(swiglu, p * s * b * f / t, 0.0),
-        "up": np.where(swiglu, p * s * b * f / t, 0.0),
-        "silu_output": np.where(swiglu & eager, p * s * b * f / t, 0.0),
-        "mlp_hidden": z + p * s * b * f / t,
+        "gelu_input": np.where(swiglu, 0.0, p * sbf),
+        "gate": np.where(swiglu, p * sbf, 0.0),
+        "up": np.where(swiglu, p * sbf, 0.0),
+        "silu_output": np.where(swiglu & eager, p * sbf, 0.0),
+        "mlp_hidden": z + p * sbf,
         "mlp_dropout_mask": np.where(drop, 1.0 * sbh / t_out, 0.0),
+        "router_probs": np.where(moe, 4.0 * s * b * E / t_out, 0.0),
+        "expert_inputs": np.where(moe, kx * p * sbh / t_out, 0.0),
+        "expert_outputs": np.where(moe, kx * p * sbh / t_out, 0.0),
     }
     return led
+
+
+# The ledger's tensors grouped by part of the block (for per-part curves and summaries); every tensor is in one group.
+LEDGER_GROUPS = {
+    "attention scores (∝ s²)": ("softmax_output", "softmax_dropout_mask", "dropout_output"),
+    "attention, linear in s": ("qkv_input", "q", "k", "v", "attn_output", "softmax_lse"),
+    "MLP": ("mlp_input", "gelu_input", "gate", "up", "silu_output", "mlp_hidden"),
+    "MoE routing": ("router_probs", "expert_inputs", "expert_outputs"),
+    "norms": ("norm1_input", "norm1_stats", "norm1_upcast", "norm1_normalized", "norm2_input", "norm2_stats",
+              "norm2_upcast", "norm2_normalized"),
+    "dropout masks": ("attn_dropout_mask", "mlp_dropout_mask"),
+}
+QUADRATIC_TENSORS = LEDGER_GROUPS["attention scores (∝ s²)"]
+
+
+def quadratic_crossover_seq_len(micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=None, mlp="gelu",
+                                norm="layernorm", dropout=True, tp=1, sequence_parallel=False, profile="fused",
+                                n_experts=1, top_k=1):
+    """Sequence length at which one layer's s² attention-score tensors equal the rest of its ledger (no
+    recomputation, no flash). Both parts are exact polynomials in s — linear l·s and quadratic q·s² — so
+    s* = l / q; for the GPT block 34h/(5a) (Korthikanti Eq. 1: 34sbh = 5as²b). NaN when no s² tensor is stored."""
+    led = layer_ledger(1.0, micro_batch, d_model, n_heads, n_kv_heads, d_ff, mlp, norm, dropout, False, "none", tp,
+                       sequence_parallel, profile, n_experts=n_experts, top_k=top_k)
+    q = sum(led[n] for n in QUADRATIC_TENSORS)
+    lin = sum(v for k, v in led.items() if k not in QUADRATIC_TENSORS)
+    return np.where(q > 0, lin / np.where(q > 0, q, 1.0), np.nan)
 
 
 def korthikanti_per_layer_bytes(seq_len, micro_batch, d_model, n_heads, tp=1, sequence_parallel=False,

@@ -172,8 +172,8 @@ class Model:
 
 
 def _check_int(name, v, minimum):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
-        raise ValueError(f"{name}: must be an integer ≥ {minimum}, got {v!r}")
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum or v > 2**31 - 1:
+        raise ValueError(f"{name}: must be an integer from {minimum} to {2**31 - 1:,}, got {v!r}")
 
 
 def _bool(s: str) -> bool:
@@ -260,13 +260,14 @@ def from_hf_config(path_or_dict) -> Model:
 
     def geti(*keys, default=None):
         v = get(*keys, default=default)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v) \
+                or abs(v) > 2**31:
             raise ValueError(f"config: field {keys[0]!r} must be an integer, got {v!r}")
         return int(v)
 
     def getf(*keys, default=None):
         v = get(*keys, default=default)
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise ValueError(f"config: field {keys[0]!r} must be a number, got {v!r}")
         return float(v)
 

@@ -412,6 +412,8 @@ class SweepSpec:
 
 def check_rows(spec: SweepSpec, max_rows: int = MAX_ROWS) -> int:
     """The row count, or `ValueError` naming the largest dimensions when it exceeds `max_rows`."""
+    if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
+        raise ValueError(f"max_rows: must be an integer ≥ 1, got {max_rows!r}")
     n = spec.n_rows
     if n > max_rows:
         dims = sorted(((k, c) for k, c in spec.shape.items() if c > 1), key=lambda kc: -kc[1])
@@ -489,7 +491,7 @@ def _gpu_axis(spec: SweepSpec, extra_reasons: list) -> _Axis:
     bad = np.zeros(len(combos), dtype=np.int16)
     for i, (gpu, dtype, *over) in enumerate(combos):
         try:
-            acc = build_gpu(gpu, **dict(zip(names[2:], over)))
+            acc = build_gpu(gpu, **dict(zip(names[2:], over)), compute_dtype=dtype)
         except ValueError as e:
             bad[i] = _reason_code(str(e), extra_reasons)
             continue
@@ -613,9 +615,9 @@ _DICT_RECORD = {"reason": None, "binding": BINDING, "worst_stage": ("first", "la
 
 @lru_cache(maxsize=1)
 def record_columns() -> tuple:
-    """The record column names of `evaluate`, in its order."""
+    """The record column names of `evaluate`, in its order (the integer `reason_code` is stored as `reason`)."""
     cfg = Config(model=build_model(model="gpt-3-1.3b"), gpu=build_gpu(DEFAULT_GPU))
-    return tuple(evaluate(**cfg.columns()))
+    return tuple(k for k in evaluate(**cfg.columns()) if k != "reason_code")
 
 
 def _dict_type():
@@ -755,7 +757,7 @@ class Sweep:
                 self.fits += int(np.count_nonzero(fits))
                 arrays.append(_bools(fits))
             elif name == "reason":
-                arrays.append(_dict(self._reason_codes(cols, valid, bad, shape), self._dicts["reason"]))
+                arrays.append(_dict(self._reason_codes(out, valid, bad, shape), self._dicts["reason"]))
             elif name == "binding":
                 arrays.append(_dict(_binding_codes(out, shape), self._dicts[name], valid))
             elif name == "worst_stage":
@@ -774,10 +776,10 @@ class Sweep:
             batch = batch.filter(_bools(valid))
         return batch
 
-    def _reason_codes(self, cols, valid, bad, shape) -> np.ndarray:
+    def _reason_codes(self, out, valid, bad, shape) -> np.ndarray:
         if valid.all():
             return np.zeros(valid.size, dtype=np.int16)
-        code = _flat(check(cols), shape).astype(np.int16)
+        code = _flat(out["reason_code"], shape).astype(np.int16)
         if bad is not None:
             code = np.where(bad > 0, bad, code).astype(np.int16)
         return code

@@ -51,7 +51,7 @@ BAD = [
     (dict(model="llama-2-7b", recipe="cheap"), "recipe"),
     (dict(model="llama-2-7b", gpu="custom", gpu_memory_bytes=80e9), "gpu: a custom accelerator needs"),
     (dict(model="llama-2-7b", gpu="custom", peak_flops_per_s=1e15, gpu_memory_bytes=-1,
-          memory_bandwidth_bytes_per_s=1e12), "memory_bytes"),
+          memory_bandwidth_bytes_per_s=1e12), "gpu_memory_bytes"),
     (dict(model="llama-2-7b", step_time_s=1.0), "step_time_s"),
     (dict(model="llama-2-7b", colour="red"), "colour"),
     (dict(n_layers=2, d_model=64), "model"),
