@@ -168,7 +168,11 @@ class Model:
             kw["d_ff"] = 4 * kw["d_model"]
         if any(k in ARCH_FIELDS for k in kw) and "name" not in kw:
             kw["name"] = f"{self.name} (modified)"
-        return replace(self, **kw)
+        new = replace(self, **kw)
+        if new.n_params_override and any(k in ARCH_FIELDS for k in kw) and "shape_note" not in kw:
+            changed = ", ".join(f"{k}={kw[k]}" for k in ARCH_FIELDS if k in kw)
+            new = replace(new, shape_note=f"{self.shape_note}; overridden: {changed}")
+        return new
 
 
 def _check_int(name, v, minimum):
