@@ -405,16 +405,19 @@ def _peak(g: Accelerator, compute_dtype: str) -> float:
 
 
 def _explain(code: int, cfg: Config) -> str:
+    """The reason with the values that broke it, keyed by the reason's field (not by its position)."""
     msg = REASONS[code]
+    m = cfg.model
     detail = {
-        4: f" (tp={cfg.tp}, pp={cfg.pp}, n_gpus={cfg.n_gpus})",
-        5: f" (tp={cfg.tp}, n_heads={cfg.model.n_heads})",
-        6: f" (tp={cfg.tp}, n_heads={cfg.model.n_heads})",
-        7: f" (pp={cfg.pp}, n_layers={cfg.model.n_layers})",
-        10: f" (got {cfg.mfu})",
-        11: f" (got {cfg.zero_stage})",
-        13: f" ({cfg.gpu.name} has no {cfg.compute_dtype} peak)",
-    }.get(code, "")
+        "tp·pp": f" (tp={cfg.tp}, pp={cfg.pp}, n_gpus={cfg.n_gpus})",
+        "tp": f" (tp={cfg.tp}, n_heads={m.n_heads})",
+        "pp": f" (pp={cfg.pp}, n_layers={m.n_layers})",
+        "mfu": f" (got {cfg.mfu})",
+        "zero_stage": f" (got {cfg.zero_stage})",
+        "compute_dtype": f" ({cfg.gpu.name} has no {cfg.compute_dtype} peak)",
+        "d_ff": f" (d_ff={m.d_ff}, tp={cfg.tp})",
+        "virtual_stages": f" (virtual_stages={cfg.virtual_stages}, n_layers={m.n_layers}, pp={cfg.pp})",
+    }.get(msg.split(":")[0], "")
     return msg + detail
 
 
