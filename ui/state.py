@@ -9,7 +9,13 @@ widget helpers (`pg.select`, `pg.integer`, `pg.number`, `pg.toggle`, `pg.multi`)
   widget cannot take (malformed, out of range, an unknown option, hostile text) falls back to the default and a
   visible note names the parameter, the reason and the value used — never a traceback,
 - carries shared inputs (the model, the accelerator, the sequence length, ...) from one page to the next inside a
-  session: on entering a page, a shared input the URL does not set starts from the value last used on any page.
+  session: on entering a page without a link (the sidebar), a shared input starts from the value last chosen on any
+  page — chosen meaning changed by the user, set from code, or supplied by a link, never a default left alone.
+
+A page entered with any of its own parameters in the URL (a shared link, a landing-page example, a fit-map cell,
+browser Back) is entered through a link, and the link is authoritative: every input of that page the URL does not
+name starts from its default — whatever this session last had there — and nothing is carried in. A link reproduces
+exactly what its sender saw.
 
 Streamlit writes a value set from code into the URL only when its widget was drawn in an earlier run (1.67,
 `SessionState.register_widget`), so values set before their widget was ever drawn (carried inputs, an uploaded
@@ -34,9 +40,13 @@ SHARED = {
     "tied", "pos", "maxpos", "experts", "topk",
     "gpu", "c_tflops", "c_mem", "c_bw", "price",
     "recipe", "opt", "cdt", "wdt", "gdt", "master", "accum",
-    "seq", "mb", "rc", "flash", "zero", "gpus", "tp", "pp", "sp", "mfu", "tokens",
+    "seq", "mb", "rc", "flash", "zero", "gpus", "tp", "pp", "sp", "mfu", "tokens", "unit",
 }
 _ALL_KEYS: set[str] = set()  # every key any page has bound in this process (to tell "another page's" from unknown)
+_PAGE_KEYS: dict[str, set[str]] = {}  # page id -> the keys that page has bound in this process
+_PREFIXES: set[str] = set()  # the key prefixes of the pages created in this process
+# session keys a page keeps beside its widgets, cleared with them when a link enters the page
+_PAGE_EXTRAS = ("hf_name", "hf_error")
 
 
 @dataclass(frozen=True)
@@ -52,11 +62,17 @@ class Spec:
     hi: float | None = None
 
     def parse(self, raw: Sequence[str]) -> Any:
-        if self.kind == "multi":
+        if self.kind == "multi":  # as the widget reads it: empty values dropped (`?k=` is an empty selection),
+            raw = [r for r in raw if r != ""]  # repeated values once
             bad = [r for r in raw if self._option(r) is None]
             if bad:
                 raise ValueError(f"{_short(bad[0])!s} is not one of {_opts(self.options)}")
-            return [self._option(r) for r in raw]
+            out: list = []
+            for r in raw:
+                o = self._option(r)
+                if not any(_same(o, x) for x in out):
+                    out.append(o)
+            return out
         text = raw[-1] if raw else ""
         if self.kind == "choice":
             v = self._option(text)
@@ -130,7 +146,11 @@ def _opts(options: tuple) -> str:
 
 
 def _num(x) -> str:
-    return "—" if x is None else f"{x:g}"
+    if x is None:
+        return "—"
+    if float(x).is_integer() and abs(x) < 1e16:
+        return f"{int(x):,}"
+    return f"{x:g}"
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -159,17 +179,46 @@ class Page:
         self.entry = ss.get("_ui_page") != self.page_id
         self.fresh_session = "_ui_page" not in ss
         ss["_ui_page"] = self.page_id
+        _PREFIXES.add(self.prefix)
         self._carry: dict = ss.setdefault("_ui_carry", {})
+        self._last: dict = ss.setdefault("_ui_last", {})  # key -> the value drawn in this session's last run
+        self._keys: set = ss.setdefault("_ui_keys", {}).setdefault(self.page_id, set())  # bound in this session
+        self.link = False  # entered through a link: the URL alone sets this page's inputs
         if self.entry:
             ss["_ui_url"] = {k: st.query_params.get_all(k) for k in st.query_params if k.lower() not in RESERVED}
             ss["_ui_notes"] = []
+            self.link = any(self._owns(k) for k in ss["_ui_url"])
         # values set from code (carried on entry, or by a callback) whose widget draws them for the first time:
         # Streamlit does not put those in the URL, so `_widget` does once it has drawn them
         self._to_url: dict = ss.setdefault("_ui_to_url", {}).setdefault(self.page_id, {})
         self._url: dict = ss["_ui_url"]
         self._notes: list = ss["_ui_notes"]
+        if self.link:
+            self._reset_for_link()
         self._note_box = st.empty()
         self._show_notes()
+
+    def _owns(self, k: str) -> bool:
+        """Whether URL parameter `k` is an input of this page: one it has bound in this process, or — before it
+        has run here — one with its prefix and no other page's."""
+        if k in _PAGE_KEYS.get(self.page_id, ()) or k in self._keys:
+            return True
+        if k in _ALL_KEYS:
+            return False
+        longer = [p for p in _PREFIXES if p != self.prefix and p.startswith(self.prefix)]
+        return k.startswith(self.prefix) and not any(k.startswith(p) for p in longer)
+
+    def _reset_for_link(self) -> None:
+        """Entered through a link: forget what this session last had in the inputs the URL does not name, so they
+        start from their defaults (a deleted key makes its widget take its default), and write nothing pending."""
+        ss = st.session_state
+        extras = [self.key(n) for n in _PAGE_EXTRAS] if self._keys else []  # only a page with inputs has extras
+        for k in list(self._keys) + extras:
+            if k not in self._url:
+                if k in ss:
+                    del ss[k]
+                self._last.pop(k, None)
+        self._to_url.clear()
 
     # --- the widget helpers ---------------------------------------------------------------------------------
     def key(self, name: str) -> str:
@@ -234,28 +283,39 @@ class Page:
                                                                 bind="query-params", help=help,
                                                                 max_selections=max_selections))
 
+    def _register(self, k: str) -> None:
+        _ALL_KEYS.add(k)
+        _PAGE_KEYS.setdefault(self.page_id, set()).add(k)
+        self._keys.add(k)
+
     def _widget(self, name: str, spec: Spec, draw: Callable[[str], Any]) -> Any:
         k = spec.key
         self.specs[k] = spec
-        _ALL_KEYS.add(k)
+        self._register(k)
         ss = st.session_state
-        if self.entry and name in SHARED and k not in self._url and name in self._carry:
+        if self.entry and not self.link and name in SHARED and k not in self._url and name in self._carry:
             v = self._carry[name]
-            if spec.accepts(v) and not _same(v, spec.default):
+            if spec.accepts(v):  # also when it equals this page's default: it may replace an older value here
                 ss[k] = v
-                self._to_url[k] = v
+                if not _same(v, spec.default):
+                    self._to_url[k] = v
         bad = self._precheck(spec)
         value = draw(k)
         if k in self._to_url:
             if _same(self._to_url.pop(k), value) and not _same(value, spec.default):
                 _write_url(k, value)
-        if self.entry and k in self._url:
+        from_url = self.entry and k in self._url
+        if from_url:
             self._check_url_value(spec, value, bad)
-        if name in SHARED:  # carry what the user chose; a value left at this page's default is no choice
-            if _same(value, spec.default):
-                self._carry.pop(name, None)
-            else:
+        if name in SHARED:
+            # carry a choice: a value the user (or code) changed since the last run, one a link supplied, or one
+            # that differs from this page's default; a default left alone is no choice and keeps the carried value
+            changed = k in self._last and not _same(self._last[k], value)
+            if changed or (from_url and bad is None) or not _same(value, spec.default):
                 self._carry[name] = value
+            elif self.link:  # the link shows this page's default here: that is what follows to the next page
+                self._carry.pop(name, None)
+        self._last[k] = value
         self.values[name] = value
         return value
 
@@ -276,7 +336,7 @@ class Page:
         k = self.key(name)
         spec = Spec(k, "bool", False)
         self.specs[k] = spec
-        _ALL_KEYS.add(k)
+        self._register(k)
         bad = self._precheck(spec)
         exp = (container or st).expander(label, key=k, on_change="rerun", bind="query-params")
         if self.entry and k in self._url:
@@ -388,10 +448,13 @@ def to_param(v: Any) -> str | list[str]:
 
 
 def _show(v: Any) -> str:
+    """A widget value for a note: lists joined, booleans on/off, whole numbers with thousands separators."""
     if isinstance(v, list):
-        return ", ".join(str(x) for x in v) or "(none)"
+        return ", ".join(_show(x) for x in v) or "(none)"
     if v is None:
         return "(empty)"
-    if isinstance(v, float):
-        return f"{v:g}"
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    if isinstance(v, (int, float)):
+        return _num(v) if math.isfinite(v) else str(v)
     return str(v)
