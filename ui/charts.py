@@ -83,7 +83,7 @@ def memory_bar(parts: pd.DataFrame, unit: str = "GB") -> alt.LayerChart:
         x=alt.X("cap:Q"), tooltip=[alt.Tooltip("cap:Q", title=f"GPU memory ({unit})", format=",.2f")])
     label = alt.Chart(cap_df).transform_calculate(cap=f"datum.gpu_memory_bytes / {d}").mark_text(
         align="right", baseline="middle", dx=-5, fontWeight="bold", color=OVER if over else CAPACITY).encode(
-        x=alt.X("cap:Q"), y=alt.YValue(6), text=alt.TextValue(f"GPU memory {cap / d:,.0f} {unit}"
+        x=alt.X("cap:Q"), y=alt.YValue(6), text=alt.TextValue(f"GPU memory {cap / d:,.1f} {unit}"
                                                                + (" — exceeded" if over else "")))
     layers = [bars]
     if over:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from core.units import GB, GiB, fmt_bytes, fmt_duration, fmt_si
+from core.units import GB, SECONDS_PER_DAY, GiB, fmt_bytes, fmt_duration, fmt_si
 
 UNIT_HELP = "GB = 10⁹ bytes (datasheets, the ZeRO paper, the seeds); GiB = 2³⁰ bytes (what PyTorch prints as 'GB')."
 
@@ -46,7 +46,18 @@ def count(n: float) -> str:
 
 
 def days(seconds: float) -> str:
+    """A duration: '145.1 days', '2.4 h' under a day, '—' when unknown."""
     return fmt_duration(seconds)
+
+
+def duration_days(n_days: float) -> str:
+    """A duration given in days (a sweep's `days` column), written as `days` writes it."""
+    return "—" if _bad(n_days) else fmt_duration(n_days * SECONDS_PER_DAY)
+
+
+def gpus(n: int) -> str:
+    """'1 GPU', '1,024 GPUs'."""
+    return f"{n:,} GPU" + ("" if n == 1 else "s")
 
 
 def usd(x: float) -> str:

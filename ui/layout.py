@@ -1,6 +1,7 @@
 """Page furniture shared by every page: page config, input errors, downloads, chart rendering."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -42,11 +43,16 @@ def start(page_id: str, heading: str, caption: str, prefix: str = "") -> Page:
     return pg
 
 
+# a field name: one identifier-like word (`tp·pp`, `n_gpus`, `weight_dtype/grad_dtype`), or two words (`ZeRO
+# stages`, `filter 1`), optionally with the column in parentheses (`filter 1 (n_gpus)`) — never a sentence
+_FIELD = re.compile(r"^[\w·/.\-]+(?: [\w·/.\-]+)?(?: \([\w·/.\-]+\))?$")
+
+
 def split_error(e: ValueError) -> tuple[str, str]:
-    """'field: reason' (the core's convention) -> (field, reason)."""
+    """'field: reason' (the core's convention) -> (field, reason); 'input' when the text before ': ' is no field."""
     msg = str(e)
     field, sep, reason = msg.partition(": ")
-    if not sep or " " in field.strip():
+    if not sep or not _FIELD.match(field.strip()):
         return "input", msg
     return field.strip(), reason.strip()
 
@@ -66,11 +72,16 @@ def config_or_stop(pg: Page, inputs: dict):
         pg.stop()
 
 
+def download(label: str, data: Callable[[], bytes] | bytes | str, file_name: str, mime: str, key: str,
+             where=None) -> None:
+    """A download button whose file is built only on click when `data` is a callable (no rerun either way)."""
+    (where or st).download_button(label, data=data, file_name=file_name, mime=mime, on_click="ignore", key=key,
+                                  icon=":material/download:")
+
+
 def download_csv(label: str, make: Callable[[], pd.DataFrame], file_name: str, key: str, where=None) -> None:
     """A download button whose CSV is built only on click (data=callable, no rerun)."""
-    (where or st).download_button(label, data=lambda: make().to_csv(index=False).encode("utf-8"),
-                                  file_name=file_name, mime="text/csv", on_click="ignore", key=key,
-                                  icon=":material/download:")
+    download(label, lambda: make().to_csv(index=False).encode("utf-8"), file_name, "text/csv", key, where)
 
 
 def chart(ch, key: str, where=None, **kw):
