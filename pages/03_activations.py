@@ -37,7 +37,7 @@ layout.chart(K.activation_curves(curves, rec["gpu_memory_bytes"], rec["state_byt
 lim = C.max_seq_by_mode(cfg)
 cols = st.columns(len(lim))
 for col, row in zip(cols, lim.itertuples()):
-    col.metric(f"longest that fits — {row.mode}", f"{row.max_seq_len:,}" if row.max_seq_len else "none",
+    col.metric(f"longest that fits — {row.mode}", f"{row.max_seq_len:,}" if row.max_seq_len else X.NOT_FIT,
                border=True, help="Solved by bisection over the estimate (core.limits.max_seq_len).")
 layout.download_csv("Curves (CSV)", lambda: C.activation_curves(cfg, seqs), "activations_vs_seq.csv", "ac_dl_curves")
 
@@ -46,8 +46,9 @@ parts = C.block_parts(cfg, seqs)
 layout.chart(K.block_parts(parts, cross), "ac_parts")
 if cross == cross:
     st.markdown(f"The attention scores (∝ s², one s×s matrix per head) overtake all the linear terms together at "
-                f"**s ≈ {cross:,.0f}** tokens for this block (GPT block: 34·h/(5·a)). Beyond it, flash attention or "
-                "selective recomputation removes most of the activation memory.")
+                f"**s\\* ≈ {cross:,.0f}** tokens for this block ({cfg.model.name}: its own norms, MLP, KV heads and "
+                "dropout). For reference, the GPT block of Korthikanti et al. (Eq. 1) crosses at s\\* = 34·h/(5·a). "
+                "Beyond s\\*, flash attention or selective recomputation removes most of the activation memory.")
 else:
     st.markdown("This block stores no s×s tensor, so nothing grows quadratically.")
 layout.download_csv("Parts (CSV)", lambda: C.block_parts(cfg, seqs), "activations_by_part.csv", "ac_dl_parts")

@@ -1,7 +1,5 @@
 """Roofline — compute- or memory-bound? Log-log rooflines with ridge points for one or more accelerators, a model's
 ops at a chosen tokens-per-step as points, and the seeds' three examples. URL keys: prefix `rf_`."""
-import math
-
 import streamlit as st
 
 from core.hardware import accelerator_names, catalog
@@ -19,10 +17,8 @@ gpus = pg.multi("Accelerators (the first one places the ops)", accelerator_names
 dtype = pg.select("dtype", ("bf16", "fp8", "fp32"), "dtype", container=sb, radio=True)
 custom = None
 if "custom" in gpus:
-    cols = sb.columns(2)
-    t = pg.number("custom: TFLOP/s", "c_tflops", 989.5, 0.001, 1e6, container=cols[0])
-    bw = pg.number("custom: TB/s", "c_bw", 3.35, 0.001, 1e4, container=cols[1])
-    custom = ("custom", (t or 989.5) * 1e12, (bw or 3.35) * 1e12)
+    c = pickers.custom_accelerator_fields(pg, sb, memory=False, prefix_label="custom: ")
+    custom = ("custom", c["peak_flops_per_s"], c["memory_bandwidth_bytes_per_s"])
 sb.header("Model and tokens per step")
 model_inputs = pickers.model_picker(pg, sb)
 inputs = pickers.batch_inputs(pg, sb)
@@ -34,11 +30,10 @@ for name in gpus:
         rows.append(custom)
         continue
     g = catalog()[name]
-    peak = {"bf16": g.peak_bf16_flops_per_s, "fp8": g.peak_fp8_flops_per_s, "fp32": g.peak_fp32_flops_per_s}[dtype]
-    if math.isnan(peak):
+    try:
+        rows.append((name, g.peak_flops_per_s(dtype), g.memory_bandwidth_bytes_per_s))
+    except ValueError:  # the catalog has no peak for this dtype on this chip
         skipped.append(name)
-    else:
-        rows.append((name, peak, g.memory_bandwidth_bytes_per_s))
 if skipped:
     st.info(f"No {dtype} peak in the catalog for: {', '.join(skipped)} (left out).", icon=":material/info:")
 if not rows:

@@ -19,6 +19,7 @@ from core import roofline as R
 from core.estimate import Config, activation_ledger, config_from_inputs, estimate, evaluate
 from core.hardware import catalog, get_accelerator
 from core.model import get_preset, preset_info, preset_names
+from core.units import DTYPE_BYTES
 
 CACHE = dict(max_entries=256, show_spinner=False)
 
@@ -66,16 +67,6 @@ def memory_parts(rec: dict) -> pd.DataFrame:
     df["end_bytes"] = df["bytes"].cumsum()
     df["gpu_memory_bytes"] = float(rec["gpu_memory_bytes"])
     return df
-
-
-def bytes_per_param(cfg: Config) -> dict:
-    """Model-state bytes per parameter by part for the recipe (unsharded), e.g. 2 + 2 + 8 + 4 = 16."""
-    one = M.state_bytes(1.0, cfg.weight_dtype, cfg.grad_dtype, cfg.master_weights, cfg.grad_accum_fp32,
-                        cfg.optimizer if cfg.optimizer != "adafactor" else "sgd")
-    out = {k[:-6]: float(v) for k, v in one.items()}
-    if cfg.optimizer == "adafactor":
-        out["optimizer"] = math.nan
-    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -150,9 +141,13 @@ def _fit_columns(df: pd.DataFrame) -> pd.DataFrame:
     return df[keep].reset_index(drop=True)
 
 
+MFU_STEPS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
-def mfu_sensitivity(cfg: Config, mfus: tuple[float, ...] = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)) -> pd.DataFrame:
-    df = evaluate_grid(cfg, {"mfu": mfus})
+def mfu_sensitivity(cfg: Config, mfus: tuple[float, ...] = MFU_STEPS) -> pd.DataFrame:
+    """Days and cost at each MFU of `mfus` and at the configuration's own MFU (always one of the rows)."""
+    df = evaluate_grid(cfg, {"mfu": tuple(sorted(set(mfus) | {cfg.mfu}))})
     return df[["mfu", "time_s", "days", "gpu_hours", "cost_usd"]].rename(columns={"mfu": "mfu_frac"})
 
 
@@ -180,21 +175,11 @@ def activation_curves(cfg: Config, seq_lens: tuple[int, ...]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-# Parts of one layer's ledger, grouped for the per-part curves.
-LEDGER_GROUPS = {
-    "attention scores (∝ s²)": ("softmax_output", "softmax_dropout_mask", "dropout_output"),
-    "attention, linear in s": ("qkv_input", "q", "k", "v", "attn_output", "softmax_lse"),
-    "MLP": ("mlp_input", "gelu_input", "gate", "up", "silu_output", "mlp_hidden"),
-    "norms": ("norm1_input", "norm1_stats", "norm2_input", "norm2_stats"),
-    "dropout masks": ("attn_dropout_mask", "mlp_dropout_mask"),
-}
-QUADRATIC = LEDGER_GROUPS["attention scores (∝ s²)"]
-
-
 def _layer_ledger(cfg: Config, seq_len, recompute: str, flash: bool) -> dict:
     m = cfg.model
     return M.layer_ledger(seq_len, cfg.micro_batch, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, m.norm,
-                          m.dropout, flash, recompute, cfg.tp, cfg.sequence_parallel, cfg.profile)
+                          m.dropout, flash, recompute, cfg.tp, cfg.sequence_parallel, cfg.profile,
+                          n_experts=m.n_experts, top_k=m.top_k)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -204,8 +189,8 @@ def block_parts(cfg: Config, seq_lens: tuple[int, ...]) -> pd.DataFrame:
     s = np.asarray(seq_lens, dtype=np.float64)
     led = _layer_ledger(cfg, s, "none", False)
     rows = []
-    for group, names in LEDGER_GROUPS.items():
-        total = sum(np.broadcast_to(led[n], s.shape) for n in names)
+    for group, names in M.LEDGER_GROUPS.items():
+        total = sum(np.broadcast_to(led[n], s.shape) for n in names if n in led)
         for x, v in zip(seq_lens, total):
             rows.append({"part": group, "seq_len": int(x), "bytes_per_layer": float(v)})
     df = pd.DataFrame(rows)
@@ -213,20 +198,18 @@ def block_parts(cfg: Config, seq_lens: tuple[int, ...]) -> pd.DataFrame:
 
 
 def quadratic_crossover(cfg: Config) -> float:
-    """Sequence length where the s² attention-score term equals the rest of one layer's ledger (no recompute, no
-    flash). Both parts are exact polynomials in s (l·s and q·s²), so s* = l / q; for the GPT block 34h/(5a)
-    (Korthikanti Eq. 1: sbh·34 = 5as²b). NaN when the block stores no s² tensor."""
-    led = _layer_ledger(cfg, 1.0, "none", False)
-    q = float(sum(led[n] for n in QUADRATIC))
-    lin = float(sum(v for k, v in led.items() if k not in QUADRATIC))
-    return lin / q if q > 0 else math.nan
+    """This block's s* (`core.memory.quadratic_crossover_seq_len`): where the s² attention scores equal the rest
+    of one layer's ledger; NaN when the block stores no s² tensor."""
+    m = cfg.model
+    return float(M.quadratic_crossover_seq_len(cfg.micro_batch, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp,
+                                               m.norm, m.dropout, cfg.tp, cfg.sequence_parallel, cfg.profile,
+                                               n_experts=m.n_experts, top_k=m.top_k))
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Roofline
 # ---------------------------------------------------------------------------------------------------------------
 
-DTYPE_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0}
 OP_LABELS = {
     "qkv_proj": "QKV projection", "attn_scores_qk": "attention QKᵀ (no flash)", "attn_softmax": "softmax (no flash)",
     "attn_av": "attention AV (no flash)", "attn_flash": "attention (flash, fused)", "out_proj": "output projection",
@@ -245,7 +228,7 @@ def roof_curves(gpus: tuple, dtype: str) -> tuple[pd.DataFrame, pd.DataFrame]:
         r = R.roofline(ai, 1.0, peak, bw)
         roofs.append(pd.DataFrame({"gpu": name, "arithmetic_intensity": ai,
                                    "attainable_flops_per_s": r["attainable_flops_per_s"]}))
-        ridges.append({"gpu": name, "ridge_intensity": peak / bw, "peak_flops_per_s": peak,
+        ridges.append({"gpu": name, "ridge_intensity": float(r["ridge_intensity"][0]), "peak_flops_per_s": peak,
                        "bandwidth_bytes_per_s": bw, "dtype": dtype})
     return pd.concat(roofs, ignore_index=True), pd.DataFrame(ridges)
 
@@ -256,7 +239,7 @@ def roofline_ops(model_inputs: tuple, seq_len: int, micro_batch: int, dtype: str
     """Ops of one layer at seq_len × micro_batch tokens per step (and the seeds' three examples) on one
     accelerator (name, peak, bandwidth): intensity, attainable FLOP/s, time, bound."""
     m = config_from_inputs(**dict(model_inputs)).model
-    p = DTYPE_BYTES[dtype]
+    p = float(DTYPE_BYTES[dtype])
     ops = list(R.layer_ops(seq_len, micro_batch, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, p))
     kinds = ["model"] * len(ops)
     if seeds:

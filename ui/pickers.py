@@ -146,6 +146,29 @@ def _hf_upload(pg: Page, c) -> None:
         c.error(f"**config.json** — {st.session_state[err_key]}")
 
 
+CUSTOM_START = DEFAULT_GPU  # a custom accelerator's fields start from this catalog row's numbers
+
+
+def custom_accelerator_fields(pg: Page, container=None, *, memory: bool = True, prefix_label: str = "") -> dict:
+    """A custom accelerator's numbers (typed in TFLOP/s, GB and TB/s; returned in SI as `config_from_inputs` takes
+    them), starting from the `CUSTOM_START` catalog row. The peak is the dense peak of the compute dtype."""
+    c = container or st
+    g = catalog()[CUSTOM_START]
+    start = {"c_tflops": g.peak_bf16_flops_per_s / 1e12, "c_mem": g.memory_bytes / 1e9,
+             "c_bw": g.memory_bandwidth_bytes_per_s / 1e12}
+    cols = c.columns(3 if memory else 2)
+    t = pg.number(f"{prefix_label}dense TFLOP/s", "c_tflops", start["c_tflops"], 0.001, 1e6, container=cols[0],
+                  help="Dense peak (no sparsity) for the compute dtype, in 10¹² FLOP/s.")
+    out = {"peak_flops_per_s": (t or start["c_tflops"]) * 1e12}
+    if memory:
+        mem = pg.number(f"{prefix_label}memory (GB)", "c_mem", start["c_mem"], 0.001, 1e5, container=cols[1])
+        out["gpu_memory_bytes"] = (mem or start["c_mem"]) * 1e9
+    bw = pg.number(f"{prefix_label}TB/s", "c_bw", start["c_bw"], 0.001, 1e4, container=cols[-1],
+                   help="HBM bandwidth, 10¹² bytes/s.")
+    out["memory_bandwidth_bytes_per_s"] = (bw or start["c_bw"]) * 1e12
+    return out
+
+
 def gpu_picker(pg: Page, container=None, default: str = DEFAULT_GPU, price: bool = True) -> dict:
     """Accelerator inputs: {'gpu': name} or {'gpu': 'custom', peak, memory, bandwidth}; plus a price override."""
     c = container or st
@@ -155,13 +178,9 @@ def gpu_picker(pg: Page, container=None, default: str = DEFAULT_GPU, price: bool
                          "with its source. 'custom' takes your own numbers.")
     out: dict = {"gpu": gpu}
     if gpu == "custom":
-        cols = c.columns(3)
-        t = pg.number("bf16 TFLOP/s", "c_tflops", 989.5, 0.001, 1e6, container=cols[0])
-        mem = pg.number("memory (GB)", "c_mem", 80.0, 0.001, 1e5, container=cols[1])
-        bw = pg.number("TB/s", "c_bw", 3.35, 0.001, 1e4, container=cols[2])
-        out.update(peak_flops_per_s=(t or 989.5) * 1e12, gpu_memory_bytes=(mem or 80.0) * 1e9,
-                   memory_bandwidth_bytes_per_s=(bw or 3.35) * 1e12)
-        c.caption("Custom accelerator: memory in GB (10⁹ bytes), dense bf16 peak, HBM bandwidth.")
+        out.update(custom_accelerator_fields(pg, c))
+        c.caption("Custom accelerator: memory in GB (10⁹ bytes), the dense peak for the compute dtype, HBM "
+                  f"bandwidth (starting from the {catalog()[CUSTOM_START].label}).")
     else:
         g = catalog()[gpu]
         c.caption(f"{g.label}: {fmt.both_bytes(g.memory_bytes)}, {fmt.si(g.peak_bf16_flops_per_s, 'FLOP/s')} bf16, "
@@ -213,30 +232,39 @@ def recipe_picker(pg: Page, container=None, default: str = "zero-16", dtypes: bo
     return out
 
 
+RECOMPUTE_HELP = ("selective: recompute the attention core (Korthikanti §5); full: keep only each layer's input "
+                  "(+≈33% compute).")
+FLASH_LABEL = "Flash attention (no s×s matrices stored)"
+ZERO_HELP = "1: shard optimizer + master; 2: + gradients; 3: + weights (= FSDP)."
+
+
 def memory_savers(pg: Page, container=None, *, zero_default: int = 0, recompute: bool = True, flash: bool = True,
-                  zero: bool = True, flash_default: bool = False) -> dict:
-    """Recomputation, flash attention and ZeRO stage (the Calculator's names, so they carry between pages)."""
+                  zero: bool = True, flash_default: bool = False, zero_container=None) -> dict:
+    """Recomputation, flash attention and ZeRO stage (the Calculator's names, so they carry between pages);
+    `zero_container` places the ZeRO stage elsewhere (the Calculator's row with TP and PP)."""
     c = container or st
     out = {}
     if recompute:
-        out["recompute"] = pg.select("Activation recomputation", ("none", "selective", "full"), "rc", container=c,
-                                     radio=True)
+        out["recompute"] = pg.select("Activation recomputation", M.RECOMPUTE_MODES, "rc", container=c, radio=True,
+                                     help=RECOMPUTE_HELP)
     if flash:
-        out["flash_attention"] = pg.toggle("Flash attention", "flash", flash_default, container=c)
+        out["flash_attention"] = pg.toggle(FLASH_LABEL, "flash", flash_default, container=c)
     if zero:
-        out["zero_stage"] = pg.select("ZeRO stage", (0, 1, 2, 3), "zero", zero_default, container=c,
-                                      help="1: shard optimizer + master; 2: + gradients; 3: + weights (= FSDP).")
+        out["zero_stage"] = pg.select("ZeRO stage", (0, 1, 2, 3), "zero", zero_default,
+                                      container=zero_container or c, help=ZERO_HELP)
     return out
 
 
 def batch_inputs(pg: Page, container=None, *, seq_default: int = 4096, seq: bool = True, mb: bool = True) -> dict:
+    """Sequence length and micro-batch, side by side."""
     c = container or st
     out = {}
     cols = c.columns(2)
     if seq:
         out["seq_len"] = pg.integer("Sequence length", "seq", seq_default, 1, 1 << 21, step=1024, container=cols[0])
     if mb:
-        out["micro_batch"] = pg.integer("Micro-batch", "mb", 1, 1, 4096, container=cols[1])
+        out["micro_batch"] = pg.integer("Micro-batch", "mb", 1, 1, 4096, container=cols[1],
+                                        help="Sequences per GPU per step (the global batch comes from accumulation).")
     return out
 
 
