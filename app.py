@@ -1,10 +1,12 @@
 """Landing page of the training-run planner (file-based multipage app: the other pages are pages/NN_name.py)."""
 import streamlit as st
 
+from ui.state import Page
 from ui import compute as _warm, explain as X, layout  # noqa: F401  (compute: import pandas/altair/core now,
 #                                                       so the first page a visitor opens from here starts faster)
 
 layout.setup("Home", ":material/memory:")
+Page("home")  # so that a page opened from here is entered again (a link's parameters then set all its inputs)
 st.title("Training planner")
 st.markdown("**Will this training run fit, how long will it take, what will it cost, which limit binds — and what "
             "do I change?** Pick a model, a recipe and the hardware; every page answers in seconds, every input is "
@@ -15,16 +17,8 @@ st.subheader("Pages")
 layout.page_links()
 
 st.subheader("Start from the seeds' examples")
-st.page_link("pages/01_calculator.py", label="The seeds' 7B on one 80 GB H100: it does not fit — the optimizer state "
-             "alone crosses the line", icon=":material/block:",
-             query_params={"model": "gpt-3-6.7b", "gpus": "1", "seq": "512"})
-st.page_link("pages/01_calculator.py", label="A 1.24B fine-tune on a 24 GB GPU at 1,024 tokens: it fits, tightly",
-             icon=":material/check_circle:",
-             query_params={"model": "llama-3.2-1b", "gpus": "1", "seq": "1024", "gpu": "rtx-4090"})
-st.page_link("pages/01_calculator.py", label="70B on 15T tokens, 1,024 H100s at 50% MFU: ≈145 days (CS336's ≈144)",
-             icon=":material/schedule:",
-             query_params={"model": "llama-3.1-70b", "gpus": "1024", "tokens": "15000", "zero": "3",
-                           "flash": "true", "attn": "none"})
+for ex in X.EXAMPLES:  # each link sets the Calculator's inputs; the ones it does not name start from their defaults
+    st.page_link("pages/01_calculator.py", label=ex.label, icon=ex.icon, query_params=ex.params)
 
 st.subheader("The three ideas behind the numbers")
 st.markdown(X.WHY_16)

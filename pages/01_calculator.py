@@ -13,19 +13,12 @@ sb = st.sidebar
 sb.header("Model")
 inputs = pickers.model_picker(pg, sb)
 sb.header("Batch and recipe")
-c1, c2 = sb.columns(2)
-inputs["seq_len"] = pg.integer("Sequence length", "seq", 4096, 1, 1 << 21, step=1024, container=c1)
-inputs["micro_batch"] = pg.integer("Micro-batch", "mb", 1, 1, 4096, container=c2,
-                                   help="Sequences per GPU per step (the global batch comes from accumulation).")
+inputs.update(pickers.batch_inputs(pg, sb))
 inputs.update(pickers.recipe_picker(pg, sb))
 sb.header("Memory savers")
-inputs["recompute"] = pg.select("Activation recomputation", ("none", "selective", "full"), "rc", container=sb,
-                                radio=True, help="selective: recompute the attention core (Korthikanti §5); full: "
-                                                 "keep only each layer's input (+≈33% compute).")
-inputs["flash_attention"] = pg.toggle("Flash attention (no s×s matrices stored)", "flash", False, container=sb)
-c1, c2, c3 = sb.columns(3)
-inputs["zero_stage"] = pg.select("ZeRO stage", (0, 1, 2, 3), "zero", 0, container=c1,
-                                 help="1: shard optimizer + master; 2: + gradients; 3: + weights (= FSDP).")
+savers = sb.container()
+c1, c2, c3 = sb.columns(3)  # below the savers: ZeRO stage, TP and PP side by side
+inputs.update(pickers.memory_savers(pg, savers, zero_container=c1))
 inputs["tp"] = pg.integer("TP", "tp", 1, 1, 1024, container=c2, help="Tensor-parallel degree.")
 inputs["pp"] = pg.integer("PP", "pp", 1, 1, 1024, container=c3, help="Pipeline-parallel degree (1F1B).")
 sb.header("Hardware")
@@ -93,10 +86,8 @@ if not rec["fits"]:
         b2.button("Apply this change", on_click=pg.set_values, args=(advice.widget_values(best["change"]),),
                   key="apply_best", type="primary")
     else:
-        lim = C.limits(cfg)
-        by_stage = ", ".join(f"ZeRO-{z}: {lim[f'min_gpus_zero{z}'] or '—'}" for z in range(4))
-        st.warning(f"No combination of up to four single changes fits. Fewest GPUs by ZeRO stage: {by_stage}.",
-                   icon=":material/lightbulb:")
+        st.warning("No combination of up to four single changes fits. Fewest GPUs by ZeRO stage: "
+                   f"{X.fewest_gpus_by_stage(C.limits(cfg))}.", icon=":material/lightbulb:")
     if adv["remedies"]:
         rem = pd.DataFrame([{"change": advice.describe(r["change"]), "addresses": r["addresses"], "why": r["why"],
                              f"total ({unit})": fmt.gb_value(r["total_bytes"], unit)} for r in adv["remedies"]])
@@ -134,10 +125,17 @@ with pg.expander("Parameters by part and the limits of this setup (longest seque
         params = pd.DataFrame([{"part": k, "parameters": v} for k, v in m.params().items()])
         p1.dataframe(params, hide_index=True, width="stretch",
                      column_config={"parameters": st.column_config.NumberColumn(format="%,.0f")})
-        lim = C.limits(cfg)
-        p2.dataframe(pd.DataFrame([{"limit": k, "value": "does not fit" if v is None else f"{v:,.4g}"}
-                                   for k, v in lim.items()]), hide_index=True, width="stretch")
-        p2.caption("Solved by bisection over the estimate (core.limits): per-GPU memory grows with sequence length, "
-                   "micro-batch and depth, and falls with the data-parallel degree.")
+        p2.dataframe(pd.DataFrame(X.limit_rows(C.limits(cfg), cfg.zero_stage)), hide_index=True, width="stretch")
+        p2.caption("Each limit changes one input and keeps the others; solved by bisection over the estimate "
+                   "(core.limits): per-GPU memory grows with sequence length, micro-batch and depth, and falls with "
+                   "the data-parallel degree. The largest model is searched over the GPT-3 shapes (Brown et al. "
+                   "2020, Table 2.1).")
+
+st.subheader("The same numbers from the command line")
+st.code(X.cli_command(inputs), language="bash", wrap_lines=True)
+st.caption(f"Every input that differs from the CLI's defaults is a flag. The defaults differ: the CLI starts from "
+           f"sequence length {X.CLI_DEFAULTS['seq_len']:,} on {fmt.gpus(X.CLI_DEFAULTS['n_gpus'])} "
+           f"(core.estimate.Config), this page from {pg.specs['seq'].default:,} on "
+           f"{fmt.gpus(pg.specs['gpus'].default)}. Add `--json` for every record field.")
 st.caption(X.SOURCES)
 pg.finish()

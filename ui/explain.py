@@ -2,8 +2,10 @@
 its formula with this configuration's numbers substituted and its source."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import shlex
+from dataclasses import MISSING, dataclass, field, fields
 
+from core import memory as M
 from core.estimate import Config
 
 from . import fmt
@@ -67,7 +69,7 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
                         "activations_bytes", "logits_bytes", "overhead_bytes") if rec[k] > 0)
     sh = f"ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}, dp={rec['dp']}"
     scale = {"full": "", "causal": " × ½ (causal)", "none": " × 0 (not counted)"}[cfg.attention_flops]
-    price = rec["cost_usd"] / rec["gpu_hours"] if rec["gpu_hours"] else float("nan")
+    price = rec["price_per_gpu_hour"]
     price_text = "no price (type one in the sidebar)" if price != price else f"${price:,.2f}"
     if cfg.price_per_gpu_hour is not None:
         price_src = f"your input (${cfg.price_per_gpu_hour:,.2f})"
@@ -94,7 +96,7 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
             f"**{fmt.flops(rec['train_flops'])}** (6ND alone: {fmt.flops(rec['train_flops_6nd'])}).\n\n"
             "6N: 2N forward + 4N backward (N = active parameters for MoE); 12·L·h·s: the attention score and value "
             "matmuls, forward + backward. Source: seed 001; PaLM App. B (as in nanoGPT's estimate_mfu)."),
-        Kpi("Days", fmt.days(rec["time_s"]), f"at {fmt.pct(cfg.mfu)} MFU on {cfg.n_gpus:,} GPUs",
+        Kpi("Days", fmt.days(rec["time_s"]), f"at {fmt.pct(cfg.mfu)} MFU on {fmt.gpus(cfg.n_gpus)}",
             f"time = FLOPs ÷ (GPUs × peak × MFU) × (1 + overhead)\n\n= {fmt.flops(rec['train_flops'])} ÷ "
             f"({cfg.n_gpus:,} × {fmt.si(rec['peak_flops_per_s'], 'FLOP/s')} × {cfg.mfu:.2f}) × "
             f"(1 + {cfg.time_overhead_frac:g}) = **{fmt.days(rec['time_s'])}**\n\nPeak: {cfg.compute_dtype} dense, "
@@ -103,9 +105,111 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
         Kpi("Cost", fmt.usd(rec["cost_usd"]), f"{rec['gpu_hours']:,.0f} GPU-hours",
             f"cost = GPU-hours × price = time × GPUs ÷ 3600 × price\n\n= {rec['gpu_hours']:,.0f} GPU-h × "
             f"{price_text} = **{fmt.usd(rec['cost_usd'])}**\n\nPrice: {price_src}."),
-        Kpi("Token budget", fmt.count(D) + " tokens", f"{fmt.count(D / max(N, 1))} tokens per parameter",
-            f"D = {D:,.0f} tokens; N = {fmt.count(N)} parameters → {D / max(N, 1):,.1f} tokens per parameter "
+        Kpi("Token budget", fmt.count(D) + " tokens", f"{fmt.count(rec['tokens_per_param'])} tokens per parameter",
+            f"D = {D:,.0f} tokens; N = {fmt.count(rec['n_params'])} parameters → {rec['tokens_per_param']:,.1f} "
+            "tokens per parameter "
             "(Chinchilla-optimal is ≈20; many modern runs train far longer for cheaper serving). Price per "
             f"GPU-hour: {price_text}."),
     ]
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The limits of one setup, in words
+# ---------------------------------------------------------------------------------------------------------------
+
+NOT_FIT = "does not fit"
+
+
+def limit_rows(lim: dict, zero_stage: int) -> list[dict]:
+    """`core.limits.limits` as labelled rows with units; 0 / None read "does not fit" (the core's convention: 0
+    when not even the smallest value fits, None when no count does)."""
+    def n(v, unit: str) -> str:
+        return NOT_FIT if not v else f"{v:,} {unit}"
+    by = lambda z: NOT_FIT if lim[f"min_gpus_zero{z}"] is None else fmt.gpus(lim[f"min_gpus_zero{z}"])  # noqa: E731
+    if lim["max_n_params"] is None:
+        params = "no GPT-3 shape takes this tp and pp"
+    else:
+        params = NOT_FIT if not lim["max_n_params"] else f"{fmt.count(lim['max_n_params'])} parameters"
+    rows = [("Longest sequence", n(lim["max_seq_len"], "tokens")),
+            ("Largest micro-batch", n(lim["max_micro_batch"], "sequences")),
+            (f"Fewest GPUs (this setup, ZeRO-{zero_stage})", by(zero_stage))]
+    rows += [(f"Fewest GPUs at ZeRO-{z}", by(z)) for z in range(4) if z != zero_stage]
+    rows += [("Most layers (this width)", n(lim["max_n_layers"], "layers")),
+             ("Largest model (GPT-3 shapes)", params)]
+    return [{"limit": a, "that fits": b} for a, b in rows]
+
+
+def fewest_gpus_by_stage(lim: dict) -> str:
+    """'ZeRO-0: does not fit, …, ZeRO-3: 5 GPUs'."""
+    return ", ".join(f"ZeRO-{z}: " + (NOT_FIT if lim[f"min_gpus_zero{z}"] is None else fmt.gpus(lim[f"min_gpus_zero{z}"]))
+                     for z in range(4))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The same inputs on the command line
+# ---------------------------------------------------------------------------------------------------------------
+
+CLI = "python -m core estimate"
+CLI_DEFAULTS = {f.name: f.default for f in fields(Config) if f.default is not MISSING}
+CLI_DEFAULTS.update(gpu="h100-sxm", recipe="zero-16", overhead="none")
+_RECIPE_FIELDS = ("weight_dtype", "grad_dtype", "master_weights", "grad_accum_fp32", "optimizer")
+
+
+def cli_command(inputs: dict) -> str:
+    """`python -m core estimate …` for the flat inputs of `config_from_inputs`: every input that differs from the
+    CLI's default (the `Config` field defaults: sequence 2,048, 1 GPU, ...) as a flag, so the command prints the
+    numbers this page shows."""
+    base = dict(CLI_DEFAULTS)
+    if inputs.get("recipe") in M.RECIPES:  # the recipe sets these unless they are given
+        base.update(zip(_RECIPE_FIELDS, M.RECIPES[inputs["recipe"]]))
+    words = [CLI]
+    for k, v in inputs.items():
+        if v is None or (k in base and _eq(v, base[k])):
+            continue
+        flag = "--" + k.replace("_", "-")
+        if isinstance(v, bool):
+            words.append(flag if v else "--no-" + flag[2:])
+        elif isinstance(v, float):
+            words += [flag, f"{v:.12g}"]
+        else:
+            words += [flag, shlex.quote(str(v))]
+    return " ".join(words)
+
+
+def _eq(a, b) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b or (isinstance(a, bool) and isinstance(b, bool) and a == b)
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return float(a) == float(b)
+    return a == b
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The landing page's examples: each link's parameters and what its label claims (tests/test_app.py opens each one
+# and checks the claim against the page it opens)
+# ---------------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Example:
+    label: str
+    icon: str
+    params: dict  # Calculator URL parameters
+    fits: bool  # the verdict the label states
+    claims: dict = field(default_factory=dict)  # record field -> the value the label quotes (±1%)
+
+
+EXAMPLES = (
+    Example("The seeds' 7B on one 80 GB H100: it does not fit — weights, gradients, Adam moments and the fp32 master "
+            "copy (16 bytes per parameter) already need ≈107 GB, 110 GB with the activations",
+            ":material/block:", {"model": "gpt-3-6.7b", "gpus": "1", "seq": "512"}, fits=False,
+            claims={"state_bytes": 107e9, "total_bytes": 110e9}),
+    Example("A 1.24B fine-tune on a 24 GB GPU at 1,024 tokens: it fits, tightly (≈22.4 GB), and 1B tokens take ≈1.1 "
+            "days", ":material/check_circle:",
+            {"model": "llama-3.2-1b", "gpus": "1", "seq": "1024", "gpu": "rtx-4090", "tokens": "1"}, fits=True,
+            claims={"total_bytes": 22.4e9, "days": 1.1}),
+    Example("70B on 15T tokens, 1,024 H100s at 50% MFU (ZeRO-3, full recomputation, 6ND FLOPs): ≈145 days "
+            "(CS336's ≈144)", ":material/schedule:",
+            {"model": "llama-3.1-70b", "gpus": "1024", "tokens": "15000", "zero": "3", "rc": "full", "flash": "true",
+             "attn": "none"}, fits=True, claims={"days": 145.0}),
+)
