@@ -1,5 +1,6 @@
 """Time & cost — days against dollars over accelerator types × counts (only where the run fits), MFU as a band,
 the Pareto frontier highlighted and listed. URL keys: prefix `tc_`."""
+import pandas as pd
 import streamlit as st
 
 from core.hardware import accelerator_names
@@ -47,17 +48,18 @@ else:
                "$/GPU-hour (data/accelerators.csv, with dates). "
                f"{len(df) - len(ok)} combinations do not fit or have no price and are left out.")
 st.subheader("Pareto frontier")
-front = df[df["on_frontier"]].sort_values("days")[["label", "n_gpus", "days", "cost_usd", "gpu_hours",
-                                                   "days_at_mfu_hi", "days_at_mfu_lo", "total_bytes"]]
-st.dataframe(front.assign(total_gb=front["total_bytes"] / 1e9).drop(columns="total_bytes"), hide_index=True,
-             width="stretch",
-             column_config={"label": "accelerator", "n_gpus": st.column_config.NumberColumn("GPUs", format="%d"),
-                            "days": st.column_config.NumberColumn(format="%.1f"),
-                            "cost_usd": st.column_config.NumberColumn("cost (USD)", format="dollar"),
-                            "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%,.0f"),
-                            "days_at_mfu_hi": st.column_config.NumberColumn(f"days at {hi}%", format="%.1f"),
-                            "days_at_mfu_lo": st.column_config.NumberColumn(f"days at {lo}%", format="%.1f"),
-                            "total_gb": st.column_config.NumberColumn("per GPU (GB)", format="%.1f")})
+front = df[df["on_frontier"]].sort_values("days")
+st.dataframe(pd.DataFrame({  # durations as text: '145.1 days', and hours under a day ('2.4 h', never '0.1')
+    "accelerator": front["label"], "GPUs": front["n_gpus"],
+    f"time (MFU {mfu}%)": [fmt.duration_days(d) for d in front["days"]],
+    "cost (USD)": front["cost_usd"], "GPU-hours": front["gpu_hours"],
+    f"band high ({hi}%)": [fmt.duration_days(d) for d in front["days_at_mfu_hi"]],
+    f"band low ({lo}%)": [fmt.duration_days(d) for d in front["days_at_mfu_lo"]],
+    "per GPU (GB)": front["total_bytes"] / 1e9}), hide_index=True, width="stretch",
+    column_config={"GPUs": st.column_config.NumberColumn(format="%d"),
+                   "cost (USD)": st.column_config.NumberColumn(format="dollar"),
+                   "GPU-hours": st.column_config.NumberColumn(format="%,.0f"),
+                   "per GPU (GB)": st.column_config.NumberColumn(format="%.1f")})
 layout.download_csv("All points (CSV)", lambda: C.time_cost(cfg, tuple(gpus), tuple(sorted(counts)), lo / 100,
                                                             hi / 100), "time_cost.csv", "tc_dl")
 st.markdown(X.WHY_TIME)

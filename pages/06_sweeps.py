@@ -29,7 +29,7 @@ smax = pg.select("Sequence to (×2)", SEQS, "smax", 32768, container=c2)
 mbs = pg.multi("Micro-batches", POW2[:8], "mbs", [1, 2, 4], container=sb)
 zeros = pg.multi("ZeRO stages", (0, 1, 2, 3), "zeros", [0, 1, 2, 3], container=sb)
 rcs = pg.multi("Recomputation", M.RECOMPUTE_MODES, "rcs", list(M.RECOMPUTE_MODES), container=sb)
-flash = pg.multi("Flash attention", ("off", "on"), "flash", ["off", "on"], container=sb)
+flash = pg.multi("Flash attention", ("off", "on"), "flashes", ["off", "on"], container=sb)
 tps = pg.multi("Tensor parallel", (1, 2, 4, 8), "tps", [1], container=sb)
 recipes = pg.multi("Recipes", tuple(M.RECIPES), "recipes", ["zero-16"], container=sb)
 run = pickers.run_inputs(pg, sb)
@@ -95,7 +95,7 @@ def results() -> None:
             try:
                 filters.append(W.parse_filter(col, op, val, cols))
             except ValueError as e:
-                layout.input_error(ValueError(f"filter {i} — {e}"))
+                layout.input_error(ValueError(f"filter {i} ({col}): {layout.split_error(e)[1]}"))
     only_fit = pg.toggle("Only configurations that fit", "fit", False)
     if only_fit:
         filters.append(W.parse_filter("fits", "=", "true", cols))
@@ -117,17 +117,14 @@ def results() -> None:
     st.subheader("Summary")
     by = pg.multi("Group by", [c for c in W.GROUP_KEYS if c in cols], "by", ["model", "zero_stage"])
     if by:
-        summary = W.summarise(table, tuple(by), fkey)
-        st.dataframe(summary.assign(min_total_gb=summary["min_total_bytes"] / 1e9,
-                                    max_headroom_gb=summary["max_headroom_bytes"] / 1e9)
-                     .drop(columns=["min_total_bytes", "max_headroom_bytes"]), hide_index=True, width="stretch",
-                     column_config={"min_total_gb": st.column_config.NumberColumn("smallest per GPU (GB)",
-                                                                                  format="%.1f"),
-                                    "max_headroom_gb": st.column_config.NumberColumn("best headroom (GB)",
-                                                                                     format="%.1f"),
-                                    "min_cost_usd": st.column_config.NumberColumn("lowest cost", format="dollar"),
-                                    "min_days": st.column_config.NumberColumn("fewest days", format="%.1f")})
-        layout.download_csv("Summary (CSV)", lambda: W.summarise(table, tuple(by), fkey), "sweep_summary.csv",
+        summary, n_groups = W.summarise(table, tuple(by), fkey)
+        st.dataframe(W.summary_table(summary), hide_index=True, width="stretch")
+        if n_groups > len(summary):
+            st.warning(f"Showing the first {len(summary):,} of {n_groups:,} groups (in group order): group by fewer "
+                       "columns, or filter, to see the rest.", icon=":material/content_cut:")
+        st.caption("Memory over the valid configurations of each group; cost and days over those that fit. — : "
+                   "none does (or, for cost, none has a price).")
+        layout.download_csv("Summary (CSV)", lambda: W.summarise(table, tuple(by), fkey)[0], "sweep_summary.csv",
                             "sw_dl_summary")
 
     st.subheader("Pareto frontier per model (days against cost)")
@@ -144,13 +141,12 @@ def results() -> None:
     st.caption("The 200 best-fitting matching rows (fits first, most headroom first). Downloads hold every matching "
                "row, written by DuckDB.")
     d1, d2, d3 = st.columns(3)
-    d1.download_button("Rows (CSV)", data=lambda: W.export_bytes(table, fkey, "csv"), file_name=f"{table}.csv",
-                       mime="text/csv", on_click="ignore", key="sw_dl_csv", icon=":material/download:")
-    d2.download_button("Rows (Parquet)", data=lambda: W.export_bytes(table, fkey, "parquet"),
-                       file_name=f"{table}.parquet", mime="application/vnd.apache.parquet", on_click="ignore",
-                       key="sw_dl_parquet", icon=":material/download:")
-    d3.download_button("Spec (JSON, for python -m core sweep)", data=spec.to_json(), file_name=f"{table}.json",
-                       mime="application/json", on_click="ignore", key="sw_dl_spec", icon=":material/download:")
+    layout.download("Rows (CSV)", lambda: W.export_bytes(table, fkey, "csv"), f"{table}.csv", "text/csv",
+                    "sw_dl_csv", where=d1)
+    layout.download("Rows (Parquet)", lambda: W.export_bytes(table, fkey, "parquet"), f"{table}.parquet",
+                    "application/vnd.apache.parquet", "sw_dl_parquet", where=d2)
+    layout.download("Spec (JSON, for python -m core sweep)", spec.to_json(), f"{table}.json", "application/json",
+                    "sw_dl_spec", where=d3)
     st.caption(f"{fmt.UNIT_HELP} Spec token: `{spec.to_token()}`")
 
 

@@ -33,8 +33,9 @@ except ValueError as e:
     layout.input_error(e)
     pg.stop()
 cost = measure.measurement_cost(cfg)
-st.caption(f"This measurement: ≈{cost['flops']:.2g} FLOPs, ≈{fmt.mem(cost['bytes'], 'MB')} at most "
-           f"(cap {measure.APP_CPU_CAP.max_flops:.0g} FLOPs, {fmt.mem(measure.APP_CPU_CAP.max_bytes, 'GiB')}).")
+st.caption(f"This measurement: ≈{cost['flops']:.2g} FLOPs and at most ≈{fmt.mem(cost['bytes'], 'MB')} of memory "
+           f"(this server's cap: {measure.APP_CPU_CAP.max_flops:.0g} FLOPs, "
+           f"{fmt.mem(measure.APP_CPU_CAP.max_bytes, 'MB')}; MB = 10⁶ bytes).")
 go = measure.torch_available() and pg.toggle("Run the PyTorch measurement (a few seconds; the link keeps it on)",
                                              "go", False)
 pred = C.ledger(cfg)

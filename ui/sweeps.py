@@ -20,6 +20,8 @@ import streamlit as st
 from core import db
 from core import sweep as S
 
+from . import fmt
+
 AUTO_ROWS = 200_000  # sweeps up to this size run as soon as the page (or a shared link) opens: ~1 s
 CAP_ROWS = 1_000_000  # the app's row cap per sweep (≈380 bytes a row in DuckDB: ~0.4 GB); the CLI has none
 ROWS_KEPT = 2_000_000  # sweeps kept in the process's database, in rows (~0.8 GB, under MEMORY_LIMIT so nothing
@@ -27,6 +29,7 @@ MAX_TABLES = 12        # spills to DuckDB's temp directory); the oldest are drop
 MEMORY_LIMIT = "1GB"
 VOCABULARY = tuple(sorted(set(S.INPUTS) | set(S.record_columns())))
 OPS = db.OPS
+SUMMARY_ROWS = 5_000  # groups shown and cached per summary (grouping by every input can give one group per row)
 GROUP_KEYS = ("model", "gpu", "n_gpus", "seq_len", "micro_batch", "zero_stage", "recompute", "flash_attention", "tp",
               "recipe", "binding", "fits", "valid")
 
@@ -114,9 +117,25 @@ def count(table: str, filters: tuple) -> int:
     return db.count(database(), table, _filters(filters))
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
-def summarise(table: str, by: tuple, filters: tuple) -> pd.DataFrame:
-    return db.summarise(database(), table, list(by), _filters(filters))
+@st.cache_data(max_entries=64, max_size="64MB", show_spinner=False)
+def summarise(table: str, by: tuple, filters: tuple, limit: int = SUMMARY_ROWS) -> tuple[pd.DataFrame, int]:
+    """The first `limit` groups of `core.db.summarise` (in group order) and how many groups there are in all; only
+    the kept groups are cached."""
+    df = db.summarise(database(), table, list(by), _filters(filters))
+    return df.head(limit).reset_index(drop=True), len(df)
+
+
+def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary for display: memory in GB, cost and duration as text, and "—" where no row of the group fits
+    (DuckDB's NULL) rather than "None"."""
+    gb = lambda x: "—" if pd.isna(x) else f"{x / 1e9:,.1f}"  # noqa: E731
+    out = summary.drop(columns=["min_total_bytes", "max_headroom_bytes", "min_cost_usd", "min_days"])
+    out = out.rename(columns={"n_rows": "rows", "n_valid": "valid", "n_fit": "fit"})
+    out["smallest per GPU (GB)"] = [gb(x) for x in summary["min_total_bytes"]]
+    out["best headroom (GB)"] = [gb(x) for x in summary["max_headroom_bytes"]]
+    out["lowest cost"] = [fmt.usd(None if pd.isna(x) else float(x)) for x in summary["min_cost_usd"]]
+    out["fewest days"] = [fmt.duration_days(None if pd.isna(x) else float(x)) for x in summary["min_days"]]
+    return out
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
