@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import string
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st_
@@ -307,3 +308,124 @@ def test_hostile_values_on_every_key_never_raise(page):
         qp = {k: HOSTILE[(i + j) % len(HOSTILE)] for j, k in enumerate(keys)}
         at2 = run_page(page, **qp)
         assert not at2.exception, (page, qp, at2.exception)
+
+
+# --- links are authoritative; carried values survive; the landing page's claims hold ------------------------------
+def _code(at: AppTest) -> str:
+    return next(c.value for c in at.code if c.value.startswith("python -m core estimate"))
+
+
+def _follow_link(at: AppTest, page: str, params: dict) -> AppTest:
+    """What a link does in the browser: the URL becomes the link's parameters, then the page runs."""
+    at.query_params = dict(params)
+    return at.switch_page(page).run()
+
+
+@pytest.mark.parametrize("i", range(3))
+def test_landing_examples_open_what_they_claim(i):
+    """Each landing-page example opens the Calculator with its parameters and the page shows the verdict its
+    label states; the numbers the label quotes match the record of the inputs shown (via the page's CLI line)."""
+    import shlex
+
+    from core.cli import build_parser, inputs_from_args
+    from core.estimate import config_from_inputs, estimate
+    from ui.explain import EXAMPLES
+    ex = EXAMPLES[i]
+    at = run_page("pages/01_calculator.py", **ex.params)
+    assert not at.exception and not errors(at) and not notes(at)
+    assert metric(at, "Fits?") == ("yes" if ex.fits else "no"), ex.label
+    assert ("Does not fit" in " ".join(e.value for e in at.error)) == (not ex.fits)
+    rec = estimate(config_from_inputs(**inputs_from_args(build_parser().parse_args(shlex.split(_code(at))[3:]))))
+    assert rec["fits"] == ex.fits
+    for field, value in ex.claims.items():
+        assert rec[field] == pytest.approx(value, rel=0.01), (ex.label, field, rec[field])
+    home = AppTest.from_file(APP, default_timeout=30).run()  # and the landing page links exactly these parameters
+    assert any(p.proto.label == ex.label and p.proto.query_string == urlencode(ex.params)
+               for p in home.get("page_link"))
+
+
+def test_a_link_resets_what_it_does_not_name():
+    """The review's case: /calculator?tp=2&rc=full&mfu=30, then Home, then "The seeds' 7B…": the link's view
+    (tp 1, no recomputation, 50% MFU), not the session's leftovers — and its advertised verdict, not an error."""
+    from ui.explain import EXAMPLES
+    at = run_page("pages/01_calculator.py", tp="2", rc="full", mfu="30", gpu="h200")
+    assert at.number_input(key="tp").value == 2
+    at = _follow_link(at, "app.py", {})
+    at = _follow_link(at, "pages/01_calculator.py", EXAMPLES[0].params)
+    assert not at.exception and not errors(at)
+    assert at.number_input(key="tp").value == 1 and at.radio(key="rc").value == "none"
+    assert at.number_input(key="mfu").value == 50 and at.selectbox(key="gpu").value == "h100-sxm"
+    assert at.selectbox(key="model").value == "gpt-3-6.7b" and metric(at, "Fits?") == "no"
+    assert set(at.query_params) == set(EXAMPLES[0].params)
+
+
+def test_a_link_skips_the_carry():
+    at = run_page("pages/02_fit_map.py", fm_gpu="b200", fm_zero="1")
+    at = _follow_link(at, "pages/01_calculator.py", {"model": "llama-3.1-70b"})
+    assert at.selectbox(key="gpu").value == "h100-sxm" and at.selectbox(key="zero").value == 0
+
+
+def test_fit_map_cell_link_is_the_cells_view():
+    """A clicked cell opens the Calculator with the fit map's inputs; Calculator inputs left over from earlier in
+    the session (here the MFU and TP) start from their defaults."""
+    at = run_page("pages/01_calculator.py", mfu="30", tp="2", gpus="16")
+    at.query_params = {}
+    at.switch_page("pages/02_fit_map.py").run()
+    at.session_state["_fm_goto"] = {"model": "llama-3.1-70b", "gpus": "64", "src": "preset", "zero": "3"}
+    at.run()
+    assert not at.exception and at.title[0].value == "Will it fit?"
+    assert at.number_input(key="mfu").value == 50 and at.number_input(key="tp").value == 1
+    assert at.number_input(key="gpus").value == 64 and at.selectbox(key="zero").value == 3
+
+
+def test_sidebar_navigation_still_carries_and_keeps_the_page():
+    """Without a link (the sidebar: no parameters) a page keeps what it had and takes the carried inputs."""
+    at = run_page("pages/01_calculator.py", tp="2", gpus="16", model="llama-3.1-70b")
+    at.query_params = {}
+    at.switch_page("pages/03_activations.py").run()
+    at.selectbox(key="ac_model").set_value("llama-3.1-405b").run()
+    at.query_params = {}
+    at.switch_page("pages/01_calculator.py").run()
+    assert at.number_input(key="tp").value == 2 and at.selectbox(key="model").value == "llama-3.1-405b"
+
+
+def test_a_carried_value_survives_a_page_whose_default_it_equals():
+    """seq 256 chosen on the Calculator is the PyTorch page's default: passing through there keeps it for the
+    Roofline (default 4096); a flash choice survives the Sweeps page (whose flash input is `sw_flashes`)."""
+    at = run_page("pages/01_calculator.py", seq="256", flash="true")
+    for page in ("pages/07_check_pytorch.py", "pages/06_sweeps.py", "pages/04_roofline.py"):
+        at.query_params = {}
+        at.switch_page(page).run()
+        assert not at.exception
+    assert at.number_input(key="rf_seq").value == 256
+    at.query_params = {}
+    at.switch_page("pages/02_fit_map.py").run()
+    assert at.toggle(key="fm_flash").value is True
+
+
+def test_an_emptied_multiselect_survives_the_link():
+    at = run_page("pages/02_fit_map.py", fm_counts="")
+    assert not at.exception and not notes(at)
+    assert at.multiselect(key="fm_counts").value == []
+    assert any("at least one" in i.value for i in at.info)
+    at = run_page("pages/05_time_cost.py", tc_accs=["h200", "h200", "b200"])
+    assert at.multiselect(key="tc_accs").value == ["h200", "b200"] and not notes(at)
+
+
+def test_notes_write_numbers_and_flags_for_people():
+    at = run_page("pages/01_calculator.py", seq="99999999", flash="maybe")
+    text = notes(at)
+    assert "2,097,152" in text and "using 4,096" in text and "using off" in text, text
+    assert "e+06" not in text and "False" not in text
+
+
+def test_sweep_filter_errors_name_the_filter_and_column():
+    at = run_page("pages/06_sweeps.py", sw_models="llama-3.1-8b", sw_f1c="n_gpus", sw_f1v="abc")
+    assert "**filter 1 (n_gpus)** — " in errors(at) and "not a number" in errors(at)
+
+
+def test_time_cost_frontier_writes_durations_not_fractions_of_days():
+    at = run_page("pages/05_time_cost.py", tc_counts=["1024", "4096"], tc_accs=["b200", "h200"])
+    assert not at.exception and not errors(at)
+    times = at.dataframe[0].value["time (MFU 50%)"]
+    assert len(times) and all(t.endswith((" h", " days")) for t in times), list(times)

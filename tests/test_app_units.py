@@ -26,6 +26,10 @@ CFG = C.build_config({"model": "llama-3.1-8b", "n_gpus": 8, "seq_len": 4096})
     (Spec("gpu", "choice", "h100-sxm", options=("h100-sxm", "h200")), ["h200"], "h200"),
     (Spec("flash", "bool", False), ["TRUE"], True),
     (Spec("accs", "multi", [], options=("a", "b")), ["a", "b"], ["a", "b"]),
+    (Spec("accs", "multi", ["a"], options=("a", "b")), [""], []),  # `?accs=`: an emptied selection
+    (Spec("accs", "multi", ["a"], options=("a", "b")), [], []),
+    (Spec("accs", "multi", [], options=("a", "b")), ["b", "a", "b"], ["b", "a"]),  # repeated once, as the widget
+    (Spec("n", "multi", [], options=(1, 2)), ["2", "", "2.0"], [2]),
     (Spec("v", "text", "", hi=5), ["abc"], "abc"),
 ])
 def test_spec_parses_what_the_widget_takes(spec, raw, expected):
@@ -83,7 +87,6 @@ def test_memory_parts_sum_to_the_total():
     parts = C.memory_parts(rec)
     assert parts["bytes"].sum() == pytest.approx(rec["total_bytes"], rel=1e-12)
     assert parts["end_bytes"].iloc[-1] == pytest.approx(rec["total_bytes"], rel=1e-12)
-    assert C.bytes_per_param(CFG) == {"weights": 2, "grads": 2, "grad_accum": 0, "optimizer": 8, "master": 4}
 
 
 def test_quadratic_crossover_is_korthikanti_34h_over_5a():
@@ -245,3 +248,154 @@ def test_uploaded_hf_config_becomes_a_model():
                      (b" " * (2 << 20), "larger than")):
         with pytest.raises(ValueError, match=msg):
             hf_model(raw)
+
+
+# --- review fixes: core formulas used, not re-derived; display helpers ------------------------------------------
+def test_crossover_and_block_parts_come_from_the_core():
+    """The s* and the ledger groups are core.memory's (MoE tensors included), with the model's experts."""
+    from core import memory as M
+    cfg = C.build_config({"model": "mixtral-8x7b", "seq_len": 4096, "n_gpus": 8})
+    m = cfg.model
+    want = M.quadratic_crossover_seq_len(cfg.micro_batch, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, m.norm,
+                                         m.dropout, cfg.tp, cfg.sequence_parallel, cfg.profile,
+                                         n_experts=m.n_experts, top_k=m.top_k)
+    assert C.quadratic_crossover(cfg) == pytest.approx(float(want))
+    parts = C.block_parts(cfg, (1024, 2048))
+    assert "MoE routing" in set(parts["part"]) and set(parts["part"]) <= set(M.LEDGER_GROUPS)
+    eager = C.build_config({"model": "llama-3.1-8b", "profile": "eager"})
+    norms = C.block_parts(eager, (1024,)).set_index("part")["bytes_per_layer"]["norms"]
+    fused = C.block_parts(eager.replace(profile="fused"), (1024,)).set_index("part")["bytes_per_layer"]["norms"]
+    assert norms > fused  # the eager norm tensors (upcast, normalized) are counted
+
+
+def test_roofline_ridge_is_the_cores():
+    from core import roofline as R
+    _roofs, ridges = C.roof_curves((("x", 2e15, 4e12),), "fp8")
+    assert ridges["ridge_intensity"].iloc[0] == pytest.approx(float(R.roofline(1.0, 1.0, 2e15, 4e12)
+                                                                   ["ridge_intensity"]))
+
+
+def test_mfu_sensitivity_includes_the_chosen_mfu():
+    df = C.mfu_sensitivity(CFG.replace(mfu=0.33))
+    assert 0.33 in set(df["mfu_frac"]) and df["mfu_frac"].is_monotonic_increasing
+    d = K.mfu_days(df, 0.33).to_dict()
+    assert "0.33" in str(d["layer"][0]["encoding"]["color"])  # the chosen bar is the highlighted one
+
+
+def test_pareto_mask_agrees_with_core_db_pareto():
+    """The Time & cost page marks its frontier in memory (`pareto_mask`); the Sweeps page asks DuckDB
+    (`core.db.pareto`). Same question, same tie rule: on one sweep both pick the same (days, cost) points."""
+    from core import db
+    from core.sweep import SweepSpec, run_sweep
+    spec = SweepSpec.from_dict({"model": ["llama-3.1-8b"], "gpu": ["h100-sxm", "a100-80gb", "h200"],
+                                "n_gpus": [8, 16, 64, 256], "mfu": [0.4, 0.5], "zero_stage": 3,
+                                "flash_attention": True})
+    con = db.connect()
+    try:
+        table = run_sweep(spec, con)
+        rows = db.query(con, table, columns=["days", "cost_usd", "fits"])
+        front = db.pareto(con, table, by=())
+    finally:
+        con.close()
+    days, cost = rows["days"].to_numpy(float), rows["cost_usd"].to_numpy(float)
+    mask = C.pareto_mask(days, cost, rows["fits"].to_numpy(bool))
+    assert {(d, c) for d, c, k in zip(days, cost, mask) if k} == set(zip(front["days"], front["cost_usd"]))
+
+
+def test_cli_command_reproduces_the_page_inputs():
+    """The Calculator's `python -m core estimate …` line parses back, through the CLI's own parser, to the same
+    Config; inputs at the CLI's defaults are left out."""
+    import shlex
+
+    from core.cli import build_parser, inputs_from_args
+    from ui.explain import cli_command
+    cases = [
+        {"model": "llama-3.1-8b", "seq_len": 4096, "micro_batch": 1, "recipe": "zero-16", "optimizer": "adamw",
+         "compute_dtype": "bf16", "recompute": "none", "flash_attention": False, "zero_stage": 0, "tp": 1, "pp": 1,
+         "gpu": "h100-sxm", "n_gpus": 8, "tokens": 1e12, "mfu": 0.5, "attention_flops": "full", "overhead": "none",
+         "fp32_loss": False, "sequence_parallel": False, "profile": "fused", "virtual_stages": 1,
+         "time_overhead_frac": 0.0},
+        {"model": "llama-3.1-70b", "seq_len": 8192, "recipe": "cs336-12", "optimizer": "adamw", "master_weights": True,
+         "recompute": "full", "flash_attention": True, "zero_stage": 3, "n_gpus": 1024, "tokens": 1.5e13,
+         "mfu": 0.37, "attention_flops": "none", "overhead": "realistic", "price_per_gpu_hour": 2.5,
+         "time_overhead_frac": 0.1, "tokens_per_second": 1.2e6},
+        {"n_layers": 4, "d_model": 512, "n_heads": 8, "n_kv_heads": 2, "d_ff": 1376, "vocab_size": 1000,
+         "mlp": "gelu", "norm": "layernorm", "bias": "all", "position": "learned", "max_position": 2048,
+         "n_experts": 1, "top_k": 1, "dropout": True, "tied_embeddings": False, "gpu": "custom",
+         "peak_flops_per_s": 1.2e15, "gpu_memory_bytes": 24e9, "memory_bandwidth_bytes_per_s": 1e12,
+         "compute_dtype": "fp8", "weight_dtype": "fp32", "master_weights": False},
+        {"n_params": 13e9, "gpu": "a100-80gb", "n_gpus": 1},
+    ]
+    parser = build_parser()
+    for inputs in cases:
+        cmd = cli_command(inputs)
+        words = shlex.split(cmd)
+        assert words[:4] == ["python", "-m", "core", "estimate"], cmd
+        args = parser.parse_args(words[3:])
+        assert C.build_config(inputs_from_args(args)) == C.build_config(inputs), cmd
+    assert "--seq-len 4096" in cli_command(cases[0]) and "--n-gpus 8" in cli_command(cases[0])
+    assert "--recompute" not in cli_command(cases[0]) and "--mfu" not in cli_command(cases[0])
+    assert "--no-master-weights" in cli_command(cases[2]) and "--flash-attention" in cli_command(cases[1])
+
+
+def test_limit_rows_read_as_words():
+    from ui.explain import limit_rows
+    lim = {"max_seq_len": 0, "max_micro_batch": 3, "min_gpus": None, "min_gpus_zero0": None, "min_gpus_zero1": None,
+           "min_gpus_zero2": 11, "min_gpus_zero3": 1, "max_n_layers": 12, "max_n_params": 18.67e9}
+    rows = {r["limit"]: r["that fits"] for r in limit_rows(lim, 0)}
+    assert rows["Longest sequence"] == "does not fit" and rows["Largest micro-batch"] == "3 sequences"
+    assert rows["Fewest GPUs (this setup, ZeRO-0)"] == "does not fit" and rows["Fewest GPUs at ZeRO-3"] == "1 GPU"
+    assert rows["Fewest GPUs at ZeRO-2"] == "11 GPUs" and rows["Largest model (GPT-3 shapes)"] == "18.7 B parameters"
+    assert all("_" not in k for k in rows)  # labels, not record keys
+
+
+def test_display_helpers():
+    from ui import fmt
+    from ui.layout import split_error
+    from ui.state import _num, _show
+    assert fmt.gpus(1) == "1 GPU" and fmt.gpus(1024) == "1,024 GPUs"
+    assert fmt.duration_days(145.06) == "145.1 days" and fmt.duration_days(0.1) == "2.4 h"
+    assert fmt.duration_days(float("nan")) == "—"
+    assert _num(2097152.0) == "2,097,152" and _num(0.5) == "0.5" and _show(False) == "off" and _show(True) == "on"
+    assert _show(4096) == "4,096" and _show([True, False]) == "on, off"
+    assert split_error(ValueError("filter 1 (n_gpus): 'x' is not a number")) == ("filter 1 (n_gpus)",
+                                                                                 "'x' is not a number")
+    assert split_error(ValueError("ZeRO stages: choose at least one value"))[0] == "ZeRO stages"
+    assert split_error(ValueError("Something went wrong here: details"))[0] == "input"
+
+
+def test_summary_is_bounded_and_says_so():
+    """Grouping a sweep by many columns can give a group per row: the summary keeps `limit` groups (only those
+    are cached), says how many there are, and shows "—" (not None) where nothing fits."""
+    from core.sweep import SweepSpec
+    from ui import sweeps as W
+    spec = SweepSpec.from_dict({"model": ["llama-3.1-8b", "llama-3.1-405b"], "n_gpus": [1, 2, 4, 8],
+                                "seq_len": [1024, 2048]})
+    W.run(spec)
+    df, n = W.summarise(spec.table_name, ("model", "n_gpus", "seq_len"), (), limit=5)
+    assert len(df) == 5 and n == 16
+    shown = W.summary_table(W.summarise(spec.table_name, ("model",), ())[0]).set_index("model")
+    assert shown.loc["llama-3.1-405b", "lowest cost"] == "—" and shown.loc["llama-3.1-405b", "fewest days"] == "—"
+    assert "None" not in shown.to_string()
+
+
+def _internals_app():
+    import inspect
+
+    import streamlit as st
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+    with get_session_state().query_params() as qp:  # the access path of ui.state._drop_param and _write_url
+        st.write(type(qp._initial_query_params).__name__)
+        st.write(",".join(list(inspect.signature(qp.set_corrected_value).parameters)))
+
+
+def test_streamlit_internals_that_ui_state_relies_on_exist():
+    """ui.state reaches two Streamlit internals (no public API does what it needs) and swallows their absence so
+    a page never breaks; this test makes an upgrade that moves them fail loudly instead."""
+    at = AppTest.from_function(_internals_app, default_timeout=30).run()
+    assert not at.exception, at.exception
+    assert [m.value for m in at.markdown] == ["dict", "param_key,value,value_type"]
+
+
+def test_capacity_label_keeps_a_decimal():
+    assert "GPU memory 74.5 GiB" in str(K.memory_bar(C.memory_parts(C.record(CFG)), "GiB").to_dict())

@@ -195,3 +195,37 @@ def test_an_uploaded_config_json_fills_the_fields_and_the_link(server, page, tmp
     assert q["dmodel"] == "768" and q["heads"] == "12" and q["kv"] == "4"
     expect(page.get_by_role("spinbutton", name="layers")).to_have_value("6")
     no_exception(page)
+
+
+def test_a_landing_link_opens_its_own_view_whatever_the_session_had(server, page):
+    """The review's case, clicked: a session that set tp, recomputation and MFU on the Calculator goes Home and
+    follows "The seeds' 7B…": the URL is exactly the link's, the other inputs are at their defaults, and the page
+    shows the advertised "does not fit" — not an error from the leftover tp=2 on 1 GPU."""
+    page.goto(f"{server.url}/calculator?tp=2&rc=full&mfu=30")
+    wait_for_app(page)
+    page.get_by_test_id("stSidebarNavLink").first.click()  # Home
+    page.wait_for_url(lambda u: urlparse(u).path in ("", "/"), timeout=15_000)
+    wait_for_app(page)
+    page.get_by_test_id("stPageLink").filter(has_text="The seeds' 7B").click()
+    page.wait_for_url("**/calculator?**", timeout=15_000)
+    wait_for_app(page)
+    page.wait_for_timeout(300)
+    assert query(page) == {"model": "gpt-3-6.7b", "gpus": "1", "seq": "512"}, page.url
+    expect(page.get_by_test_id("stAlert").filter(has_text="Does not fit")).to_have_count(1)
+    expect(page.get_by_test_id("stMetric").filter(has_text="Fits?")).to_contain_text("no")
+    expect(page.get_by_role("spinbutton", name="TP")).to_have_value("1")
+    no_exception(page)
+
+
+def test_an_emptied_multiselect_link_opens_empty(server, page, chromium):
+    page.goto(f"{server.url}/fit_map")
+    wait_for_app(page)
+    page.get_by_test_id("stMultiSelect").filter(has_text="GPU counts").get_by_role("button", name="Clear all").click()
+    page.wait_for_url(lambda u: "fm_counts=" in u, timeout=10_000)
+    wait_for_app(page)
+    other = chromium.new_context(viewport={"width": 1400, "height": 1800}).new_page()
+    other.goto(page.url)
+    wait_for_app(other)
+    expect(other.get_by_test_id("stAlert")).to_have_count(1)
+    expect(other.get_by_test_id("stAlert")).to_contain_text("Choose at least one model and one GPU count")
+    other.context.close()
