@@ -451,7 +451,8 @@ def activation_ledger(cfg: Config) -> list[dict]:
     m = cfg.model
     rec = "none" if cfg.recompute == "full" else cfg.recompute
     led = M.layer_ledger(cfg.seq_len, cfg.micro_batch, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, m.norm,
-                         m.dropout, cfg.flash_attention, rec, cfg.tp, cfg.sequence_parallel, cfg.profile)
+                         m.dropout, cfg.flash_attention, rec, cfg.tp, cfg.sequence_parallel, cfg.profile,
+                         n_experts=m.n_experts, top_k=m.top_k)
     info = {name: (what, op) for name, what, op in M.LEDGER_TENSORS}
     rows = [{"tensor": k, "bytes": float(v), "what": info[k][0], "kept_by": info[k][1]}
             for k, v in led.items() if float(v) > 0]

@@ -131,3 +131,12 @@ def test_record_carries_tokens_per_param_and_price():
     r = estimate(config_from_inputs(model="llama-2-7b", tokens=1.4e12, price_per_gpu_hour=2.5))
     assert r["tokens_per_param"] == pytest.approx(1.4e12 / r["n_params"])
     assert r["price_per_gpu_hour"] == 2.5 and r["cost_usd"] == pytest.approx(2.5 * r["gpu_hours"])
+
+
+def test_displayed_ledger_sums_to_the_estimate_for_moe():
+    """Was: activation_ledger(cfg) left out the MoE tensors the estimate counts."""
+    from core.estimate import activation_ledger
+    cfg = config_from_inputs(model="mixtral-8x7b", seq_len=2048, flash_attention=True)
+    rows = activation_ledger(cfg)
+    assert {"router_probs", "expert_inputs", "expert_outputs"} <= {r["tensor"] for r in rows}
+    assert sum(r["bytes"] for r in rows) == pytest.approx(estimate(cfg)["activations_per_layer_bytes"], rel=1e-12)
