@@ -375,7 +375,7 @@ class Config:
     def columns(self) -> dict:
         """The input columns of `evaluate` for this one point (scalars)."""
         m, g = self.model, self.gpu
-        peak = _peak(g, self.compute_dtype)
+        peak = peak_or_nan(g, self.compute_dtype)
         price = g.price_usd_per_gpu_hour if self.price_per_gpu_hour is None else self.price_per_gpu_hour
         cols = {k: v for k, v in asdict(self).items() if k not in ("model", "gpu")}
         cols.update(m.arch())
@@ -397,7 +397,9 @@ class Config:
         return Config(**d)
 
 
-def _peak(g: Accelerator, compute_dtype: str) -> float:
+def peak_or_nan(g: Accelerator, compute_dtype: str) -> float:
+    """The accelerator's peak for the dtype, or NaN when it has none — which `check` turns into the reason
+    "compute_dtype: this accelerator has no peak for that dtype" (so one rule serves a point and a sweep)."""
     try:
         return g.peak_flops_per_s(compute_dtype)
     except ValueError:

@@ -71,7 +71,7 @@ import pyarrow as pa
 
 from . import memory as M
 from .cli import BOOL_INPUTS, CHOICE_INPUTS, FLOAT_INPUTS, INT_INPUTS
-from .estimate import BINDING, GPU_FIELDS, REASONS, Config, build_gpu, build_model, check, evaluate
+from .estimate import BINDING, GPU_FIELDS, REASONS, Config, build_gpu, build_model, evaluate, peak_or_nan
 from .hardware import accelerator_names
 from .model import ARCH_FIELDS, preset_names
 
@@ -495,10 +495,7 @@ def _gpu_axis(spec: SweepSpec, extra_reasons: list) -> _Axis:
         except ValueError as e:
             bad[i] = _reason_code(str(e), extra_reasons)
             continue
-        try:
-            peak[i] = acc.peak_flops_per_s(dtype)
-        except ValueError:
-            pass  # NaN peak: the core's check says "this accelerator has no peak for that dtype"
+        peak[i] = peak_or_nan(acc, dtype)
         mem[i], price[i] = acc.memory_bytes, acc.price_usd_per_gpu_hour
     mem[bad > 0], peak[bad > 0] = 1.0, 1.0  # placeholders; the rows are flagged invalid
     eval_cols = {"peak_flops_per_s": peak, "gpu_memory_bytes": mem}
