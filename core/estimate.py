@@ -7,98 +7,17 @@ estimate run this same code; `estimate(config)` is the scalar wrapper that raise
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import field, fields, make_dataclass
 
 import numpy as np
 
 from . import flops as F
 from . import memory as M
-from .hardware import Accelerator, get_accelerator
-from .model import ARCH_FIELDS, Model, get_preset, param_breakdown, raw_model
-
-# ---------------------------------------------------------------------------------------------------------------
-# Validation, vectorised: a reason code per row (0 = valid). The scalar path raises the same message.
-# ---------------------------------------------------------------------------------------------------------------
-
-REASONS = (
-    "",
-    "n_gpus: must be ≥ 1",
-    "tp: must be an integer ≥ 1",
-    "pp: must be an integer ≥ 1",
-    "tp·pp: does not divide n_gpus",
-    "tp: larger than n_heads",
-    "tp: does not divide n_heads",
-    "pp: larger than n_layers",
-    "seq_len: must be ≥ 1",
-    "micro_batch: must be ≥ 1",
-    "mfu: must be in (0, 1]",
-    "zero_stage: must be 0, 1, 2 or 3",
-    "master_weights: the weights are already fp32; an fp32 master copy would duplicate them",
-    "compute_dtype: this accelerator has no peak for that dtype",
-    "recompute: must be none, selective or full",
-    "optimizer: unknown optimizer",
-    "weight_dtype/grad_dtype: unknown dtype",
-    "attention_flops: must be none, full or causal",
-    "d_model: not divisible by n_heads",
-    "n_kv_heads: must divide n_heads",
-    "virtual_stages: must be an integer ≥ 1",
-    "profile: must be fused or eager",
-    "tokens: must be between 0 and 1e18",
-    "price_per_gpu_hour: must be ≥ 0",
-    "time_overhead_frac: must be ≥ 0",
-    "overhead: fixed bytes must be ≥ 0 and fragmentation_frac in [0, 1)",
-    "d_ff: not divisible by tp",
-    "virtual_stages: more than the layers of one pipeline stage",
-    "tokens_per_second: the measured throughput would exceed 100% of peak (check it, the GPU count or the GPU)",
-)
-MEASURED_ABOVE_PEAK = len(REASONS) - 1  # set by `evaluate`, which alone knows the FLOPs
-
-
-def reason_text(code) -> np.ndarray:
-    """Reason codes → text (vectorised)."""
-    return np.asarray(REASONS, dtype=object)[np.asarray(code, dtype=np.int64)]
-
-
-def check(c: dict) -> np.ndarray:
-    """Reason code per row; the first failing rule wins. Inputs as in `evaluate`."""
-    g = lambda k: np.asarray(c[k])  # noqa: E731
-    n_gpus, tp, pp = g("n_gpus"), g("tp"), g("pp")
-    rules = [
-        n_gpus < 1,
-        (tp < 1) | (tp != np.floor(tp)),
-        (pp < 1) | (pp != np.floor(pp)),
-        np.mod(n_gpus, np.maximum(tp * pp, 1)) != 0,
-        tp > g("n_heads"),
-        np.mod(g("n_heads"), np.maximum(tp, 1)) != 0,
-        pp > g("n_layers"),
-        g("seq_len") < 1,
-        g("micro_batch") < 1,
-        ~((g("mfu") > 0) & (g("mfu") <= 1)),
-        ~np.isin(g("zero_stage"), (0, 1, 2, 3)),
-        (g("weight_dtype") == "fp32") & g("master_weights").astype(bool),
-        ~(g("peak_flops_per_s") > 0),
-        ~np.isin(g("recompute"), M.RECOMPUTE_MODES),
-        ~np.isin(g("optimizer"), M.OPTIMIZERS),
-        ~(np.isin(g("weight_dtype"), M.STATE_DTYPES) & np.isin(g("grad_dtype"), M.STATE_DTYPES)),
-        ~np.isin(g("attention_flops"), F.ATTENTION_FLOPS),
-        np.mod(g("d_model"), g("n_heads")) != 0,
-        (g("n_kv_heads") > g("n_heads")) | (np.mod(g("n_heads"), np.maximum(g("n_kv_heads"), 1)) != 0),
-        g("virtual_stages") < 1,
-        ~np.isin(g("profile"), M.PROFILES),
-        (g("tokens") < 0) | (g("tokens") > 1e18),
-        g("price_per_gpu_hour") < 0,
-        g("time_overhead_frac") < 0,
-        (g("overhead_fixed_bytes") < 0) | (g("fragmentation_frac") < 0) | (g("fragmentation_frac") >= 1),
-        np.mod(g("d_ff"), np.maximum(tp, 1)) != 0,
-        g("virtual_stages") > np.ceil(g("n_layers") / np.maximum(pp, 1)),
-    ]
-    shape = np.broadcast_shapes(*(np.shape(r) for r in rules))
-    code = np.zeros(shape, dtype=np.int64)
-    for i in range(len(rules), 0, -1):  # last to first so the first failing rule wins
-        if np.any(rules[i - 1]):  # a rule no row breaks leaves the codes as they are (sweeps: most rules)
-            code = np.where(rules[i - 1], i, code)
-    return code
-
+from .hardware import Accelerator, get_accelerator, peak_field, peak_or_nan  # noqa: F401  (peak_or_nan: re-export)
+from .inputs import (BY_NAME, CONFIG_FIELDS, GPU_FIELDS, MAX_INT, MEASURED_ABOVE_PEAK, PRESET_INPUTS, REASONS,  # noqa: F401
+                     check, reason_text)
+from .model import ARCH_FIELDS, Model, get_preset, raw_model
+from .record import BINDING, STATE_PARTS, TOTAL_PARTS  # noqa: F401  (re-exported for callers of the estimate)
 
 # ---------------------------------------------------------------------------------------------------------------
 # The vectorised estimate
@@ -143,11 +62,6 @@ def adafactor_elements(c: dict, shape_params=None):
                                       shape_params)
 
 
-STATE_PARTS = ("weights_bytes", "grads_bytes", "grad_accum_bytes", "optimizer_bytes", "master_bytes")
-TOTAL_PARTS = STATE_PARTS + ("activations_bytes", "logits_bytes", "overhead_bytes")
-BINDING = ("state", "activations", "logits", "overhead")
-
-
 def evaluate(**c) -> dict:
     """All record columns from input columns (numpy arrays or scalars that broadcast).
 
@@ -159,7 +73,7 @@ def evaluate(**c) -> dict:
     code = check(c)
     valid = code == 0
     s, b = c["seq_len"], c["micro_batch"]
-    L, h, a = c["n_layers"], c["d_model"], c["n_heads"]
+    L, h = c["n_layers"], c["d_model"]
     # Invalid rows only need usable divisors here (their numbers become NaN below). Masking with `valid` itself
     # would broadcast tp, pp and n_gpus to the whole grid and make every term after them full-size.
     tp = np.where(np.asarray(c["tp"]) >= 1, c["tp"], 1)
@@ -177,9 +91,7 @@ def evaluate(**c) -> dict:
                             split["last_stage_params"])
 
     # --- activations ---------------------------------------------------------------------------------------
-    led = M.layer_ledger(s, b, h, a, c["n_kv_heads"], c["d_ff"], c["mlp"], c["norm"], c["dropout"],
-                         c["flash_attention"], "none", tp, c["sequence_parallel"], c["profile"],
-                         n_experts=c["n_experts"], top_k=c["top_k"])
+    led = M.ledger(c, recompute="none", tp=tp)
     full_layer = sum(led.values())
     core = led["softmax_output"] + led["softmax_dropout_mask"] + led["dropout_output"] + led["softmax_lse"]
     layer_input = led["norm1_input"]  # 2sbh (÷t with sequence parallelism): what full recomputation keeps
@@ -270,90 +182,56 @@ def evaluate(**c) -> dict:
 # One configuration
 # ---------------------------------------------------------------------------------------------------------------
 
-MAX_INT = 2**31 - 1  # bound on integer inputs (GPUs, tokens per sequence, ...): beyond it numpy overflows
-_NUM_INT = ("seq_len", "micro_batch", "n_gpus", "tp", "pp", "virtual_stages", "zero_stage")
-_NUM_FLOAT = ("mfu", "tokens", "overhead_fixed_bytes", "fragmentation_frac", "time_overhead_frac")
-_BOOL = ("sequence_parallel", "flash_attention", "master_weights", "grad_accum_fp32", "fp32_loss")
-OVERHEAD_CHOICES = ("none", "realistic")
-_CHOICES = {
-    "recompute": M.RECOMPUTE_MODES, "optimizer": M.OPTIMIZERS, "grad_dtype": ("bf16", "fp16", "fp32"),
-    "weight_dtype": ("bf16", "fp16", "fp32"), "compute_dtype": ("bf16", "fp16", "fp8", "fp32"),
-    "attention_flops": F.ATTENTION_FLOPS, "profile": M.PROFILES,
-}
+_PY_TYPE = {"int": int, "float": float, "bool": bool, "choice": str, "str": str}
 
 
-@dataclass(frozen=True)
-class Config:
-    """One training setup. Defaults: the 16-byte mixed-precision AdamW recipe (seed 001), no sharding, no
-    recomputation, no flash attention, attention FLOPs counted in full, 50% MFU (seed 000/002), no overheads."""
+def _check_input(name: str, v) -> None:
+    """One Config input against its schema row (core/inputs.py): type, finiteness, choices, bounds."""
+    i = BY_NAME[name]
+    if v is None:
+        if i.default is None:
+            return  # optional input, not given
+        raise ValueError(f"{name}: required")
+    if i.kind == "int":
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise ValueError(f"{name}: must be an integer, got {v!r}")
+        if abs(v) > MAX_INT:
+            raise ValueError(f"{name}: must be at most {MAX_INT:,}, got {v!r}")
+        if i.default is None and i.lo is not None and v < i.lo:
+            raise ValueError(f"{name}: must be an integer ≥ {i.lo:g}, got {v!r}")
+    elif i.kind == "float":
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not math.isfinite(v):
+            raise ValueError(f"{name}: must be a {'non-negative' if i.default is None else 'finite'} number, "
+                             f"got {v!r}")
+        if i.default is None and v < 0:
+            raise ValueError(f"{name}: must be a non-negative number, got {v!r}")
+        if i.hi is not None and v > i.hi:
+            raise ValueError(f"{name}: must be at most {i.hi:g} ({i.unit}), got {v!r}")
+    elif i.kind == "bool":
+        if not isinstance(v, (bool, np.bool_)):
+            raise ValueError(f"{name}: expected true/false, got {v!r}")
+    elif i.kind == "choice" and v not in i.choices:
+        raise ValueError(f"{name}: {v!r} is not one of {', '.join(map(str, i.choices))}")
 
-    model: Model
-    gpu: Accelerator
-    seq_len: int = 2048
-    micro_batch: int = 1
-    n_gpus: int = 1
-    tp: int = 1
-    pp: int = 1
-    virtual_stages: int = 1
-    zero_stage: int = 0
-    sequence_parallel: bool = False
-    recompute: str = "none"
-    flash_attention: bool = False
-    optimizer: str = "adamw"
-    master_weights: bool = True
-    grad_dtype: str = "bf16"
-    weight_dtype: str = "bf16"
-    grad_accum_fp32: bool = False
-    compute_dtype: str = "bf16"
-    fp32_loss: bool = False
-    profile: str = "fused"
-    attention_flops: str = "full"
-    mfu: float = 0.5
-    tokens: float = 1e12
-    price_per_gpu_hour: float | None = None  # None: the accelerator's catalog price
-    tokens_per_second: float | None = None  # measured, whole job
-    step_time_s: float | None = None  # measured; with global_batch gives tokens_per_second
-    global_batch: int | None = None  # sequences per optimizer step
-    overhead_fixed_bytes: float = 0.0
-    fragmentation_frac: float = 0.0
-    time_overhead_frac: float = 0.0
+
+class _ConfigMethods:
+    """Behaviour of `Config`; its fields are generated from the input schema below."""
 
     def __post_init__(self):
         if not isinstance(self.model, Model):
             raise ValueError(f"model: expected a Model, got {type(self.model).__name__}")
         if not isinstance(self.gpu, Accelerator):
             raise ValueError(f"gpu: expected an Accelerator, got {type(self.gpu).__name__}")
-        for f in _NUM_INT:
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise ValueError(f"{f}: must be an integer, got {v!r}")
-            if abs(v) > MAX_INT:
-                raise ValueError(f"{f}: must be at most {MAX_INT:,}, got {v!r}")
-        for f in _NUM_FLOAT:
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not math.isfinite(v):
-                raise ValueError(f"{f}: must be a finite number, got {v!r}")
-        for f in ("price_per_gpu_hour", "tokens_per_second", "step_time_s", "global_batch"):
-            v = getattr(self, f)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.number))
-                                  or not math.isfinite(v) or v < 0):
-                raise ValueError(f"{f}: must be a non-negative number, got {v!r}")
+        for name in CONFIG_FIELDS:
+            _check_input(name, getattr(self, name))
         if self.tokens_per_second is not None and self.step_time_s is not None:
             raise ValueError("tokens_per_second: give either tokens_per_second or step_time_s with global_batch")
-        if (self.step_time_s is None) != (self.global_batch is None):
-            raise ValueError("step_time_s: needs global_batch (sequences per step) too, and vice versa")
+        if self.step_time_s is not None and self.global_batch is None:
+            raise ValueError("step_time_s: needs global_batch (sequences per step) too")
         if self.step_time_s is not None and self.step_time_s <= 0:
             raise ValueError("step_time_s: must be > 0")
-        if self.global_batch is not None and (self.global_batch != int(self.global_batch) or self.global_batch < 1):
-            raise ValueError(f"global_batch: must be an integer ≥ 1, got {self.global_batch!r}")
         if self.tokens_per_second is not None and self.tokens_per_second <= 0:
             raise ValueError("tokens_per_second: must be > 0")
-        for f in _BOOL:
-            if not isinstance(getattr(self, f), (bool, np.bool_)):
-                raise ValueError(f"{f}: expected true/false, got {getattr(self, f)!r}")
-        for f, allowed in _CHOICES.items():
-            if getattr(self, f) not in allowed:
-                raise ValueError(f"{f}: {getattr(self, f)!r} is not one of {', '.join(allowed)}")
         cols = self.columns()
         code = int(check(cols))
         if code:
@@ -374,14 +252,10 @@ class Config:
 
     def columns(self) -> dict:
         """The input columns of `evaluate` for this one point (scalars)."""
-        m, g = self.model, self.gpu
-        peak = peak_or_nan(g, self.compute_dtype)
-        price = g.price_usd_per_gpu_hour if self.price_per_gpu_hour is None else self.price_per_gpu_hour
-        cols = {k: v for k, v in asdict(self).items() if k not in ("model", "gpu")}
-        cols.update(m.arch())
-        cols.update(n_params=m.n_params, n_active_params=m.n_active_params, peak_flops_per_s=peak,
-                    gpu_memory_bytes=g.memory_bytes, price_per_gpu_hour=price,
-                    tokens_per_second=self.measured_tokens_per_second)
+        cols = {k: getattr(self, k) for k in CONFIG_FIELDS}
+        cols.update(model_columns(self.model))
+        cols.update(gpu_columns(self.gpu, self.compute_dtype, self.price_per_gpu_hour))
+        cols["tokens_per_second"] = self.measured_tokens_per_second
         return cols
 
     def replace(self, **kw) -> "Config":
@@ -397,13 +271,30 @@ class Config:
         return Config(**d)
 
 
-def peak_or_nan(g: Accelerator, compute_dtype: str) -> float:
-    """The accelerator's peak for the dtype, or NaN when it has none — which `check` turns into the reason
-    "compute_dtype: this accelerator has no peak for that dtype" (so one rule serves a point and a sweep)."""
-    try:
-        return g.peak_flops_per_s(compute_dtype)
-    except ValueError:
-        return math.nan
+Config = make_dataclass(
+    "Config",
+    [("model", Model), ("gpu", Accelerator)]
+    + [(n, _PY_TYPE[BY_NAME[n].kind] | (None if BY_NAME[n].default is None else _PY_TYPE[BY_NAME[n].kind]),
+        field(default=BY_NAME[n].default)) for n in CONFIG_FIELDS],
+    bases=(_ConfigMethods,), frozen=True)
+Config.__module__ = __name__  # (make_dataclass's `module=` is Python ≥ 3.12): pickling and caches find it here
+Config.__doc__ = """One training setup: a Model, an Accelerator, and every input whose target is "config" in
+core/inputs.py (fields, types and defaults generated from that schema). Defaults: the 16-byte mixed-precision
+AdamW recipe, no sharding, no recomputation, no flash attention, attention FLOPs counted in full, 50 % MFU, no
+overheads — the conventions of the CS336 lecture and the ZeRO paper, so their published numbers reproduce."""
+
+
+def model_columns(m: Model) -> dict:
+    """The one model → `evaluate` columns mapping: architecture fields, n_params and n_active_params."""
+    return {**m.arch(), "n_params": m.n_params, "n_active_params": m.n_active_params}
+
+
+def gpu_columns(g: Accelerator, compute_dtype: str, price_per_gpu_hour: float | None = None) -> dict:
+    """The one accelerator → `evaluate` columns mapping: peak for the dtype (NaN when the chip has none, which
+    the rules refuse by name), memory, and the price (the catalog's unless given)."""
+    price = g.price_usd_per_gpu_hour if price_per_gpu_hour is None else price_per_gpu_hour
+    return {"peak_flops_per_s": peak_or_nan(g, compute_dtype), "gpu_memory_bytes": g.memory_bytes,
+            "price_per_gpu_hour": price}
 
 
 def _explain(code: int, cfg: Config) -> str:
@@ -450,11 +341,7 @@ def activation_ledger(cfg: Config) -> list[dict]:
     """The per-layer ledger for display: one row per tensor with bytes per layer on one GPU (0-byte tensors
     dropped), under the configuration's recompute mode (full recomputation shows the working set rebuilt
     during a layer's backward, plus the kept layer input)."""
-    m = cfg.model
-    rec = "none" if cfg.recompute == "full" else cfg.recompute
-    led = M.layer_ledger(cfg.seq_len, cfg.micro_batch, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, m.norm,
-                         m.dropout, cfg.flash_attention, rec, cfg.tp, cfg.sequence_parallel, cfg.profile,
-                         n_experts=m.n_experts, top_k=m.top_k)
+    led = M.ledger(cfg.columns(), recompute="none" if cfg.recompute == "full" else cfg.recompute)
     info = {name: (what, op) for name, what, op in M.LEDGER_TENSORS}
     rows = [{"tensor": k, "bytes": float(v), "what": info[k][0], "kept_by": info[k][1]}
             for k, v in led.items() if float(v) > 0]
@@ -464,9 +351,6 @@ def activation_ledger(cfg: Config) -> list[dict]:
 # ---------------------------------------------------------------------------------------------------------------
 # Building a Config from the flat input vocabulary (CLI, JSON, URL)
 # ---------------------------------------------------------------------------------------------------------------
-
-GPU_FIELDS = ("peak_flops_per_s", "gpu_memory_bytes", "memory_bandwidth_bytes_per_s")
-
 
 def build_model(model: str | None = None, n_params: float | None = None, hf_config=None, **arch) -> Model:
     """A model from a preset name, a raw count, or a Hugging Face config, then architecture overrides."""
@@ -495,10 +379,6 @@ def build_model(model: str | None = None, n_params: float | None = None, hf_conf
     return base.with_overrides(**arch) if arch else base
 
 
-PEAK_FIELD = {"bf16": "peak_bf16_flops_per_s", "fp16": "peak_bf16_flops_per_s", "fp8": "peak_fp8_flops_per_s",
-              "fp32": "peak_fp32_flops_per_s"}
-
-
 def build_gpu(gpu: str | None = "h100-sxm", peak_flops_per_s=None, gpu_memory_bytes=None,
               memory_bandwidth_bytes_per_s=None, compute_dtype: str = "bf16") -> Accelerator:
     """A catalog accelerator, or 'custom' with typed numbers; numbers given with a catalog name override it.
@@ -506,8 +386,7 @@ def build_gpu(gpu: str | None = "h100-sxm", peak_flops_per_s=None, gpu_memory_by
     from dataclasses import replace as dc_replace
 
     from .hardware import custom_accelerator
-    if compute_dtype not in PEAK_FIELD:
-        raise ValueError(f"compute_dtype: {compute_dtype!r} is not one of {', '.join(PEAK_FIELD)}")
+    _check_input("compute_dtype", compute_dtype)
     for name, v in (("peak_flops_per_s", peak_flops_per_s), ("gpu_memory_bytes", gpu_memory_bytes),
                     ("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.number))
@@ -515,7 +394,7 @@ def build_gpu(gpu: str | None = "h100-sxm", peak_flops_per_s=None, gpu_memory_by
             raise ValueError(f"{name}: must be a positive number, got {v!r}")
     over = {}
     if peak_flops_per_s is not None:
-        over[PEAK_FIELD[compute_dtype]] = float(peak_flops_per_s)
+        over[peak_field(compute_dtype)] = float(peak_flops_per_s)
     if gpu_memory_bytes is not None:
         over["memory_bytes"] = float(gpu_memory_bytes)
     if memory_bandwidth_bytes_per_s is not None:
@@ -540,22 +419,14 @@ def config_from_inputs(**inp) -> Config:
                         **{k: inp.pop(k) for k in list(inp) if k in ARCH_FIELDS})
     gpu = build_gpu(inp.pop("gpu", "h100-sxm"), **{k: inp.pop(k) for k in list(inp) if k in GPU_FIELDS},
                     compute_dtype=inp.get("compute_dtype", "bf16"))
-    recipe = inp.pop("recipe", None)
-    if recipe is not None:
-        if recipe not in M.RECIPES:
-            raise ValueError(f"recipe: unknown recipe {recipe!r}; known: {', '.join(M.RECIPES)}")
-        wd, gd, mw, acc, opt = M.RECIPES[recipe]
-        for k, v in (("weight_dtype", wd), ("grad_dtype", gd), ("master_weights", mw), ("grad_accum_fp32", acc),
-                     ("optimizer", opt)):
-            inp.setdefault(k, v)
-    overhead = inp.pop("overhead", None)
-    if overhead is not None:
-        if overhead not in OVERHEAD_CHOICES:
-            raise ValueError(f"overhead: must be none or realistic, got {overhead!r}")
-        if overhead == "realistic":
-            inp.setdefault("overhead_fixed_bytes", M.REALISTIC_OVERHEAD_BYTES)
-            inp.setdefault("fragmentation_frac", M.REALISTIC_FRAGMENTATION_FRAC)
-    known = {f.name for f in fields(Config)} - {"model", "gpu"}
+    for name, table in PRESET_INPUTS.items():  # recipe, overhead: explicit inputs win over the preset's fields
+        preset = inp.pop(name, None)
+        if preset is not None:
+            if preset not in table:
+                raise ValueError(f"{name}: unknown {name} {preset!r}; known: {', '.join(table)}")
+            for k, v in table[preset].items():
+                inp.setdefault(k, v)
+    known = set(CONFIG_FIELDS)
     unknown = set(inp) - known
     if unknown:
         raise ValueError(f"{sorted(unknown)[0]}: not an input; known inputs: {', '.join(sorted(known))}")

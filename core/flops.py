@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .tables import ATTENTION_FLOPS  # noqa: F401  (the counting conventions, a row each)
 from .units import SECONDS_PER_DAY, SECONDS_PER_HOUR
-
-ATTENTION_FLOPS = ("none", "full", "causal")
 
 
 def attention_flops_per_token(n_layers, d_model, seq_len, attention_flops="full"):

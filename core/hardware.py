@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from .tables import DTYPES
 from .units import GB, GiB, TB, TFLOP
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -49,11 +50,10 @@ class Accelerator:
 
     def peak_flops_per_s(self, compute_dtype: str = "bf16") -> float:
         """Dense peak for the compute dtype (no sparsity); an error if the chip lacks that mode."""
-        key = {"bf16": "peak_bf16_flops_per_s", "fp16": "peak_bf16_flops_per_s",
-               "fp8": "peak_fp8_flops_per_s", "fp32": "peak_fp32_flops_per_s"}.get(compute_dtype)
-        if key is None:
-            raise ValueError(f"compute_dtype: unknown {compute_dtype!r}; known: bf16, fp16, fp8, fp32")
-        v = getattr(self, key)
+        d = DTYPES.get(compute_dtype) if isinstance(compute_dtype, str) else None
+        if d is None:
+            raise ValueError(f"compute_dtype: unknown {compute_dtype!r}; known: {', '.join(DTYPES)}")
+        v = getattr(self, peak_field(compute_dtype))
         if math.isnan(v):
             raise ValueError(f"compute_dtype: {self.name} has no {compute_dtype} peak in the catalog")
         return v
@@ -62,6 +62,21 @@ class Accelerator:
     def ridge_intensity(self) -> float:
         """FLOPs per byte at which bf16 matmuls stop being memory-bound: peak / bandwidth (seed 000)."""
         return self.peak_bf16_flops_per_s / self.memory_bandwidth_bytes_per_s
+
+
+def peak_field(compute_dtype: str) -> str:
+    """The Accelerator field holding the peak for a compute dtype (fp16 runs at the bf16 rate: tables.DTYPES)."""
+    return f"peak_{DTYPES[compute_dtype].peak}_flops_per_s"
+
+
+def peak_or_nan(g: Accelerator, compute_dtype: str) -> float:
+    """The one answer to "peak FLOP/s of this accelerator for this dtype": the peak, or NaN when the chip has no
+    such mode — which the input rules turn into "compute_dtype: this accelerator has no peak for that dtype" (so
+    one rule serves a point and a sweep)."""
+    try:
+        return g.peak_flops_per_s(compute_dtype)
+    except ValueError:
+        return math.nan
 
 
 def _f(row: dict, key: str, scale: float = 1.0) -> float:

@@ -126,8 +126,7 @@ def measurement_cost(cfg: Config) -> dict:
                                                    cfg.recompute, 6.0 * m.vocab_size * m.d_model)) * s * b
     block = float(block_forward_flops(s, b, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp))
     flops = model_flops + block * (3 + 3 + 4)  # none, selective, full (full runs the forward again)
-    led = M.layer_ledger(s, b, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, m.norm, m.dropout,
-                         cfg.flash_attention, "none", 1, False, cfg.profile)
+    led = M.ledger(cfg.columns(), recompute="none", tp=1, sequence_parallel=False, n_experts=1, top_k=1)
     acts = m.n_layers * sum(float(v) for v in led.values())
     logits = float(M.logits_bytes(s, b, m.vocab_size, 1, cfg.fp32_loss))
     scores = 0.0 if cfg.flash_attention else 3 * 2.0 * m.n_heads * s * s * b
@@ -182,10 +181,8 @@ def ledger_names_for(measured_name: str | None) -> tuple[str, ...]:
 def predicted_layer(cfg: Config, recompute: str) -> dict[str, float]:
     """The ledger of one layer as kept after the forward, on one unsharded replica (tp = 1): `layer_ledger`
     under `recompute`; full recomputation keeps only the layer input (norm1_input, 2sbh)."""
-    m = cfg.model
-    led = M.layer_ledger(cfg.seq_len, cfg.micro_batch, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, m.norm,
-                         m.dropout, cfg.flash_attention, "none" if recompute == "full" else recompute, 1, False,
-                         cfg.profile)
+    led = M.ledger(cfg.columns(), recompute="none" if recompute == "full" else recompute, tp=1,
+                   sequence_parallel=False, n_experts=1, top_k=1)
     led = {k: float(v) for k, v in led.items()}
     if recompute == "full":
         return {k: (v if k == "norm1_input" else 0.0) for k, v in led.items()}
@@ -523,35 +520,3 @@ def render(res: dict) -> str:
     for x in res["notes"]:
         out.append(f"  - {x}")
     return "\n".join(out)
-
-
-def cmd_measure(args) -> int:
-    from .cli import emit_json, inputs_from_args
-    from .estimate import config_from_inputs
-    cfg = config_from_inputs(**inputs_from_args(args))
-    cap = None if args.no_cap else CLI_CPU_CAP
-    res = compare(cfg, device=args.device, dropout_impl=args.dropout_impl, whole_model=not args.block_only,
-                  cap=cap, seed=args.seed)
-    if args.json:
-        emit_json(res)
-    else:
-        print(render(res))
-    return 0
-
-
-def register_cli(subparsers) -> None:
-    """`python -m core measure`: the estimate's inputs, plus how to measure."""
-    from .cli import add_input_flags
-    sp = subparsers.add_parser("measure", help="check the activation ledger and FLOPs against a real PyTorch model",
-                               description="Builds the configuration's block and a small whole model in PyTorch "
-                                           "(bf16), runs them and prints predicted vs measured bytes kept for backward"
-                                           f" and FLOPs. Needs the optional extra: {INSTALL_HINT}.")
-    add_input_flags(sp)
-    sp.add_argument("--device", choices=DEVICES, default="cpu",
-                    help="cuda also reports max_memory_allocated of a full training step")
-    sp.add_argument("--dropout-impl", choices=DROPOUT_IMPLS, default="native",
-                    help="native: torch.native_dropout, 1-byte masks; functional: F.dropout (2-byte on CPU)")
-    sp.add_argument("--block-only", action="store_true", help="skip the whole model")
-    sp.add_argument("--no-cap", action="store_true", help="lift the CPU size cap")
-    sp.add_argument("--seed", type=int, default=0)
-    sp.set_defaults(func=cmd_measure)

@@ -15,22 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .units import DTYPE_BYTES, GiB
+from .tables import (DTYPE_BYTES, OPTIMIZERS, OPTIMIZERS_TABLE, OVERHEADS, PROFILES, RECIPES,  # noqa: F401
+                     RECOMPUTE_MODES, STATE_DTYPES)
 
 # ---------------------------------------------------------------------------------------------------------------
-# Model state
+# Model state (optimizers, recipes and dtypes are rows of core/tables.py)
 # ---------------------------------------------------------------------------------------------------------------
 
-OPTIMIZERS = ("adamw", "adamw8bit", "sgd_momentum", "adafactor", "lion", "sgd")
-RECIPES = {
-    # name: (weight_dtype, grad_dtype, master_weights, grad_accum_fp32, optimizer)  bytes/param with AdamW
-    "cs336-12": ("bf16", "bf16", False, False, "adamw"),  # 12: seed 000 (CS336 lecture 2)
-    "zero-16": ("bf16", "bf16", True, False, "adamw"),  # 16: ZeRO §3.1, seeds 000/001/002
-    "megatron-18": ("bf16", "fp32", True, False, "adamw"),  # 18: fp32 grads (Megatron, DeepSpeed), seed 002
-    "playbook-20": ("bf16", "bf16", True, True, "adamw"),  # 20: bf16 grads + fp32 accumulation (Ultra-Scale Playbook)
-    "fp32-16": ("fp32", "fp32", False, False, "adamw"),  # 16: pure fp32
-}
-STATE_DTYPES = ("bf16", "fp16", "fp32", "fp8")  # dtypes accepted for weights and gradients
 # ZeRO stage from which each state part is sharded over the data-parallel degree (Rajbhandari et al. 2020 §5)
 ZERO_SHARD_STAGE = {"weights_bytes": 3, "grads_bytes": 2, "grad_accum_bytes": 2, "optimizer_bytes": 1,
                     "master_bytes": 1}
@@ -54,8 +45,8 @@ def optimizer_bytes_per_param(optimizer) -> np.ndarray:
     adafactor: factored second moment, handled by `adafactor_state_elements` (returns NaN here).
     """
     o = np.asarray(optimizer)
-    return np.select([o == "adamw", o == "adamw8bit", o == "sgd_momentum", o == "lion", o == "sgd"],
-                     [8.0, 2.0, 4.0, 4.0, 0.0], np.nan)
+    rows = [r for r in OPTIMIZERS_TABLE.values() if r.bytes_per_param == r.bytes_per_param]  # NaN: adafactor
+    return np.select([o == r.name for r in rows], [r.bytes_per_param for r in rows], np.nan)
 
 
 def adafactor_state_elements(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab_size, mlp, n_experts, tied_embeddings,
@@ -116,8 +107,8 @@ def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights
 
 
 # bytes of state per parameter for each recipe (12, 16, 18, 20, 16), derived rather than typed
-RECIPE_BYTES = {name: int(sum(float(v) for v in state_bytes(1.0, wd, gd, mw, acc, opt).values()))
-                for name, (wd, gd, mw, acc, opt) in RECIPES.items()}
+RECIPE_BYTES = {name: int(sum(float(v) for v in state_bytes(1.0, **r.fields()).values()))
+                for name, r in RECIPES.items()}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -158,8 +149,6 @@ LEDGER_TENSORS = (
      "routing-weight multiply"),
 )
 LEDGER_NAMES = tuple(t[0] for t in LEDGER_TENSORS)
-RECOMPUTE_MODES = ("none", "selective", "full")
-PROFILES = ("fused", "eager")
 
 
 def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=None, mlp="gelu", norm="layernorm",
@@ -263,6 +252,17 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
 
 
 # The ledger's tensors grouped by part of the block (for per-part curves and summaries); every tensor is in one group.
+LEDGER_INPUTS = ("seq_len", "micro_batch", "d_model", "n_heads", "n_kv_heads", "d_ff", "mlp", "norm", "dropout",
+                 "flash_attention", "recompute", "tp", "sequence_parallel", "profile", "n_experts", "top_k")
+
+
+def ledger(c, **over) -> dict:
+    """`layer_ledger` for a configuration: `c` is any mapping of `evaluate`'s input columns (a sweep chunk, or
+    `Config.columns()`); keyword arguments override single inputs (e.g. recompute="none", tp=1)."""
+    kw = {k: over[k] if k in over else c[k] for k in LEDGER_INPUTS}
+    return layer_ledger(**kw)
+
+
 LEDGER_GROUPS = {
     "attention scores (∝ s²)": ("softmax_output", "softmax_dropout_mask", "dropout_output"),
     "attention, linear in s": ("qkv_input", "q", "k", "v", "attn_output", "softmax_lse"),
@@ -329,11 +329,9 @@ def logits_bytes(seq_len, micro_batch, vocab_size, tp=1, fp32_loss=False):
     return s * b * V * (2.0 + np.where(np.asarray(fp32_loss, dtype=bool), 4.0, 0.0)) / t
 
 
-# Documented "realistic" overhead: CUDA context + NCCL communication buffers ≈ 1.5 GiB (PyTorch's CUDA context
-# is typically 0.3–1 GiB depending on the kernels loaded; NCCL allocates its buffers per communicator), plus
-# 10% allocator fragmentation of everything else (PyTorch caching allocator; see its memory-management notes).
-REALISTIC_OVERHEAD_BYTES = 1.5 * GiB
-REALISTIC_FRAGMENTATION_FRAC = 0.10
+# The documented "realistic" overhead (a row of core/tables.OVERHEADS, with its reasoning there).
+REALISTIC_OVERHEAD_BYTES = OVERHEADS["realistic"].overhead_fixed_bytes
+REALISTIC_FRAGMENTATION_FRAC = OVERHEADS["realistic"].fragmentation_frac
 
 
 def overhead_bytes(subtotal_bytes, overhead_fixed_bytes=0.0, fragmentation_frac=0.0):

@@ -19,12 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+from .tables import BIAS_KINDS, MLP_KINDS, NORM_KINDS, POSITION_KINDS  # noqa: F401
 
-MLP_KINDS = ("gelu", "swiglu")
-NORM_KINDS = ("layernorm", "rmsnorm")
-BIAS_KINDS = ("none", "qkv", "all")
-POSITION_KINDS = ("learned", "rotary")
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
 # Names of the architecture fields, in the CLI/JSON vocabulary.
 ARCH_FIELDS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "vocab_size", "mlp", "norm", "bias",

@@ -16,17 +16,6 @@ TFLOP = 1e12
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0
 
-DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
-
-
-def dtype_bytes(dtype: str) -> int:
-    """Bytes per element of a named dtype; unknown names are an error."""
-    try:
-        return DTYPE_BYTES[dtype]
-    except KeyError:
-        raise ValueError(f"dtype: unknown dtype {dtype!r}; known: {sorted(DTYPE_BYTES)}") from None
-
-
 def fmt_bytes(n: float, unit: str = "GB") -> str:
     """'12.3 GB' (1e9) or '11.5 GiB' (2^30)."""
     if n is None or (isinstance(n, float) and math.isnan(n)):

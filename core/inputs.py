@@ -1,0 +1,260 @@
+"""The input vocabulary: every input's name, kind, choices, default, unit, bounds and one-line help, and the
+validation rules as rows. The one owner of these facts (docs/architecture); everything else derives from here:
+
+- `core.estimate.Config` (fields and defaults: the inputs whose `target` is "config"),
+- `core.estimate.check` and the reason codes/texts (`RULES` → `REASONS`),
+- the CLI's flags and their help (`core.cli`), the sweep grammar's types (`core.spec`), the DuckDB allow-lists
+  (`core.db`), and the inputs table of docs/inputs.md (a test keeps it in step).
+
+A new input is one `Input` row here plus the formula that reads it.
+
+Targets: "model" inputs choose or shape the model (`core.model`), "gpu" inputs the accelerator
+(`core.hardware`), "preset" inputs expand into other inputs (recipe → dtypes and optimizer; overhead → bytes and
+fraction; explicit inputs win), "config" inputs are fields of `Config` and columns of `evaluate`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from . import tables as T
+from .model import ARCH_FIELDS
+
+MAX_INT = 2**31 - 1  # bound on integer inputs: beyond it numpy's int32 columns overflow
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input of the vocabulary."""
+
+    name: str
+    kind: str  # "int" | "float" | "bool" | "choice" | "str"
+    default: Any  # the value when not given (None: optional, or chosen elsewhere — help says by what)
+    unit: str  # SI unit, "count", "fraction (0–1)", or "" for choices, flags and names
+    help: str
+    group: str  # CLI/doc section: model, architecture, accelerator, layout, recipe, activations, memory, run, measurement
+    target: str = "config"  # "config" | "model" | "gpu" | "preset"
+    choices: tuple = ()
+    lo: float | None = None  # inclusive bounds checked when the input is read (CLI, spec, Config)
+    hi: float | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def describe(self) -> str:
+        """One line for --help and the docs: meaning, unit or choices, default."""
+        bits = [self.help]
+        if self.choices:
+            bits.append("one of " + ", ".join(map(str, self.choices)))
+        elif self.unit:
+            bits.append(f"unit: {self.unit}")
+        if self.default is not None:
+            d = self.default
+            bits.append(f"default: {str(d).lower() if isinstance(d, bool) else d}")
+        return "; ".join(bits)
+
+
+_GiB = "bytes (1 GiB = 2^30)"
+INPUTS: tuple[Input, ...] = (
+    # --- where the model comes from --------------------------------------------------------------------------------
+    Input("model", "str", None, "", "preset name (python -m core list); or give n_params, hf_config, or the "
+          "architecture fields", "model", "model"),
+    Input("n_params", "float", None, "count (parameters)", "raw parameter count: state is priced from it, "
+          "activations from a stand-in GPT-3 shape of that size", "model", "model", lo=1.0, hi=1e15),
+    Input("hf_config", "str", None, "", "path to a local Hugging Face config.json", "model", "model"),
+    # --- architecture (override a preset's field, or describe a model) ---------------------------------------------
+    Input("n_layers", "int", None, "count", "transformer blocks", "architecture", "model", lo=1, hi=100_000),
+    Input("d_model", "int", None, "count (hidden width)", "hidden size h", "architecture", "model", lo=1, hi=1 << 20),
+    Input("n_heads", "int", None, "count", "attention heads a", "architecture", "model", lo=1, hi=1 << 16),
+    Input("n_kv_heads", "int", None, "count", "key/value heads (GQA; = n_heads for multi-head attention)",
+          "architecture", "model", lo=1, hi=1 << 16),
+    Input("d_ff", "int", None, "count (MLP width)", "MLP hidden width (default 4·d_model)", "architecture", "model",
+          lo=1, hi=1 << 22),
+    Input("vocab_size", "int", None, "count (tokens)", "vocabulary size V", "architecture", "model", lo=1, hi=1 << 24),
+    Input("mlp", "choice", None, "", "MLP kind: gelu (2 matrices) or swiglu (gated, 3 matrices)", "architecture",
+          "model", T.MLP_KINDS),
+    Input("norm", "choice", None, "", "normalisation layer", "architecture", "model", T.NORM_KINDS),
+    Input("bias", "choice", None, "", "which linear layers carry biases", "architecture", "model", T.BIAS_KINDS),
+    Input("dropout", "bool", None, "", "dropout layers present (their 1-byte masks are kept)", "architecture",
+          "model"),
+    Input("tied_embeddings", "bool", None, "", "LM head shares the input embedding", "architecture", "model"),
+    Input("position", "choice", None, "", "position encoding", "architecture", "model", T.POSITION_KINDS),
+    Input("max_position", "int", None, "count (tokens)", "rows of a learned position table", "architecture", "model",
+          lo=0, hi=1 << 26),
+    Input("n_experts", "int", None, "count", "MoE experts per layer (1 = dense)", "architecture", "model",
+          lo=1, hi=1 << 16),
+    Input("top_k", "int", None, "count", "MoE experts each token is routed to", "architecture", "model",
+          lo=1, hi=1 << 16),
+    # --- accelerator -------------------------------------------------------------------------------------------------
+    Input("gpu", "str", "h100-sxm", "", "accelerator name (python -m core list), or 'custom' with "
+          "peak_flops_per_s, gpu_memory_bytes and memory_bandwidth_bytes_per_s", "accelerator", "gpu"),
+    Input("compute_dtype", "choice", "bf16", "", "dtype of the matmuls: picks the accelerator's peak",
+          "accelerator", "config", T.COMPUTE_DTYPES),
+    Input("peak_flops_per_s", "float", None, "FLOP/s", "override: the accelerator's dense peak for compute_dtype",
+          "accelerator", "gpu", lo=1e6, hi=1e21),
+    Input("gpu_memory_bytes", "float", None, "bytes (GB = 1e9)", "override: memory per accelerator",
+          "accelerator", "gpu", lo=1e6, hi=1e15),
+    Input("memory_bandwidth_bytes_per_s", "float", None, "bytes/s", "override: HBM bandwidth per accelerator",
+          "accelerator", "gpu", lo=1e6, hi=1e16),
+    # --- parallel layout and batch -------------------------------------------------------------------------------------
+    Input("seq_len", "int", 2048, "count (tokens)", "sequence length s", "layout", lo=1, hi=MAX_INT),
+    Input("micro_batch", "int", 1, "count (sequences)", "micro-batch b per GPU", "layout", lo=1, hi=MAX_INT),
+    Input("n_gpus", "int", 1, "count", "accelerators in the job", "layout", lo=1, hi=MAX_INT),
+    Input("tp", "int", 1, "count", "tensor-parallel degree", "layout", lo=1, hi=MAX_INT),
+    Input("pp", "int", 1, "count", "pipeline-parallel degree (stages)", "layout", lo=1, hi=MAX_INT),
+    Input("virtual_stages", "int", 1, "count", "interleaved pipeline: model chunks per GPU (1 = plain 1F1B)",
+          "layout", lo=1, hi=MAX_INT),
+    Input("zero_stage", "int", 0, "", "ZeRO stage: 1 shards optimizer + master, 2 + gradients, 3 + weights (FSDP)",
+          "layout", choices=(0, 1, 2, 3), lo=-MAX_INT, hi=MAX_INT),
+    Input("sequence_parallel", "bool", False, "", "Megatron sequence parallelism with tensor parallelism",
+          "layout"),
+    Input("global_batch", "int", None, "count (sequences)", "sequences per optimizer step (with step_time_s, a "
+          "measured step gives the throughput)", "layout", lo=1, hi=MAX_INT),
+    # --- recipe (model state) ------------------------------------------------------------------------------------------
+    Input("recipe", "choice", None, "", "named recipe: sets weight_dtype, grad_dtype, master_weights, "
+          "grad_accum_fp32 and optimizer unless given (bytes per parameter: python -m core list)", "recipe", "preset", tuple(T.RECIPES)),
+    Input("optimizer", "choice", "adamw", "", "optimizer (its state bytes per parameter: core/tables.py)",
+          "recipe", choices=T.OPTIMIZERS),
+    Input("weight_dtype", "choice", "bf16", "", "dtype of the working weights", "recipe", choices=T.WEIGHT_DTYPES),
+    Input("grad_dtype", "choice", "bf16", "", "dtype of the gradients", "recipe", choices=T.WEIGHT_DTYPES),
+    Input("master_weights", "bool", True, "", "keep an fp32 master copy of the weights", "recipe"),
+    Input("grad_accum_fp32", "bool", False, "", "keep an fp32 gradient-accumulation buffer", "recipe"),
+    Input("fp32_loss", "bool", False, "", "cross-entropy in fp32 (an fp32 copy of the logits is kept)", "recipe"),
+    # --- activations -----------------------------------------------------------------------------------------------------
+    Input("recompute", "choice", "none", "", "activation recomputation: selective = the attention core "
+          "(Korthikanti §5), full = keep only each layer's input", "activations", choices=T.RECOMPUTE_MODES),
+    Input("flash_attention", "bool", False, "", "flash attention (no s×s matrices stored)", "activations"),
+    Input("profile", "choice", "fused", "", "which tensors the framework keeps: fused kernels (Megatron) or "
+          "eager PyTorch (Hugging Face)", "activations", choices=T.PROFILES),
+    # --- memory overhead ---------------------------------------------------------------------------------------------------
+    Input("overhead", "choice", None, "", "overhead preset: none, or realistic (1.5 GiB + 10 % fragmentation); "
+          "sets overhead_fixed_bytes and fragmentation_frac unless given", "memory", "preset", tuple(T.OVERHEADS)),
+    Input("overhead_fixed_bytes", "float", 0.0, _GiB, "fixed memory per GPU (CUDA context, NCCL buffers)", "memory",
+          lo=-1e18, hi=1e18),
+    Input("fragmentation_frac", "float", 0.0, "fraction (0–1)", "allocator fragmentation as a share of the rest",
+          "memory", lo=-1e18, hi=1e18),
+    # --- run: FLOPs, time, cost ----------------------------------------------------------------------------------------------
+    Input("attention_flops", "choice", "full", "", "how attention FLOPs count: full (12·L·h·s per token), causal "
+          "(half), none (6N only)", "run", choices=T.ATTENTION_FLOPS),
+    Input("mfu", "float", 0.5, "fraction (0–1)", "model FLOPs utilisation used for time and cost", "run",
+          lo=-1e18, hi=1e18),
+    Input("tokens", "float", 1e12, "count (tokens)", "training tokens", "run", lo=-1e18, hi=1e30),
+    Input("price_per_gpu_hour", "float", None, "USD per GPU-hour", "price (default: the accelerator's catalog "
+          "price)", "run", lo=0.0, hi=1e9),
+    Input("time_overhead_frac", "float", 0.0, "fraction", "extra wall time for checkpoints, restarts, evaluation",
+          "run", lo=-1e18, hi=1e18),
+    # --- measurement ---------------------------------------------------------------------------------------------------------
+    Input("tokens_per_second", "float", None, "tokens/s (whole job)", "measured throughput: gives the achieved "
+          "MFU and HFU", "measurement", lo=0.0, hi=1e18),
+    Input("step_time_s", "float", None, "s", "measured time of one optimizer step (needs global_batch)",
+          "measurement", lo=0.0, hi=1e12),
+)
+BY_NAME = {i.name: i for i in INPUTS}
+NAMES = tuple(BY_NAME)
+CONFIG_FIELDS = tuple(i.name for i in INPUTS if i.target == "config")
+MODEL_INPUTS = tuple(i.name for i in INPUTS if i.target == "model")
+GPU_INPUTS = tuple(i.name for i in INPUTS if i.target == "gpu")  # gpu and its numeric overrides
+GPU_FIELDS = tuple(n for n in GPU_INPUTS if n != "gpu")
+PRESET_INPUTS = {"recipe": {k: r.fields() for k, r in T.RECIPES.items()},
+                 "overhead": {k: o.fields() for k, o in T.OVERHEADS.items()}}
+GROUPS = tuple(dict.fromkeys(i.group for i in INPUTS))
+
+assert set(MODEL_INPUTS) == {"model", "n_params", "hf_config", *ARCH_FIELDS}
+
+
+def kind(name: str) -> str:
+    """The input's kind; an unknown name is an error listing the known ones."""
+    try:
+        return BY_NAME[name].kind
+    except KeyError:
+        raise ValueError(f"{name}: not an input; known inputs: {', '.join(sorted(NAMES))}") from None
+
+
+def names_of(*kinds: str) -> tuple:
+    return tuple(i.name for i in INPUTS if i.kind in kinds)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Validation rules, vectorised: a row per rule (field, message, test). `test(g)` gets a column getter and returns a
+# boolean array, True where the rule is broken. Reason code = 1 + the rule's index; the first failing rule wins.
+# ---------------------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Rule:
+    field: str
+    message: str
+    test: Callable | None  # None: set by `evaluate`, which alone knows the value (see MEASURED_ABOVE_PEAK)
+
+    @property
+    def text(self) -> str:
+        return f"{self.field}: {self.message}"
+
+
+def _pos_int(x):
+    return (x < 1) | (x != np.floor(x))
+
+
+def _div(a, b):
+    return np.mod(a, np.maximum(b, 1)) != 0
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("n_gpus", "must be ≥ 1", lambda g: g("n_gpus") < 1),
+    Rule("tp", "must be an integer ≥ 1", lambda g: _pos_int(g("tp"))),
+    Rule("pp", "must be an integer ≥ 1", lambda g: _pos_int(g("pp"))),
+    Rule("tp·pp", "does not divide n_gpus", lambda g: _div(g("n_gpus"), g("tp") * g("pp"))),
+    Rule("tp", "larger than n_heads", lambda g: g("tp") > g("n_heads")),
+    Rule("tp", "does not divide n_heads", lambda g: _div(g("n_heads"), g("tp"))),
+    Rule("pp", "larger than n_layers", lambda g: g("pp") > g("n_layers")),
+    Rule("seq_len", "must be ≥ 1", lambda g: g("seq_len") < 1),
+    Rule("micro_batch", "must be ≥ 1", lambda g: g("micro_batch") < 1),
+    Rule("mfu", "must be in (0, 1]", lambda g: ~((g("mfu") > 0) & (g("mfu") <= 1))),
+    Rule("zero_stage", "must be 0, 1, 2 or 3", lambda g: ~np.isin(g("zero_stage"), (0, 1, 2, 3))),
+    Rule("master_weights", "the weights are already fp32; an fp32 master copy would duplicate them",
+         lambda g: (g("weight_dtype") == "fp32") & g("master_weights").astype(bool)),
+    Rule("compute_dtype", "this accelerator has no peak for that dtype", lambda g: ~(g("peak_flops_per_s") > 0)),
+    Rule("recompute", "must be none, selective or full", lambda g: ~np.isin(g("recompute"), T.RECOMPUTE_MODES)),
+    Rule("optimizer", "unknown optimizer", lambda g: ~np.isin(g("optimizer"), T.OPTIMIZERS)),
+    Rule("weight_dtype/grad_dtype", "unknown dtype",
+         lambda g: ~(np.isin(g("weight_dtype"), T.STATE_DTYPES) & np.isin(g("grad_dtype"), T.STATE_DTYPES))),
+    Rule("attention_flops", "must be none, full or causal",
+         lambda g: ~np.isin(g("attention_flops"), T.ATTENTION_FLOPS)),
+    Rule("d_model", "not divisible by n_heads", lambda g: _div(g("d_model"), g("n_heads"))),
+    Rule("n_kv_heads", "must divide n_heads",
+         lambda g: (g("n_kv_heads") > g("n_heads")) | _div(g("n_heads"), g("n_kv_heads"))),
+    Rule("virtual_stages", "must be an integer ≥ 1", lambda g: g("virtual_stages") < 1),
+    Rule("profile", "must be fused or eager", lambda g: ~np.isin(g("profile"), T.PROFILES)),
+    Rule("tokens", "must be between 0 and 1e18", lambda g: (g("tokens") < 0) | (g("tokens") > 1e18)),
+    Rule("price_per_gpu_hour", "must be ≥ 0", lambda g: g("price_per_gpu_hour") < 0),
+    Rule("time_overhead_frac", "must be ≥ 0", lambda g: g("time_overhead_frac") < 0),
+    Rule("overhead", "fixed bytes must be ≥ 0 and fragmentation_frac in [0, 1)",
+         lambda g: (g("overhead_fixed_bytes") < 0) | (g("fragmentation_frac") < 0) | (g("fragmentation_frac") >= 1)),
+    Rule("d_ff", "not divisible by tp", lambda g: _div(g("d_ff"), g("tp"))),
+    Rule("virtual_stages", "more than the layers of one pipeline stage",
+         lambda g: g("virtual_stages") > np.ceil(g("n_layers") / np.maximum(g("pp"), 1))),
+    Rule("tokens_per_second", "the measured throughput would exceed 100% of peak (check it, the GPU count or the "
+         "GPU)", None),
+)
+REASONS = ("",) + tuple(r.text for r in RULES)
+MEASURED_ABOVE_PEAK = 1 + next(i for i, r in enumerate(RULES) if r.test is None)
+
+
+def reason_text(code) -> np.ndarray:
+    """Reason codes → text (vectorised)."""
+    return np.asarray(REASONS, dtype=object)[np.asarray(code, dtype=np.int64)]
+
+
+def check(c: dict) -> np.ndarray:
+    """Reason code per row (0 = valid); the first failing rule wins. `c` holds `evaluate`'s input columns."""
+    def g(k):
+        return np.asarray(c[k])
+    broken = [(i + 1, r.test(g)) for i, r in enumerate(RULES) if r.test is not None]
+    shape = np.broadcast_shapes(*(np.shape(b) for _, b in broken))
+    code = np.zeros(shape, dtype=np.int64)
+    for i, b in reversed(broken):  # last to first so the first failing rule wins
+        if np.any(b):  # a rule no row breaks leaves the codes as they are (sweeps: most rules)
+            code = np.where(b, i, code)
+    return code

@@ -1,0 +1,75 @@
+"""The record schema: every output column of `core.estimate.evaluate`, in its order, with kind, unit and meaning.
+
+Declared once (docs/architecture): the sweep tables' Arrow types, the DuckDB allow-lists and categorical columns,
+the CLI's text output, the explanations and the charts read it; no schema is discovered by running an estimate.
+A test checks `evaluate` returns exactly these columns, and that the memory parts sum to their totals.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    kind: str  # "float" | "int" | "bool" | "label" (a few fixed strings) | "text" (the reason)
+    unit: str
+    meaning: str
+    labels: tuple = ()  # the fixed values of a "label" column
+
+
+# Memory parts: state parts sum to state_bytes; TOTAL_PARTS sum to total_bytes (tests/test_record_schema.py).
+STATE_PARTS = ("weights_bytes", "grads_bytes", "grad_accum_bytes", "optimizer_bytes", "master_bytes")
+TOTAL_PARTS = STATE_PARTS + ("activations_bytes", "logits_bytes", "overhead_bytes")
+BINDING = ("state", "activations", "logits", "overhead")  # which group of TOTAL_PARTS is largest
+STAGES = ("first", "last")
+# what the binding groups mean, in words a visitor understands
+BINDING_WORDS = {
+    "state": "model state (weights, gradients, optimizer moments, master copy)",
+    "activations": "activations kept for the backward pass",
+    "logits": "the logits kept for the loss",
+    "overhead": "fixed overhead and fragmentation",
+}
+
+_B = "bytes per GPU"
+RECORD: tuple[Column, ...] = (
+    Column("valid", "bool", "", "the inputs make sense together (else every number is empty and reason says why)"),
+    Column("reason", "text", "", "why the row is invalid (empty when valid)"),
+    Column("n_params", "float", "count", "parameters of the model"),
+    Column("n_active_params", "float", "count", "parameters used per token (MoE: top-k experts)"),
+    Column("dp", "int", "count", "data-parallel degree n_gpus / (tp·pp)"),
+    Column("weights_bytes", "float", _B, "working weights"),
+    Column("grads_bytes", "float", _B, "gradients"),
+    Column("grad_accum_bytes", "float", _B, "fp32 gradient-accumulation buffer"),
+    Column("optimizer_bytes", "float", _B, "optimizer state (moments)"),
+    Column("master_bytes", "float", _B, "fp32 master weights"),
+    Column("state_bytes", "float", _B, "model state: the sum of the five parts above"),
+    Column("activations_bytes", "float", _B, "activations kept for backward on the busiest stage"),
+    Column("activations_per_layer_bytes", "float", _B, "activations one layer keeps (one micro-batch)"),
+    Column("recompute_peak_bytes", "float", _B, "extra bytes alive while a layer is recomputed (full recompute)"),
+    Column("logits_bytes", "float", _B, "logits kept for the loss (last stage)"),
+    Column("overhead_bytes", "float", _B, "fixed overhead + fragmentation"),
+    Column("total_bytes", "float", _B, "state + activations + logits + overhead"),
+    Column("gpu_memory_bytes", "float", "bytes (GB = 1e9)", "memory of one accelerator"),
+    Column("headroom_bytes", "float", _B, "gpu_memory_bytes − total_bytes (negative: does not fit)"),
+    Column("fits", "bool", "", "total_bytes ≤ gpu_memory_bytes"),
+    Column("binding", "label", "", "the largest group of the total", BINDING),
+    Column("worst_stage", "label", "", "the pipeline stage whose total is reported", STAGES),
+    Column("flops_per_token", "float", "FLOPs", "model FLOPs per token (6N + attention)"),
+    Column("attention_flops_per_token", "float", "FLOPs", "attention FLOPs per token (forward + backward)"),
+    Column("hardware_flops_per_token", "float", "FLOPs", "FLOPs per token including recomputation"),
+    Column("train_flops", "float", "FLOPs", "model FLOPs of the whole run"),
+    Column("train_flops_6nd", "float", "FLOPs", "6·N·D, the usual approximation"),
+    Column("peak_flops_per_s", "float", "FLOP/s", "accelerator peak for compute_dtype"),
+    Column("time_s", "float", "s", "wall time of the run at the given MFU"),
+    Column("days", "float", "days", "time_s in days"),
+    Column("gpu_hours", "float", "GPU-hours", "time × GPUs"),
+    Column("cost_usd", "float", "USD", "GPU-hours × price"),
+    Column("tokens_per_param", "float", "tokens/parameter", "training tokens per parameter"),
+    Column("price_per_gpu_hour", "float", "USD per GPU-hour", "price used for the cost"),
+    Column("achieved_mfu", "float", "fraction", "MFU implied by a measured throughput (empty without one)"),
+    Column("achieved_hfu", "float", "fraction", "HFU (recomputation included) implied by a measured throughput"),
+)
+BY_NAME = {c.name: c for c in RECORD}
+NAMES = tuple(BY_NAME)
+CATEGORICAL = tuple(c.name for c in RECORD if c.kind in ("bool", "label", "text", "int"))
