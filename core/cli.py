@@ -4,21 +4,26 @@ same names with underscores. Bad input prints `error: <field>: <reason>` and exi
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import math
 import sys
+import time
+from pathlib import Path
 
 import numpy as np
 
-from . import estimate as E
+from . import inputs as I
 from . import memory as M
-from . import model as MODEL
-from .units import DTYPE_BYTES, GB, GiB, fmt_bytes, fmt_duration, fmt_si
+from .record import TOTAL_PARTS
+from .tables import DTYPE_BYTES
+from .units import GB, GiB, fmt_bytes, fmt_duration, fmt_si
 
 
 # --- argument types: each error names the flag -------------------------------------------------------------------
 def _num(name: str, integer: bool = False):
+    """A number for flag `name`: finite, an integer where the schema says so, within the schema's bounds."""
+    inp = I.BY_NAME.get(name)
+
     def conv(text: str):
         try:
             v = float(text)
@@ -26,6 +31,9 @@ def _num(name: str, integer: bool = False):
             raise argparse.ArgumentTypeError(f"{name}: expected a number, got {text!r}") from None
         if not math.isfinite(v):
             raise argparse.ArgumentTypeError(f"{name}: must be finite, got {text!r}")
+        if inp is not None and ((inp.lo is not None and v < inp.lo) or (inp.hi is not None and v > inp.hi)):
+            raise argparse.ArgumentTypeError(f"{name}: must be from {inp.lo:g} to {inp.hi:g}"
+                                             f"{f' ({inp.unit})' if inp.unit else ''}, got {text!r}")
         if integer:
             if v != int(v):
                 raise argparse.ArgumentTypeError(f"{name}: expected an integer, got {text!r}")
@@ -34,34 +42,37 @@ def _num(name: str, integer: bool = False):
     return conv
 
 
-INT_INPUTS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "vocab_size", "max_position", "n_experts",
-              "top_k", "seq_len", "micro_batch", "n_gpus", "tp", "pp", "virtual_stages", "zero_stage", "global_batch")
-FLOAT_INPUTS = ("n_params", "mfu", "tokens", "price_per_gpu_hour", "tokens_per_second", "step_time_s",
-                "overhead_fixed_bytes", "fragmentation_frac", "time_overhead_frac", "peak_flops_per_s",
-                "gpu_memory_bytes", "memory_bandwidth_bytes_per_s")
-CHOICE_INPUTS = {  # each list lives with the code that interprets it
-    "mlp": MODEL.MLP_KINDS, "norm": MODEL.NORM_KINDS, "bias": MODEL.BIAS_KINDS, "position": MODEL.POSITION_KINDS,
-    **{k: v for k, v in E._CHOICES.items()}, "recipe": tuple(M.RECIPES), "overhead": E.OVERHEAD_CHOICES,
-}
-BOOL_INPUTS = ("dropout", "tied_embeddings", "sequence_parallel", "flash_attention", "master_weights",
-               "grad_accum_fp32", "fp32_loss")
-STR_INPUTS = ("model", "gpu", "hf_config")
-ALL_INPUTS = STR_INPUTS + INT_INPUTS + FLOAT_INPUTS + tuple(CHOICE_INPUTS) + BOOL_INPUTS
+# the flat vocabulary, by kind (derived from core/inputs.py)
+INT_INPUTS = I.names_of("int")
+FLOAT_INPUTS = I.names_of("float")
+CHOICE_INPUTS = {i.name: i.choices for i in I.INPUTS if i.kind == "choice"}
+BOOL_INPUTS = I.names_of("bool")
+STR_INPUTS = I.names_of("str")
+ALL_INPUTS = I.NAMES
+GROUP_TITLES = {"model": "model (one of: a preset, a raw count, a config.json, or the architecture fields)",
+                "architecture": "architecture (override a preset's field, or describe a model)",
+                "accelerator": "accelerator", "layout": "parallel layout and batch", "recipe": "recipe (model state)",
+                "activations": "activations", "memory": "memory overhead", "run": "run: FLOPs, time, cost",
+                "measurement": "a measurement (gives the achieved MFU)"}
 
 
-def add_input_flags(p: argparse.ArgumentParser) -> None:
-    """Every estimate input as a flag; defaults are None so only given flags reach `config_from_inputs`."""
-    g = p.add_argument_group("model")
-    g.add_argument("--model", help="preset name (see `python -m core list`)")
-    g.add_argument("--hf-config", help="path to a local Hugging Face config.json")
-    for name in INT_INPUTS + FLOAT_INPUTS:
-        p.add_argument("--" + name.replace("_", "-"), type=_num(name, name in INT_INPUTS), default=None)
-    for name, choices in CHOICE_INPUTS.items():
-        p.add_argument("--" + name.replace("_", "-"), choices=choices, default=None)
-    for name in BOOL_INPUTS:
-        p.add_argument("--" + name.replace("_", "-"), action=argparse.BooleanOptionalAction, default=None)
-    p.add_argument("--gpu", help="accelerator name, or 'custom' with --peak-flops-per-s, --gpu-memory-bytes, "
-                                 "--memory-bandwidth-bytes-per-s")
+def add_input_flags(p: argparse.ArgumentParser, groups: tuple = I.GROUPS) -> None:
+    """The schema's inputs of `groups` as flags, each with its meaning, unit or choices and default. Defaults are
+    None here so only given flags reach `config_from_inputs` (which applies the schema's defaults)."""
+    for group in groups:
+        g = p.add_argument_group(GROUP_TITLES.get(group, group))
+        for inp in (i for i in I.INPUTS if i.group == group):
+            kw = {"default": None, "help": inp.describe().replace("%", "%%")}
+            if inp.kind in ("int", "float"):
+                kw["type"] = _num(inp.name, inp.kind == "int")
+                kw["metavar"] = "N" if inp.kind == "int" else "X"
+            elif inp.kind == "choice":
+                kw["choices"] = inp.choices
+            elif inp.kind == "bool":
+                kw["action"] = argparse.BooleanOptionalAction
+            else:
+                kw["metavar"] = "NAME" if inp.name != "hf_config" else "PATH"
+            g.add_argument(inp.flag, **kw)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -105,8 +116,7 @@ def cmd_estimate(args) -> int:
 
 
 def _config_inputs(cfg) -> dict:
-    from dataclasses import asdict
-    d = {k: v for k, v in asdict(cfg).items() if k not in ("model", "gpu")}
+    d = {k: getattr(cfg, k) for k in I.CONFIG_FIELDS}
     d.update(cfg.model.arch())
     d["model"] = cfg.model.name
     d["gpu"] = cfg.gpu.name
@@ -127,8 +137,7 @@ def render_estimate(cfg, rec, params, ledger) -> str:
              f"pp={cfg.pp} dp={rec['dp']} ZeRO-{cfg.zero_stage}")
     L.append("")
     L.append("memory per GPU                 GB (1e9)     GiB (2^30)")
-    for k in ("weights_bytes", "grads_bytes", "grad_accum_bytes", "optimizer_bytes", "master_bytes",
-              "activations_bytes", "logits_bytes", "overhead_bytes"):
+    for k in TOTAL_PARTS:
         L.append(f"  {k[:-6]:<26}{rec[k] / GB:>10.3f}   {rec[k] / GiB:>10.3f}")
     L.append(f"  {'total':<26}{rec['total_bytes'] / GB:>10.3f}   {rec['total_bytes'] / GiB:>10.3f}")
     L.append(f"  {'gpu memory':<26}{rec['gpu_memory_bytes'] / GB:>10.3f}   {rec['gpu_memory_bytes'] / GiB:>10.3f}")
@@ -262,8 +271,97 @@ def cmd_list(args) -> int:
     return 0
 
 
-# Modules that add their own subcommand with `register_cli(subparsers)`.
-PLUGINS = ("core.sweep", "core.measure")
+class _Bar:
+    """A one-line progress bar on stderr, shown only when the sweep takes more than a moment."""
+
+    def __init__(self, stream=None, after_s: float = 0.5):
+        self.stream = stream or sys.stderr
+        self.t0, self.after_s, self.shown = time.perf_counter(), after_s, False
+
+    def __call__(self, done: int, total: int) -> None:
+        dt = time.perf_counter() - self.t0
+        if dt < self.after_s and done < total:
+            return
+        if not self.shown and done >= total:
+            return  # finished before the bar was needed
+        frac = done / total if total else 1.0
+        bar = "#" * int(30 * frac)
+        self.stream.write(f"\r[{bar:<30}] {frac:6.1%}  {done:,}/{total:,} rows  {dt:5.1f} s")
+        self.shown = True
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _load_spec(text: str):
+    from .spec import SweepSpec
+    if text.lstrip().startswith("{"):
+        return SweepSpec.from_json(text)
+    p = Path(text)
+    if p.suffix == "" and not p.exists() and len(text) > 8:
+        return SweepSpec.from_token(text)
+    try:
+        return SweepSpec.from_json(p.read_text())
+    except OSError as e:
+        raise ValueError(f"spec: cannot read {text!r}: {e.strerror}") from None
+
+
+def cmd_sweep(args) -> int:
+    from .spec import check_rows
+    from .sweep import export_sweep, run_sweep
+    spec = _load_spec(args.spec)
+    if args.drop_invalid:
+        spec = spec.replace(drop_invalid=True)
+    out = Path(args.out)
+    fmt = out.suffix.lower().lstrip(".")
+    if fmt not in ("parquet", "csv", "duckdb"):
+        raise ValueError(f"out: the file must end in .parquet, .csv or .duckdb, got {args.out!r}")
+    n = check_rows(spec, args.max_rows)
+    bar = None if args.quiet else _Bar()
+    t0 = time.perf_counter()
+    if fmt == "duckdb":
+        from . import db
+        con = db.connect(out, memory_limit=args.memory_limit)
+        try:
+            table = run_sweep(spec, con, progress=bar, chunk_rows=args.chunk_rows, max_rows=args.max_rows,
+                              replace=True)
+            info = db.sweep_info(con, table)
+        finally:
+            con.close()
+        stats = {"rows": n, "written": info["n_rows"], "valid": info["n_valid"], "fits": info["n_fit"]}
+    else:
+        stats = export_sweep(spec, out, fmt, progress=bar, chunk_rows=args.chunk_rows, max_rows=args.max_rows)
+        table = spec.table_name
+    dt = time.perf_counter() - t0
+    summary = {"rows": stats["rows"], "written": stats["written"], "valid": stats["valid"], "fits": stats["fits"],
+               "seconds": round(dt, 3), "rows_per_s": round(stats["rows"] / dt) if dt > 0 else None,
+               "out": str(out), "table": table}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"{summary['rows']:,} rows ({summary['written']:,} written), {summary['valid']:,} valid, "
+              f"{summary['fits']:,} fit, {dt:.2f} s ({summary['rows_per_s'] or 0:,} rows/s) → {out}"
+              + (f" (table {table})" if fmt == "duckdb" else ""))
+    return 0
+
+
+def cmd_measure(args) -> int:
+    from .estimate import config_from_inputs
+    from .measure import CLI_CPU_CAP, compare, render
+    cfg = config_from_inputs(**inputs_from_args(args))
+    cap = None if args.no_cap else CLI_CPU_CAP
+    res = compare(cfg, device=args.device, dropout_impl=args.dropout_impl, whole_model=not args.block_only,
+                  cap=cap, seed=args.seed)
+    if args.json:
+        emit_json(res)
+    else:
+        print(render(res))
+    return 0
+
+
+SWEEP_MAX_ROWS = 50_000_000  # as core.spec.MAX_ROWS (not imported here: `--help` stays light)
+SWEEP_CHUNK_ROWS = 1 << 17  # as core.sweep.CHUNK_ROWS
+MEASURE_GROUPS = ("model", "architecture", "layout", "recipe", "activations")  # what a PyTorch measurement reads
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -272,32 +370,57 @@ def build_parser() -> argparse.ArgumentParser:
     for name, fn, helptext in (("estimate", cmd_estimate, "memory ledger, FLOPs, time and cost of one setup"),
                                ("limits", cmd_limits, "largest seq len / micro-batch / model, fewest GPUs"),
                                ("advise", cmd_advise, "what to change when it does not fit")):
-        sp = sub.add_parser(name, help=helptext)
+        sp = sub.add_parser(name, help=helptext, description=helptext)
         add_input_flags(sp)
         sp.set_defaults(func=fn)
-    sp = sub.add_parser("roofline", help="arithmetic intensity and attainable FLOP/s")
-    sp.add_argument("--gpu", default="h100-sxm")
-    sp.add_argument("--op", choices=("matmul", "matvec", "elementwise"))
-    for k in ("m", "n", "k"):
-        sp.add_argument("--" + k, type=_num(k, True))
-    sp.add_argument("--dtype", choices=("bf16", "fp16", "fp8", "fp32"), default="bf16")
-    sp.add_argument("--model")
-    sp.add_argument("--seq-len", type=_num("seq_len", True))
-    sp.add_argument("--micro-batch", type=_num("micro_batch", True))
+    sp = sub.add_parser("roofline", help="arithmetic intensity and attainable FLOP/s",
+                        usage="python -m core roofline [--gpu NAME] (--op matmul|matvec|elementwise --m M [--n N] "
+                              "--k K | --model NAME [--seq-len S] [--micro-batch B]) [--dtype DTYPE] [--json]")
+    sp.add_argument("--gpu", default="h100-sxm", help="accelerator name (default: h100-sxm), or 'custom' with the "
+                                                      "three numbers below")
+    sp.add_argument("--op", choices=("matmul", "matvec", "elementwise"), help="one operation of the given sizes")
+    for k, what in (("m", "rows (matmul: M of an M×K by K×N product)"), ("n", "columns of the result (matmul)"),
+                    ("k", "inner dimension (matmul, matvec) or columns (elementwise)")):
+        sp.add_argument("--" + k, type=_num(k, True), metavar="N", help=f"{what}; count, 1 to 2^31−1")
+    sp.add_argument("--dtype", choices=tuple(DTYPE_BYTES), default="bf16", help="element dtype (default: bf16)")
+    sp.add_argument("--model", help="preset name: every op of one of its layers")
+    sp.add_argument("--seq-len", type=_num("seq_len", True), metavar="N", help="tokens per sequence (default 2048)")
+    sp.add_argument("--micro-batch", type=_num("micro_batch", True), metavar="N", help="sequences (default 1)")
     for k in ("peak_flops_per_s", "gpu_memory_bytes", "memory_bandwidth_bytes_per_s"):
-        sp.add_argument("--" + k.replace("_", "-"), type=_num(k))
-    sp.add_argument("--json", action="store_true")
+        sp.add_argument("--" + k.replace("_", "-"), type=_num(k), metavar="X", help=I.BY_NAME[k].describe())
+    sp.add_argument("--json", action="store_true", help="print one JSON object")
     sp.set_defaults(func=cmd_roofline)
     sp = sub.add_parser("list", help="every preset, accelerator and recipe name")
-    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--json", action="store_true", help="print one JSON object")
     sp.set_defaults(func=cmd_list)
-    for mod in PLUGINS:
-        try:
-            m = importlib.import_module(mod)
-        except ImportError:
-            continue
-        if hasattr(m, "register_cli"):
-            m.register_cli(sub)
+
+    sp = sub.add_parser("sweep", help="evaluate a grid of configurations into Parquet, CSV or DuckDB",
+                        description="Evaluate every combination of a sweep spec (a JSON object of input names → "
+                                    "list | scalar | {from, to, step}) with the vectorised core.")
+    sp.add_argument("--spec", required=True, help="spec JSON file, inline JSON, or a sweep token")
+    sp.add_argument("--out", required=True, help="results.parquet, results.csv or results.duckdb")
+    sp.add_argument("--max-rows", type=int, default=SWEEP_MAX_ROWS, help=f"row cap (default {SWEEP_MAX_ROWS:,})")
+    sp.add_argument("--chunk-rows", type=int, default=SWEEP_CHUNK_ROWS,
+                    help=f"rows per chunk (default {SWEEP_CHUNK_ROWS:,})")
+    sp.add_argument("--drop-invalid", action="store_true", help="leave invalid combinations out")
+    sp.add_argument("--memory-limit", default="1GB", help="DuckDB memory limit for a .duckdb output (default 1GB)")
+    sp.add_argument("--quiet", action="store_true", help="no progress bar")
+    sp.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    sp.set_defaults(func=cmd_sweep)
+
+    sp = sub.add_parser("measure", help="check the activation ledger and FLOPs against a real PyTorch model",
+                        description="Builds the configuration's block and a small whole model in PyTorch (bf16), "
+                                    "runs them and prints predicted vs measured bytes kept for backward and FLOPs. "
+                                    "PyTorch is an optional extra: pip install -r requirements-measure.txt.")
+    add_input_flags(sp, MEASURE_GROUPS)
+    sp.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                    help="cuda also reports max_memory_allocated of a full training step (default: cpu)")
+    sp.add_argument("--dropout-impl", choices=("native", "functional"), default="native",
+                    help="native: torch.native_dropout, 1-byte masks; functional: F.dropout (2-byte on CPU)")
+    sp.add_argument("--block-only", action="store_true", help="skip the whole model")
+    sp.add_argument("--no-cap", action="store_true", help="lift the CPU size cap")
+    sp.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    sp.set_defaults(func=cmd_measure)
     return p
 
 

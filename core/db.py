@@ -37,6 +37,9 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from . import record as R
+from .spec import INPUTS as _INPUTS  # the inputs a sweep table can carry
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -49,7 +52,7 @@ _TABLE_RE = re.compile(r"^sweep_[0-9a-f]{16}$")
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
             "FLOAT", "DOUBLE", "DECIMAL")
 # the record's categorical columns, allowed as group keys besides the inputs
-CATEGORICAL_RECORD = ("valid", "fits", "reason", "binding", "worst_stage", "dp")
+CATEGORICAL_RECORD = R.CATEGORICAL
 
 
 def connect(path: str | Path | None = None, threads: int | None = None, memory_limit: str | None = None,
@@ -154,8 +157,8 @@ def drop_sweep(con, table: str) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 
 def _vocabulary() -> set:
-    from .sweep import INPUTS, record_columns
-    return set(INPUTS) | set(record_columns())
+    """Every column name a sweep table may have: the inputs (core/inputs.py) and the record (core/record.py)."""
+    return set(_INPUTS) | set(R.NAMES)
 
 
 def allowed_columns(con, table: str) -> dict:
@@ -173,8 +176,7 @@ def allowed_columns(con, table: str) -> dict:
 
 def input_columns(con, table: str) -> list:
     """The input columns of a sweep table (the ones summaries group by)."""
-    from .sweep import INPUTS
-    return [c for c in allowed_columns(con, table) if c in INPUTS]
+    return [c for c in allowed_columns(con, table) if c in _INPUTS]
 
 
 def _col(name, cols: dict) -> str:
@@ -281,8 +283,7 @@ def _limit(limit) -> int:
 
 
 def _group_keys(cols) -> tuple:
-    from .sweep import INPUTS
-    return tuple(c for c in cols if c in INPUTS or c in CATEGORICAL_RECORD)
+    return tuple(c for c in cols if c in _INPUTS or c in CATEGORICAL_RECORD)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 ops at a chosen tokens-per-step as points, and the seeds' three examples. URL keys: prefix `rf_`."""
 import streamlit as st
 
-from core.hardware import accelerator_names, catalog
+from core.hardware import accelerator_names
 from ui import charts as K, compute as C, explain as X, layout, pickers
 
 pg = layout.start("roofline", "Compute-bound or memory-bound?",
@@ -14,7 +14,7 @@ sb = st.sidebar
 sb.header("Accelerators")
 gpus = pg.multi("Accelerators (the first one places the ops)", accelerator_names() + ["custom"], "accs",
                 ["h100-sxm", "a100-80gb", "b200"], container=sb)
-dtype = pg.select("dtype", ("bf16", "fp8", "fp32"), "dtype", container=sb, radio=True)
+dtype = pg.select("dtype", C.ROOFLINE_DTYPES, "dtype", container=sb, radio=True)
 custom = None
 if "custom" in gpus:
     c = pickers.custom_accelerator_fields(pg, sb, memory=False, prefix_label="custom: ")
@@ -24,16 +24,7 @@ model_inputs = pickers.model_picker(pg, sb)
 inputs = pickers.batch_inputs(pg, sb)
 seeds = pg.toggle("Show the seeds' three examples (matmul, matrix-vector, ReLU)", "seeds", True, container=sb)
 
-rows, skipped = [], []
-for name in gpus:
-    if name == "custom":
-        rows.append(custom)
-        continue
-    g = catalog()[name]
-    try:
-        rows.append((name, g.peak_flops_per_s(dtype), g.memory_bandwidth_bytes_per_s))
-    except ValueError:  # the catalog has no peak for this dtype on this chip
-        skipped.append(name)
+rows, skipped = C.roof_rows(tuple(gpus), dtype, custom)
 if skipped:
     st.info(f"No {dtype} peak in the catalog for: {', '.join(skipped)} (left out).", icon=":material/info:")
 if not rows:

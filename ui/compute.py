@@ -6,20 +6,19 @@ the same vectorised function a million-row sweep uses — rather than looping ov
 """
 from __future__ import annotations
 
-import itertools
-import math
 from typing import Iterable
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import advisor, limits as core_limits, memory as M
+from core import advisor, grid as G, limits as core_limits, memory as M
+from core.grid import pareto_mask  # noqa: F401  (the frames' Pareto mask lives in core)
 from core import roofline as R
-from core.estimate import Config, activation_ledger, config_from_inputs, estimate, evaluate
-from core.hardware import catalog, get_accelerator
+from core.estimate import Config, activation_ledger, config_from_inputs, estimate
+from core.hardware import catalog, get_accelerator, peak_or_nan
 from core.model import get_preset, preset_info, preset_names
-from core.units import DTYPE_BYTES
+from core.tables import DTYPE_BYTES, DTYPES
 
 CACHE = dict(max_entries=256, show_spinner=False)
 
@@ -73,47 +72,30 @@ def memory_parts(rec: dict) -> pd.DataFrame:
 # Grids: one vectorised `evaluate` over the cartesian product of some inputs
 # ---------------------------------------------------------------------------------------------------------------
 
-def _model_columns(name: str) -> dict:
-    m = get_preset(name)
-    return {**m.arch(), "n_params": m.n_params, "n_active_params": m.n_active_params}
-
-
-def _gpu_columns(name: str, compute_dtype: str) -> dict:
-    g = get_accelerator(name)
-    try:
-        peak = g.peak_flops_per_s(compute_dtype)
-    except ValueError:
-        peak = math.nan
-    return {"peak_flops_per_s": peak, "gpu_memory_bytes": g.memory_bytes,
-            "price_per_gpu_hour": g.price_usd_per_gpu_hour}
-
-
 def evaluate_grid(cfg: Config, axes: dict[str, Iterable]) -> pd.DataFrame:
-    """Evaluate `cfg` over the cartesian product of `axes` (input name -> values). Axis 'model' takes preset names
-    and 'gpu' catalog names; any other axis is an input column of `evaluate` (seq_len, n_gpus, zero_stage, mfu,
-    recompute, ...). Returns the axes plus every record column; invalid rows keep valid=False and a reason."""
-    base = cfg.columns()
+    """Evaluate `cfg` over the cartesian product of `axes` (input name -> values) on the core's one grid path
+    (`core.grid`, the sweep engine's). Axis 'model' takes preset names and 'gpu' catalog names; any other axis is
+    an input column of `evaluate` (seq_len, n_gpus, zero_stage, mfu, recompute, ...). Returns the axes plus every
+    record column; invalid rows keep valid=False and a reason."""
     names = list(axes)
-    combos = list(itertools.product(*(list(v) for v in axes.values())))
-    if not combos:
+    values = [list(v) for v in axes.values()]
+    if any(not v for v in values):
         return pd.DataFrame(columns=names)
-    rows = []
-    for combo in combos:
-        row = dict(zip(names, combo))
-        over = {k: v for k, v in row.items() if k not in ("model", "gpu")}
-        if "model" in row:
-            over.update(_model_columns(row["model"]))
-        if "gpu" in row:
-            over.update(_gpu_columns(row["gpu"], cfg.compute_dtype))
-        rows.append(over)
-    keys = set().union(*rows)
-    cols = dict(base)
-    for k in keys:
-        cols[k] = np.array([r[k] for r in rows])
-    out = evaluate(**cols)
-    df = pd.DataFrame({k: np.broadcast_to(v, (len(combos),)) for k, v in out.items()})
-    for i, n in enumerate(names):
-        df.insert(i, n if n not in df.columns else f"{n}_axis", [c[i] for c in combos])
+    reasons = G.Reasons()
+    grid_axes = []
+    for name, vals in zip(names, values):
+        if name == "model":
+            grid_axes.append(G.model_axis([get_preset(v) for v in vals], vals, reasons))
+        elif name == "gpu":
+            grid_axes.append(G.gpu_axis([get_accelerator(v) for v in vals], vals, [cfg.compute_dtype] * len(vals),
+                                        reasons, price_given=cfg.price_per_gpu_hour is not None))
+        else:
+            grid_axes.append(G.plain_axis(name, vals))
+    out, shape, _ = G.evaluate_box(cfg.columns(), grid_axes, reasons=reasons)
+    df = pd.DataFrame({k: G.flat(v, shape) for k, v in out.items()})
+    position = np.unravel_index(np.arange(len(df)), shape)
+    for i, (n, vals) in enumerate(zip(names, values)):
+        df.insert(i, n if n not in df.columns else f"{n}_axis", np.asarray(vals, dtype=object)[position[i]])
     return df
 
 
@@ -176,10 +158,7 @@ def activation_curves(cfg: Config, seq_lens: tuple[int, ...]) -> pd.DataFrame:
 
 
 def _layer_ledger(cfg: Config, seq_len, recompute: str, flash: bool) -> dict:
-    m = cfg.model
-    return M.layer_ledger(seq_len, cfg.micro_batch, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, m.norm,
-                          m.dropout, flash, recompute, cfg.tp, cfg.sequence_parallel, cfg.profile,
-                          n_experts=m.n_experts, top_k=m.top_k)
+    return M.ledger(cfg.columns(), seq_len=seq_len, recompute=recompute, flash_attention=flash)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -209,6 +188,26 @@ def quadratic_crossover(cfg: Config) -> float:
 # ---------------------------------------------------------------------------------------------------------------
 # Roofline
 # ---------------------------------------------------------------------------------------------------------------
+
+ROOFLINE_DTYPES = tuple(d for d in DTYPES if d != "fp16")  # fp16 runs at the bf16 rate (core/tables.py)
+
+
+def roof_rows(gpus: tuple, dtype: str, custom: tuple | None) -> tuple[list, list]:
+    """(name, peak for the dtype, bandwidth) per chosen accelerator — the core's one peak lookup — and the names
+    with no peak for that dtype (left out). `custom` is the typed row for "custom"."""
+    rows, skipped = [], []
+    for name in gpus:
+        if name == "custom":
+            rows.append(custom)
+            continue
+        g = catalog()[name]
+        peak = peak_or_nan(g, dtype)
+        if peak == peak:
+            rows.append((name, peak, g.memory_bandwidth_bytes_per_s))
+        else:
+            skipped.append(name)
+    return rows, skipped
+
 
 OP_LABELS = {
     "qkv_proj": "QKV projection", "attn_scores_qk": "attention QKᵀ (no flash)", "attn_softmax": "softmax (no flash)",
@@ -276,20 +275,6 @@ def time_cost(cfg: Config, gpus: tuple[str, ...], counts: tuple[int, ...], mfu_l
     out["mfu_frac"] = cfg.mfu
     out["on_frontier"] = pareto_mask(out["days"].to_numpy(), out["cost_usd"].to_numpy(), out["fits"].to_numpy())
     return out.reset_index(drop=True)
-
-
-def pareto_mask(days: np.ndarray, cost: np.ndarray, ok: np.ndarray) -> np.ndarray:
-    """True where no other admissible point is at least as fast and as cheap with one strictly better."""
-    ok = ok & np.isfinite(days) & np.isfinite(cost)
-    idx = np.where(ok)[0]
-    order = idx[np.lexsort((cost[idx], days[idx]))]
-    mask = np.zeros(len(days), dtype=bool)
-    best = math.inf
-    for i in order:
-        if cost[i] < best:
-            mask[i] = True
-            best = cost[i]
-    return mask
 
 
 def preset_sizes() -> list[tuple[str, float]]:

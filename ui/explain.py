@@ -3,10 +3,11 @@ its formula with this configuration's numbers substituted and its source."""
 from __future__ import annotations
 
 import shlex
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 
 from core import memory as M
 from core.estimate import Config
+from core.inputs import INPUTS
 
 from . import fmt
 
@@ -151,9 +152,8 @@ def fewest_gpus_by_stage(lim: dict) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 
 CLI = "python -m core estimate"
-CLI_DEFAULTS = {f.name: f.default for f in fields(Config) if f.default is not MISSING}
-CLI_DEFAULTS.update(gpu="h100-sxm", recipe="zero-16", overhead="none")
-_RECIPE_FIELDS = ("weight_dtype", "grad_dtype", "master_weights", "grad_accum_fp32", "optimizer")
+CLI_DEFAULTS = {i.name: i.default for i in INPUTS if i.default is not None}  # the schema's (core/inputs.py)
+CLI_DEFAULTS.update(recipe="zero-16", overhead="none")
 
 
 def cli_command(inputs: dict) -> str:
@@ -162,7 +162,7 @@ def cli_command(inputs: dict) -> str:
     numbers this page shows."""
     base = dict(CLI_DEFAULTS)
     if inputs.get("recipe") in M.RECIPES:  # the recipe sets these unless they are given
-        base.update(zip(_RECIPE_FIELDS, M.RECIPES[inputs["recipe"]]))
+        base.update(M.RECIPES[inputs["recipe"]].fields())
     words = [CLI]
     for k, v in inputs.items():
         if v is None or (k in base and _eq(v, base[k])):

@@ -10,6 +10,7 @@ import json
 import streamlit as st
 
 from core import memory as M
+from core.tables import COMPUTE_DTYPES, OPTIMIZERS_TABLE, WEIGHT_DTYPES
 from core.hardware import accelerator_names, catalog
 from core.model import from_hf_config, get_preset, preset_info, preset_names
 
@@ -194,13 +195,10 @@ def gpu_picker(pg: Page, container=None, default: str = DEFAULT_GPU, price: bool
     return out
 
 
-RECIPE_HELP = {
-    "cs336-12": "12 B/param: bf16 weights 2 + bf16 grads 2 + fp32 Adam moments 8, no master copy (CS336 lecture 2)",
-    "zero-16": "16 B/param: + fp32 master weights 4 (ZeRO §3.1; the seeds' planning number)",
-    "megatron-18": "18 B/param: fp32 gradients 4 instead of 2 (Megatron-LM, DeepSpeed)",
-    "playbook-20": "20 B/param: bf16 grads + an fp32 accumulation buffer 4 (Ultra-Scale Playbook)",
-    "fp32-16": "16 B/param: pure fp32 — weights 4 + grads 4 + moments 8, no master copy",
-}
+RECIPE_HELP = {name: f"{M.RECIPE_BYTES[name]} B/param: {r.source}" for name, r in M.RECIPES.items()}
+OPTIMIZER_HELP = "; ".join(f"{o.name}: {o.source}" + ("" if o.bytes_per_param != o.bytes_per_param
+                                                    else f" ({o.bytes_per_param:g} B/param)")
+                           for o in OPTIMIZERS_TABLE.values()) + "."
 
 
 def recipe_picker(pg: Page, container=None, default: str = "zero-16", dtypes: bool = True) -> dict:
@@ -211,14 +209,14 @@ def recipe_picker(pg: Page, container=None, default: str = "zero-16", dtypes: bo
     c.caption(RECIPE_HELP[recipe])
     cols = c.columns(2)
     opt = pg.select("Optimizer", M.OPTIMIZERS, "opt", "adamw", container=cols[0],
-                    help="adamw 8 B/param of state; adamw8bit 2; sgd_momentum 4; lion 4; sgd 0; adafactor factored.")
-    cdt = pg.select("Compute dtype", ("bf16", "fp16", "fp8", "fp32"), "cdt", "bf16", container=cols[1],
+                    help=OPTIMIZER_HELP)
+    cdt = pg.select("Compute dtype", COMPUTE_DTYPES, "cdt", "bf16", container=cols[1],
                     help="Selects the accelerator's dense peak used for time (fp8 doubles it on Hopper).")
     out = {"recipe": recipe, "optimizer": opt, "compute_dtype": cdt}
     if dtypes:
         with c.expander("Dtypes (override the recipe)"):
-            wdt = pg.select("weights", ("recipe", "bf16", "fp16", "fp32"), "wdt")
-            gdt = pg.select("gradients", ("recipe", "bf16", "fp16", "fp32"), "gdt")
+            wdt = pg.select("weights", ("recipe",) + WEIGHT_DTYPES, "wdt")
+            gdt = pg.select("gradients", ("recipe",) + WEIGHT_DTYPES, "gdt")
             master = pg.select("fp32 master copy", ("recipe", "yes", "no"), "master")
             accum = pg.select("fp32 gradient accumulation buffer", ("recipe", "yes", "no"), "accum")
         if wdt != "recipe":

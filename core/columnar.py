@@ -1,0 +1,65 @@
+"""Arrow encoding of grid columns: numbers zero-copy from NumPy buffers, names as dictionary strings, NULL where a
+row is invalid. Built from the buffers because `pa.array` would import pandas (0.3 s of start-up the CLI does not
+need). Column types come from the schemas: inputs (`core.inputs`) and record (`core.record`).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from . import inputs as I
+from . import record as R
+
+
+def dict_type():
+    return pa.dictionary(pa.int16(), pa.string())
+
+
+def input_field(name: str) -> pa.Field:
+    """An input column: int32, float64, bool, or dictionary strings for names and choices."""
+    t = {"int": pa.int32(), "float": pa.float64(), "bool": pa.bool_()}.get(I.kind(name), dict_type())
+    return pa.field(name, t, nullable=False)
+
+
+def record_field(name: str) -> pa.Field:
+    """A record column by its declared kind; numbers and labels are NULL on invalid rows."""
+    kind = R.BY_NAME[name].kind
+    if kind == "bool":
+        return pa.field(name, pa.bool_(), nullable=False)
+    if kind == "text":
+        return pa.field(name, dict_type(), nullable=False)
+    if kind == "label":
+        return pa.field(name, dict_type())
+    if kind == "int":
+        return pa.field(name, pa.int32())
+    return pa.field(name, pa.float64())
+
+
+def bitmap(mask: np.ndarray):
+    """A validity buffer from a bool array (None when every row is valid)."""
+    if mask.all():
+        return None, 0
+    return pa.py_buffer(np.packbits(mask, bitorder="little")), int(mask.size - np.count_nonzero(mask))
+
+
+def arr(values: np.ndarray, typ: pa.DataType, valid: np.ndarray | None = None) -> pa.Array:
+    """A numeric Arrow array over a NumPy array (of the matching dtype), NULL where `valid` is false."""
+    values = np.ascontiguousarray(values)
+    buf, nulls = bitmap(valid) if valid is not None else (None, 0)
+    return pa.Array.from_buffers(typ, values.size, [buf, pa.py_buffer(values)], nulls)
+
+
+def bools(values: np.ndarray) -> pa.Array:
+    values = np.asarray(values, dtype=bool)
+    return pa.Array.from_buffers(pa.bool_(), values.size, [None, pa.py_buffer(np.packbits(values, bitorder="little"))])
+
+
+def strings(labels) -> pa.Array:
+    data = [str(x).encode() for x in labels]
+    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    np.cumsum([len(d) for d in data], out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
+
+
+def dictionary(codes: np.ndarray, labels: pa.Array, valid: np.ndarray | None = None) -> pa.Array:
+    return pa.DictionaryArray.from_arrays(arr(codes.astype(np.int16, copy=False), pa.int16(), valid), labels)
