@@ -83,16 +83,16 @@ def widget_changes(n: int) -> dict:
 
 
 def browser(repeats: int) -> dict:
-    from tests.browser.conftest import CHROMIUM, SKIP_REASON, Server, sync_api, wait_for_app, wait_for_charts
+    from bench.harness import SKIP_REASON, VIEWPORT, Server, launch, sync_api, wait_for_app, wait_for_charts
     if SKIP_REASON:
         return {"skipped": SKIP_REASON}
     server = Server("bench")
     res: dict = {"goto": {}, "nav": {}, "cold_first_page_s": None}
     try:
         with sync_api.sync_playwright() as p:
-            b = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+            b = launch(p)
             # a cold server and a cold browser: the first thing anyone sees after a restart (a deep link)
-            ctx = b.new_context(viewport={"width": 1400, "height": 1800})
+            ctx = b.new_context(viewport=VIEWPORT)
             page = ctx.new_page()
             t0 = time.perf_counter()
             page.goto(f"{server.url}/calculator?gpus=64&zero=3")

@@ -10,7 +10,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from .conftest import ARTIFACTS, record_timing, sync_api, wait_for_app, wait_for_charts
+from bench.harness import ARTIFACTS, VIEWPORT, sync_api, wait_for_app, wait_for_charts
+
+from .conftest import record_timing
 
 expect = sync_api.expect if sync_api is not None else None
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,7 +105,7 @@ def test_widget_change_updates_the_url_and_the_link_reproduces_it(server, page, 
     total = page.get_by_test_id("stMetric").filter(has_text="Total per GPU").inner_text()
     assert "GiB" in total
 
-    other = chromium.new_context(viewport={"width": 1400, "height": 1800}).new_page()  # a colleague opening it
+    other = chromium.new_context(viewport=VIEWPORT).new_page()  # a colleague opening it
     other.goto(page.url)
     wait_for_app(other)
     assert other.get_by_test_id("stMetric").filter(has_text="Total per GPU").inner_text() == total
@@ -223,7 +225,7 @@ def test_an_emptied_multiselect_link_opens_empty(server, page, chromium):
     page.get_by_test_id("stMultiSelect").filter(has_text="GPU counts").get_by_role("button", name="Clear all").click()
     page.wait_for_url(lambda u: "fm_counts=" in u, timeout=10_000)
     wait_for_app(page)
-    other = chromium.new_context(viewport={"width": 1400, "height": 1800}).new_page()
+    other = chromium.new_context(viewport=VIEWPORT).new_page()
     other.goto(page.url)
     wait_for_app(other)
     expect(other.get_by_test_id("stAlert")).to_have_count(1)
