@@ -2,11 +2,12 @@
 import streamlit as st
 
 from ui.state import Page
-from ui import compute as _warm, explain as X, layout  # noqa: F401  (compute: import pandas/altair/core now,
-#                                                       so the first page a visitor opens from here starts faster)
+from ui import compute as _warm  # noqa: F401  (import pandas/altair/core now, so the first page a visitor opens from
+#                                                here starts faster)
+from ui import explain as X, layout, registry
 
-layout.setup("Home", ":material/memory:")
-Page("home")  # so that a page opened from here is entered again (a link's parameters then set all its inputs)
+layout.setup(registry.HOME)
+Page(registry.HOME.id)  # so that a page opened from here is entered again (a link's parameters then set all its inputs)
 st.title("Training planner")
 st.markdown("**Will this training run fit, how long will it take, what will it cost, which limit binds — and what "
             "do I change?** Pick a model, a recipe and the hardware; every page answers in seconds, every input is "
@@ -18,7 +19,7 @@ layout.page_links()
 
 st.subheader("Start from the seeds' examples")
 for ex in X.EXAMPLES:  # each link sets the Calculator's inputs; the ones it does not name start from their defaults
-    st.page_link("pages/01_calculator.py", label=ex.label, icon=ex.icon, query_params=ex.params)
+    st.page_link(registry.page("calculator").file, label=ex.label, icon=ex.icon, query_params=ex.params)
 
 st.subheader("The three ideas behind the numbers")
 st.markdown(X.WHY_16)

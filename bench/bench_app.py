@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "bench" / "out"
-PAGES = ["app.py"] + sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
-CHARTS = {"calculator": 3, "fit_map": 2, "activations": 2, "roofline": 1, "time_cost": 1, "sweeps": 2,
-          "check_pytorch": 1}
+from ui import registry  # noqa: E402  (after the path insert)
+
+PAGES = [p.file for p in registry.NAV]
 # Calculator widget changes, cycled: (kind, key, values)
 CHANGES = [("number_input", "gpus", [16, 32, 64, 8]), ("number_input", "seq", [8192, 2048, 4096]),
            ("selectbox", "zero", [1, 2, 3, 0]), ("toggle", "flash", [True, False]), ("number_input", "mb", [2, 4, 1]),
@@ -48,8 +48,8 @@ def first_runs(repeats: int, cold: bool) -> dict:
             if cold:
                 st.cache_data.clear()
                 st.cache_resource.clear()
-            at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-            if page == "app.py":
+            at = AppTest.from_file(str(ROOT / registry.HOME.file), default_timeout=60)
+            if page == registry.HOME.file:
                 t0 = time.perf_counter()
                 at.run()
             else:
@@ -64,9 +64,9 @@ def first_runs(repeats: int, cold: bool) -> dict:
 
 def widget_changes(n: int) -> dict:
     AppTest = _apptest()
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / registry.HOME.file), default_timeout=60)
     at.run()
-    at.switch_page("pages/01_calculator.py").run()
+    at.switch_page(registry.page("calculator").file).run()
     samples, per_kind = [], {}
     for i in range(n):
         kind, key, values = CHANGES[i % len(CHANGES)]
@@ -83,11 +83,12 @@ def widget_changes(n: int) -> dict:
 
 
 def browser(repeats: int) -> dict:
-    from bench.harness import SKIP_REASON, VIEWPORT, Server, launch, sync_api, wait_for_app, wait_for_charts
+    from bench.harness import SKIP_REASON, VIEWPORT, Server, launch, nav_link, sync_api, wait_for_app, wait_for_charts
     if SKIP_REASON:
         return {"skipped": SKIP_REASON}
     server = Server("bench")
     res: dict = {"goto": {}, "nav": {}, "cold_first_page_s": None}
+    calc = registry.page("calculator")
     try:
         with sync_api.sync_playwright() as p:
             b = launch(p)
@@ -95,28 +96,26 @@ def browser(repeats: int) -> dict:
             ctx = b.new_context(viewport=VIEWPORT)
             page = ctx.new_page()
             t0 = time.perf_counter()
-            page.goto(f"{server.url}/calculator?gpus=64&zero=3")
+            page.goto(f"{server.url}/{calc.url_path}?gpus=64&zero=3")
             wait_for_app(page)
-            wait_for_charts(page, CHARTS["calculator"])
+            wait_for_charts(page, calc.charts)
             res["cold_first_page_s"] = time.perf_counter() - t0
             samples: dict = {}
             nav: dict = {}
             for r in range(repeats):
-                for path, n in CHARTS.items():  # open by address (assets cached, as after the first page)
+                for pg in registry.PAGES:  # open by address (assets cached, as after the first page)
                     t0 = time.perf_counter()
-                    page.goto(f"{server.url}/{path}?{_bust(path, r)}")
+                    page.goto(f"{server.url}/{pg.url_path}?{_bust(pg, r)}")
                     wait_for_app(page)
-                    wait_for_charts(page, n)
-                    samples.setdefault(path, []).append(time.perf_counter() - t0)
-                for path, n in CHARTS.items():  # the sidebar's links (no page load)
-                    if path == "check_pytorch":
-                        continue
+                    wait_for_charts(page, pg.charts)
+                    samples.setdefault(pg.id, []).append(time.perf_counter() - t0)
+                for pg in registry.PAGES[:-1]:  # the sidebar's links (no page load), from the last page opened above
                     t0 = time.perf_counter()
-                    page.get_by_test_id("stSidebarNavLink").filter(has_text=path.replace("_", " ")).click()
-                    page.wait_for_url(f"**/{path}*", timeout=15_000)
+                    nav_link(page, pg.title).click()
+                    page.wait_for_url(f"**/{pg.url_path}*", timeout=15_000)
                     wait_for_app(page)
-                    wait_for_charts(page, n)
-                    nav.setdefault(path, []).append(time.perf_counter() - t0)
+                    wait_for_charts(page, pg.charts)
+                    nav.setdefault(pg.id, []).append(time.perf_counter() - t0)
             res["goto"] = {k: statistics.median(v) for k, v in samples.items()}
             res["nav"] = {k: statistics.median(v) for k, v in nav.items()}
             b.close()
@@ -125,11 +124,15 @@ def browser(repeats: int) -> dict:
     return res
 
 
-def _bust(path: str, r: int) -> str:
-    """A parameter that changes each repeat so the page's own caches miss (a new configuration each time)."""
-    key = {"calculator": "gpus", "fit_map": "fm_gpus", "activations": "ac_gpus", "roofline": "rf_mb",
-           "time_cost": "tc_mfu", "sweeps": "sw_mfu", "check_pytorch": "pt_seq"}[path]
-    return f"{key}={[16, 32, 48, 24, 40][r % 5]}"
+# per page, an input whose value changes each repeat so the page's own caches miss (a new configuration each time);
+# a page not named here is timed with its default inputs (its caches warm after the first repeat)
+BUST = {"calculator": "gpus", "fit_map": "gpus", "activations": "gpus", "roofline": "mb", "time_cost": "mfu",
+        "sweeps": "mfu", "check_pytorch": "seq"}
+
+
+def _bust(pg: registry.PageInfo, r: int) -> str:
+    name = BUST.get(pg.id)
+    return f"{pg.prefix}{name}={[16, 32, 48, 24, 40][r % 5]}" if name else ""
 
 
 def markdown(res: dict) -> str:
@@ -155,9 +158,9 @@ def markdown(res: dict) -> str:
               "'address' opens the page by its URL (the app's assets already cached by the browser); 'sidebar' "
               "clicks the page's link.", "",
               "| page | address (s) | sidebar (s) |", "|---|---:|---:|"]
-        for path in CHARTS:
-            nav = br["nav"].get(path)
-            L.append(f"| {path} | {br['goto'][path]:.2f} | {'—' if nav is None else f'{nav:.2f}'} |")
+        for pg in registry.PAGES:
+            nav = br["nav"].get(pg.id)
+            L.append(f"| {pg.title} | {br['goto'][pg.id]:.2f} | {'—' if nav is None else f'{nav:.2f}'} |")
         L += ["", f"Cold start — a fresh server and a fresh browser opening a deep link to the Calculator (server "
               f"imports, the browser loading Streamlit's JavaScript, the first run): {br['cold_first_page_s']:.2f} s."]
     elif br:

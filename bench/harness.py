@@ -17,6 +17,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from ui.registry import NAV_KEY
+
 try:
     from playwright import sync_api
 except ImportError:  # pragma: no cover - depends on the environment
@@ -107,3 +109,12 @@ def wait_for_charts(page, n: int, timeout: float = 30_000) -> None:
         page.wait_for_timeout(50)
     raise AssertionError(f"expected {n} drawn charts, found {charts.count()}")
 
+
+def nav(page):
+    """The sidebar's page list (ui.layout.setup)."""
+    return page.get_by_test_id("stSidebar").locator(f".st-key-{NAV_KEY}")
+
+
+def nav_link(page, title: str):
+    """The sidebar link labelled `title` (a registry title: "Fit map", "Home"; the icon is aria-hidden)."""
+    return nav(page).get_by_role("link", name=title, exact=True)

@@ -10,7 +10,7 @@ if goto:  # a clicked cell (see open_cell): open it in the Calculator
 pg = layout.start("fit_map", "Where does it fit?",
                   "Colour = per-GPU total ÷ GPU memory (green fits with room, yellow is tight, red is over); ✕ marks "
                   "cells that do not fit; grey cells are invalid combinations. Hover for the numbers and the largest "
-                  "term; **click a cell to open that configuration in the Calculator.**", prefix="fm_")
+                  "term; **click a cell to open that configuration in the Calculator.**")
 sb = st.sidebar
 
 sb.header("Setup")

@@ -7,7 +7,7 @@ from ui import charts as K, compute as C, explain as X, fmt, layout, pickers
 pg = layout.start("activations", "Activations against sequence length",
                   "What the backward pass keeps, as the context grows: one curve per activation mode (none, selective "
                   "recomputation, flash attention, full recomputation), the GPU's memory and the model state it sits "
-                  "on.", prefix="ac_")
+                  "on.")
 sb = st.sidebar
 
 sb.header("Model")

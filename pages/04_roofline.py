@@ -8,7 +8,7 @@ from ui import charts as K, compute as C, explain as X, layout, pickers
 pg = layout.start("roofline", "Compute-bound or memory-bound?",
                   "Attainable FLOP/s = min(peak, intensity × bandwidth) (Williams et al. 2009). Points are the forward "
                   "ops of one layer at the chosen tokens per step, placed on the first accelerator's roof; diamonds "
-                  "mark each accelerator's ridge point.", prefix="rf_")
+                  "mark each accelerator's ridge point.")
 sb = st.sidebar
 
 sb.header("Accelerators")

@@ -9,7 +9,7 @@ from ui import charts as K, compute as C, explain as X, fmt, layout, pickers
 pg = layout.start("time_cost", "How long, and how much?",
                   "Each point is one accelerator type × count on which the run fits; the segment through it spans the "
                   "MFU band; the black line is the Pareto frontier — nothing is both faster and cheaper than its "
-                  "points.", prefix="tc_")
+                  "points.")
 sb = st.sidebar
 
 sb.header("Model and run")

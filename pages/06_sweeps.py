@@ -11,8 +11,7 @@ pg = layout.start("sweeps", "Sweep a grid",
                   "Every combination of the values below is one configuration, evaluated by the same vectorised "
                   "core as the Calculator and stored in DuckDB. Sweeps up to "
                   f"{W.AUTO_ROWS:,} rows run as soon as the page opens (so a shared link shows the same sweep); "
-                  "larger ones on a click. Filters are structured (column, operator, value): no SQL is typed.",
-                  prefix="sw_")
+                  "larger ones on a click. Filters are structured (column, operator, value): no SQL is typed.")
 sb = st.sidebar
 POW2 = tuple(2 ** k for k in range(0, 21))
 SEQS = tuple(2 ** k for k in range(7, 22))

@@ -9,7 +9,7 @@ from ui import charts as K, compute as C, fmt, layout, pickers
 pg = layout.start("check_pytorch", "Check against PyTorch",
                   "Measured, not assumed: the configuration's transformer block (and a small whole model) is built "
                   "in PyTorch in bf16 on this server's CPU; autograd's saved tensors are set next to the ledger, "
-                  "tensor by tensor, and FlopCounterMode's count next to 6·N + 12·L·h·s.", prefix="pt_")
+                  "tensor by tensor, and FlopCounterMode's count next to 6·N + 12·L·h·s.")
 sb = st.sidebar
 SMALL = {"layers": 2, "dmodel": 256, "heads": 4, "kv": 4, "dff": 688, "vocab": 1000, "maxpos": 2048}
 sb.header("Model (small: this runs on a CPU)")

@@ -1,10 +1,11 @@
-"""The app under AppTest (in-process, no browser): every page discovered from pages/ renders with defaults and with
-edge inputs; interactions by widget key change the outputs; URL parameters seed the widgets; random and hostile
-parameter values never raise and are named in a visible note. What AppTest cannot see (the URL after a change,
-drawn charts, clicks on charts, downloads) is in tests/browser/."""
+"""The app under AppTest (in-process, no browser): the page registry matches pages/ and draws the sidebar; every page
+renders with defaults and with edge inputs; interactions by widget key change the outputs; URL parameters seed the
+widgets; random and hostile parameter values never raise and are named in a visible note. What AppTest cannot see
+(the URL after a change, drawn charts, clicks on charts, downloads) is in tests/browser/."""
 from __future__ import annotations
 
 import json
+import re
 import string
 from pathlib import Path
 from urllib.parse import urlencode
@@ -13,15 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st_
 from streamlit.testing.v1 import AppTest
 
+from ui import registry
+
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
-PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
-CHART_PAGES = {"pages/01_calculator.py": 3, "pages/02_fit_map.py": 2, "pages/03_activations.py": 2,
-               "pages/04_roofline.py": 1, "pages/05_time_cost.py": 1, "pages/06_sweeps.py": 2,
-               "pages/07_check_pytorch.py": 1}
-PREFIX = {"pages/01_calculator.py": "", "pages/02_fit_map.py": "fm_", "pages/03_activations.py": "ac_",
-          "pages/04_roofline.py": "rf_", "pages/05_time_cost.py": "tc_", "pages/06_sweeps.py": "sw_",
-          "pages/07_check_pytorch.py": "pt_"}
+APP = str(ROOT / registry.HOME.file)
+ROW = {p.file: p for p in registry.PAGES}
+PAGES = list(ROW)
 HOSTILE = ["", "abc", "-1", "0", "1e400", "nan", "inf", "-inf", "1.5", "9" * 400, "true", "None", "[]", "{}",
            "<script>alert(1)</script>", "'; DROP TABLE sweep_catalog; --", "../../etc/passwd", "\x00", "😀",
            "%00", "1,2", "0x10", "1_000", " 4096 ", "COPY (SELECT 1) TO '/tmp/x'"]
@@ -53,18 +51,43 @@ def metric(at: AppTest, label: str) -> str:
     return next(m.value for m in at.metric if m.label == label)
 
 
-def test_pages_are_discovered():
-    assert "pages/01_calculator.py" in PAGES and len(PAGES) >= 5
-    for page in PAGES:
-        assert page in PREFIX, f"{page}: give it a URL prefix in this test (and in the report)"
+def test_registry_has_a_row_for_every_page_file_and_a_file_for_every_row():
+    files = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
+    unlisted, missing = sorted(set(files) - set(PAGES)), sorted(set(PAGES) - set(files))
+    assert not unlisted and not missing, f"files with no row in ui/registry.py: {unlisted}; rows naming a missing " \
+                                         f"file: {missing}"
+    assert (ROOT / registry.HOME.file).is_file()
+    assert PAGES == files, "rows in the order of the files (Streamlit's order for pages/)"
+    for attr, rows in (("id", registry.NAV), ("title", registry.NAV), ("prefix", registry.PAGES)):  # Home binds none
+        values = [getattr(p, attr) for p in rows]
+        assert len(set(values)) == len(values), f"two pages share a {attr}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_starts_with_its_own_row(page):
+    """The id a page passes to layout.start is its registry id (hence its URL prefix and its title)."""
+    m = re.search(r'layout\.start\("(\w+)"', (ROOT / page).read_text())
+    assert m and m.group(1) == ROW[page].id, page
 
 
 def test_landing_page_links_every_page():
     at = AppTest.from_file(APP, default_timeout=30).run()
     assert not at.exception
-    text = " ".join(str(e.proto) for e in at.get("page_link"))
+    text = " ".join(str(e.proto) for e in at.main.get("page_link"))
     for page in PAGES:
-        assert f'page: "{Path(page).stem.split("_", 1)[1]}"' in text, page
+        assert f'page: "{ROW[page].url_path}"' in text, page
+
+
+@pytest.mark.parametrize("page", [registry.HOME.file] + PAGES)
+def test_sidebar_lists_every_page_by_its_title(page):
+    """ui.layout draws the page list (Streamlit's own, with file names, is hidden in .streamlit/config.toml)."""
+    at = AppTest.from_file(APP, default_timeout=30).run()
+    if page != registry.HOME.file:
+        at.switch_page(page).run()
+    assert not at.exception
+    links = at.sidebar.get("page_link")
+    assert [(ln.proto.label, ln.proto.page) for ln in links[:len(registry.NAV)]] == \
+        [(p.title, p.url_path) for p in registry.NAV]
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -74,8 +97,7 @@ def test_page_renders_with_defaults(page):
     assert not errors(at)
     assert not notes(at)
     assert len(at.title) == 1
-    if page in CHART_PAGES:
-        assert len(charts(at)) >= CHART_PAGES[page]
+    assert len(charts(at)) == ROW[page].charts, "the registry's chart count is what the browser tests wait for"
 
 
 def _edge_params(at: AppTest, page: str, end: str) -> dict:
@@ -278,7 +300,7 @@ def test_check_against_pytorch_measures_when_asked():
 
 
 def test_downloads_present_on_every_chart_page():
-    for page in CHART_PAGES:
+    for page in (p for p in PAGES if ROW[p].charts):
         at = run_page(page)
         assert len(at.get("download_button")) >= 1, page
 
@@ -294,7 +316,7 @@ NAMES = ["model", "gpus", "seq", "zero", "flash", "unit", "rc", "recipe", "tp", 
                                                             st_.lists(st_.sampled_from(HOSTILE), max_size=3)),
                         max_size=6))
 def test_fuzzed_link_parameters_never_raise(page, params):
-    qp = {(n if n in ("embed", "_ui_page", "x") else PREFIX[page] + n): v for n, v in params.items()}
+    qp = {(n if n in ("embed", "_ui_page", "x") else ROW[page].prefix + n): v for n, v in params.items()}
     at = run_page(page, **qp)
     assert not at.exception, (page, qp, at.exception)
 

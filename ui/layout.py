@@ -2,42 +2,30 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Callable
 
 import pandas as pd
 import streamlit as st
 
+from . import registry
 from .state import Page
 
-ROOT = Path(__file__).resolve().parent.parent
-PAGES = {
-    "calculator": ("pages/01_calculator.py", "Calculator", ":material/calculate:",
-                   "Will it fit? Memory per GPU, time, cost, and the smallest change when it does not fit."),
-    "fit_map": ("pages/02_fit_map.py", "Fit map", ":material/grid_view:",
-                "Heatmaps of the fit region: model size × GPU count, sequence length × micro-batch."),
-    "activations": ("pages/03_activations.py", "Activations", ":material/show_chart:",
-                    "Activation memory against sequence length: recomputation modes, the s² term."),
-    "roofline": ("pages/04_roofline.py", "Roofline", ":material/speed:",
-                 "Compute- or memory-bound? A model's ops on the roofline of one or more accelerators."),
-    "time_cost": ("pages/05_time_cost.py", "Time & cost", ":material/payments:",
-                  "Days against dollars over accelerators × counts, with the Pareto frontier."),
-    "sweeps": ("pages/06_sweeps.py", "Sweeps", ":material/table_view:",
-               "Build a sweep, run it into DuckDB, filter, summarise and download it."),
-    "check_pytorch": ("pages/07_check_pytorch.py", "Check against PyTorch", ":material/science:",
-                      "The activation ledger and FLOP counts set against a real PyTorch model (optional torch)."),
-}
+
+def setup(page: registry.PageInfo) -> None:
+    """Page config and the sidebar's page links, with the registry's titles. Streamlit's own page list (file names)
+    is hidden by `client.showSidebarNavigation = false`; the pages stay in pages/, served at their old paths."""
+    st.set_page_config(page_title=f"{page.title} · Training planner", page_icon=page.icon, layout="wide")
+    with st.sidebar.container(key=registry.NAV_KEY):
+        for p in registry.NAV:
+            st.page_link(p.file, label=p.title, icon=p.icon)
 
 
-def setup(title: str, icon: str = ":material/memory:") -> None:
-    st.set_page_config(page_title=f"{title} · Training planner", page_icon=icon, layout="wide")
-
-
-def start(page_id: str, heading: str, caption: str, prefix: str = "") -> Page:
+def start(page_id: str, heading: str, caption: str) -> Page:
     """Page config, the URL-bound input state, the title and the one-line explanation of a page."""
-    _path, title, icon, _blurb = PAGES[page_id]
-    setup(title, icon)
-    pg = Page(page_id, prefix=prefix)
+    page = registry.page(page_id)
+    setup(page)
+    st.sidebar.divider()  # between the page list and the page's own inputs
+    pg = Page(page.id, prefix=page.prefix)
     st.title(heading)
     st.caption(caption)
     return pg
@@ -89,9 +77,8 @@ def chart(ch, key: str, where=None, **kw):
     return (where or st).altair_chart(ch, key=key, width="stretch", **kw)
 
 
-def page_links(current: str | None = None, where=None) -> None:
+def page_links(where=None) -> None:
+    """Every page but Home, with its blurb (the landing page's list)."""
     w = where or st
-    for pid, (path, title, icon, blurb) in PAGES.items():
-        if pid == current or not (ROOT / path).exists():
-            continue
-        w.page_link(path, label=f"**{title}** — {blurb}", icon=icon)
+    for p in registry.PAGES:
+        w.page_link(p.file, label=f"**{p.title}** — {p.blurb}", icon=p.icon)
