@@ -13,6 +13,7 @@ import numpy as np
 
 from . import flops as F
 from . import memory as M
+from . import steptime as ST
 from .hardware import Accelerator, get_accelerator, peak_field, peak_or_nan  # noqa: F401  (peak_or_nan: re-export)
 from .inputs import (BY_NAME, CONFIG_FIELDS, GPU_FIELDS, MAX_INT, MEASURED_ABOVE_PEAK, PRESET_INPUTS, REASONS,  # noqa: F401
                      check, reason_text)
@@ -45,12 +46,30 @@ def stage_split(c: dict, pp) -> dict:
     L = np.asarray(c["n_layers"], dtype=np.float64)
     share = np.ceil(L / pp) / L
     one = pp == 1
+    experts = np.where(np.asarray(c["n_experts"]) > 1, pb["mlp"] * scale, 0.0)  # routed expert MLPs
     return {
         "shape_params": pb["total"],
         "outside_params": outside,
         "first_stage_params": np.where(one, N, blocks * share + inputs),
         "last_stage_params": np.where(one, N, blocks * share + table),
+        "stage_expert_params": np.where(one, experts, experts * share),
     }
+
+
+def derived_columns(c: dict) -> dict:
+    """Columns the rules and formulas read that follow from the inputs: whether MFU is "auto", the global batch
+    the step uses (default one micro-batch per data-parallel replica, dp·micro_batch), bytes of the state dtypes.
+    Idempotent; `evaluate` and `Config.columns` both apply it."""
+    c = dict(c)
+    c.setdefault("mfu_auto", False)
+    c.setdefault("cp", 1)
+    c.setdefault("ep", 1)
+    gb = np.asarray(c.get("global_batch", np.nan) if c.get("global_batch") is not None else np.nan,
+                    dtype=np.float64)
+    dp = np.floor(np.asarray(c["n_gpus"], dtype=np.float64)
+                  / np.maximum(np.asarray(c["tp"]) * np.asarray(c["pp"]) * np.asarray(c["cp"]), 1))
+    c["global_batch_used"] = np.where(np.isnan(gb), dp * np.asarray(c["micro_batch"]), gb)
+    return c
 
 
 def adafactor_elements(c: dict, shape_params=None):
@@ -62,6 +81,19 @@ def adafactor_elements(c: dict, shape_params=None):
                                       shape_params)
 
 
+def _stage_state(c, n_gpus, tp, pp, ep, ada, stage_params, expert_params) -> dict:
+    """Model-state parts per GPU for a pipeline stage holding `stage_params`. With expert parallelism the stage's
+    routed experts (`expert_params`) split over ep ranks of the data-parallel group, so their ZeRO sharding runs
+    over the remaining n_gpus/(tp·pp·ep) ranks (Megatron's expert-data-parallel group)."""
+    args = (c["weight_dtype"], c["grad_dtype"], c["master_weights"], c["grad_accum_fp32"], c["optimizer"],
+            c["zero_stage"])
+    if not np.any(np.asarray(ep) > 1):
+        return M.state_bytes(c["n_params"], *args, n_gpus, tp, pp, ada, stage_params)
+    dense = M.state_bytes(c["n_params"], *args, n_gpus, tp, pp, ada, stage_params - expert_params)
+    experts = M.state_bytes(c["n_params"], *args, n_gpus / ep, tp, pp, ada, expert_params / ep)
+    return {k: dense[k] + experts[k] for k in dense}
+
+
 def evaluate(**c) -> dict:
     """All record columns from input columns (numpy arrays or scalars that broadcast).
 
@@ -70,9 +102,14 @@ def evaluate(**c) -> dict:
     (for the chosen compute dtype), gpu_memory_bytes and price_per_gpu_hour, and the training inputs of `Config`.
     Invalid rows get valid=False and a reason; their numbers are NaN (never a plausible wrong value).
     """
+    c = derived_columns(c)
     code = check(c)
     valid = code == 0
-    s, b = c["seq_len"], c["micro_batch"]
+    b = c["micro_batch"]
+    cp = np.where(np.asarray(c["cp"]) >= 1, c["cp"], 1)
+    ep = np.where(np.asarray(c["ep"]) >= 1, c["ep"], 1)
+    s_full = c["seq_len"]
+    s = np.asarray(s_full) / cp  # tokens of a sequence one GPU holds (context parallelism splits the sequence)
     L, h = c["n_layers"], c["d_model"]
     # Invalid rows only need usable divisors here (their numbers become NaN below). Masking with `valid` itself
     # would broadcast tp, pp and n_gpus to the whole grid and make every term after them full-size.
@@ -83,15 +120,11 @@ def evaluate(**c) -> dict:
     # --- model state, per pipeline stage -------------------------------------------------------------------
     split = stage_split(c, pp)
     ada = adafactor_elements(c, split["shape_params"])
-    st_first = M.state_bytes(c["n_params"], c["weight_dtype"], c["grad_dtype"], c["master_weights"],
-                             c["grad_accum_fp32"], c["optimizer"], c["zero_stage"], n_gpus, tp, pp, ada,
-                             split["first_stage_params"])
-    st_last = M.state_bytes(c["n_params"], c["weight_dtype"], c["grad_dtype"], c["master_weights"],
-                            c["grad_accum_fp32"], c["optimizer"], c["zero_stage"], n_gpus, tp, pp, ada,
-                            split["last_stage_params"])
+    st_first = _stage_state(c, n_gpus, tp, pp, ep, ada, split["first_stage_params"], split["stage_expert_params"])
+    st_last = _stage_state(c, n_gpus, tp, pp, ep, ada, split["last_stage_params"], split["stage_expert_params"])
 
     # --- activations ---------------------------------------------------------------------------------------
-    led = M.ledger(c, recompute="none", tp=tp)
+    led = M.ledger(c, recompute="none", tp=tp, seq_len=s)
     full_layer = sum(led.values())
     core = led["softmax_output"] + led["softmax_dropout_mask"] + led["dropout_output"] + led["softmax_lse"]
     layer_input = led["norm1_input"]  # 2sbh (÷t with sequence parallelism): what full recomputation keeps
@@ -118,14 +151,31 @@ def evaluate(**c) -> dict:
     binding = np.asarray(BINDING, dtype=object)[np.argmax(groups, axis=0)]
 
     # --- compute, time, cost -------------------------------------------------------------------------------
-    attn = F.attention_flops_per_token(L, h, s, c["attention_flops"])
-    fpt = F.model_flops_per_token(c["n_active_params"], L, h, s, c["attention_flops"])
+    attn = F.attention_flops_per_token(L, h, s_full, c["attention_flops"])
+    fpt = F.model_flops_per_token(c["n_active_params"], L, h, s_full, c["attention_flops"])
     hw = F.hardware_flops_per_token(fpt, attn, rec, 6.0 * split["outside_params"])
     tokens = np.asarray(c["tokens"], dtype=np.float64)
     train_flops = fpt * tokens
-    time_s = F.train_time_s(train_flops, n_gpus, c["peak_flops_per_s"], c["mfu"], c["time_overhead_frac"])
-    tc = F.time_and_cost(time_s, n_gpus, c["price_per_gpu_hour"])
+
+    # --- the predicted step (core/steptime.py) -------------------------------------------------------------
+    step = ST.step_parts({**c, "tp": tp, "pp": pp, "cp": cp, "ep": ep, "n_gpus": n_gpus,
+                          "weight_dtype_bytes": M.dtype_bytes_array(c["weight_dtype"]),
+                          "grad_dtype_bytes": M.dtype_bytes_array(c["grad_dtype"])},
+                         state, np.maximum(split["first_stage_params"], split["last_stage_params"]))
+    peak = np.asarray(c["peak_flops_per_s"], dtype=np.float64)
+    tokens_per_step = np.asarray(c["global_batch_used"], dtype=np.float64) * np.asarray(s_full, dtype=np.float64)
+    pred_tps = tokens_per_step / step["step_time_s"]
+
     tps = np.asarray(c["tokens_per_second"], dtype=np.float64)
+    measured = np.isfinite(tps)
+    auto = np.asarray(c["mfu_auto"], dtype=bool)
+    ovh = 1.0 + np.asarray(c["time_overhead_frac"], dtype=np.float64)
+    time_s = np.where(measured, tokens / np.where(measured, tps, 1.0) * ovh,
+                      np.where(auto, tokens / pred_tps * ovh,
+                               F.train_time_s(train_flops, n_gpus, peak, np.where(auto, 1.0, c["mfu"]),
+                                              c["time_overhead_frac"])))
+    source = np.where(measured, "measured", np.where(auto, "predicted", "mfu"))
+    tc = F.time_and_cost(time_s, n_gpus, c["price_per_gpu_hour"])
     mfu_meas = F.achieved_utilization(tps, fpt, n_gpus, c["peak_flops_per_s"])
     hfu_meas = F.achieved_utilization(tps, hw, n_gpus, c["peak_flops_per_s"])
     above = hfu_meas > 1  # NaN (no measurement) compares False
@@ -140,7 +190,7 @@ def evaluate(**c) -> dict:
         "reason_code": code,
         "n_params": c["n_params"],
         "n_active_params": c["n_active_params"],
-        "dp": np.where(valid, n_gpus // np.maximum(tp * pp, 1), 1),
+        "dp": np.where(valid, n_gpus // np.maximum(tp * pp * cp, 1), 1),
         **st,
         "state_bytes": state,
         "activations_bytes": activations,
@@ -166,6 +216,14 @@ def evaluate(**c) -> dict:
         "price_per_gpu_hour": np.asarray(c["price_per_gpu_hour"], dtype=np.float64),
         "achieved_mfu": mfu_meas,
         "achieved_hfu": hfu_meas,
+        "time_source": source,
+        "global_batch": np.where(valid, np.asarray(c["global_batch_used"], dtype=np.float64), 0).astype(np.int64),
+        "micro_batches": step["micro_batches"],
+        **{k: step[k] for k in ST.STEP_PARTS},
+        "predicted_step_time_s": step["step_time_s"],
+        "predicted_mfu": fpt * pred_tps / (n_gpus * peak),
+        "predicted_hfu": hw * pred_tps / (n_gpus * peak),
+        "predicted_tokens_per_s": pred_tps,
     }
     shape = np.broadcast_shapes(*(np.shape(v) for v in out.values()))
     for k, v in out.items():
@@ -200,6 +258,8 @@ def _check_input(name: str, v) -> None:
         if i.default is None and i.lo is not None and v < i.lo:
             raise ValueError(f"{name}: must be an integer ≥ {i.lo:g}, got {v!r}")
     elif i.kind == "float":
+        if i.auto and v == "auto":
+            return
         if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not math.isfinite(v):
             raise ValueError(f"{name}: must be a {'non-negative' if i.default is None else 'finite'} number, "
                              f"got {v!r}")
@@ -255,8 +315,13 @@ class _ConfigMethods:
         cols = {k: getattr(self, k) for k in CONFIG_FIELDS}
         cols.update(model_columns(self.model))
         cols.update(gpu_columns(self.gpu, self.compute_dtype, self.price_per_gpu_hour))
+        for k in ("gpus_per_node", "collective_latency_s"):  # None: the catalog's
+            if getattr(self, k) is not None:
+                cols[k] = getattr(self, k)
+        cols["mfu_auto"] = self.mfu == "auto"
+        cols["mfu"] = math.nan if self.mfu == "auto" else self.mfu
         cols["tokens_per_second"] = self.measured_tokens_per_second
-        return cols
+        return derived_columns(cols)
 
     def replace(self, **kw) -> "Config":
         """A copy with some fields changed (validated again). Architecture fields go to the model."""
@@ -274,7 +339,8 @@ class _ConfigMethods:
 Config = make_dataclass(
     "Config",
     [("model", Model), ("gpu", Accelerator)]
-    + [(n, _PY_TYPE[BY_NAME[n].kind] | (None if BY_NAME[n].default is None else _PY_TYPE[BY_NAME[n].kind]),
+    + [(n, _PY_TYPE[BY_NAME[n].kind] | (None if BY_NAME[n].default is None else str if BY_NAME[n].auto
+                                         else _PY_TYPE[BY_NAME[n].kind]),
         field(default=BY_NAME[n].default)) for n in CONFIG_FIELDS],
     bases=(_ConfigMethods,), frozen=True)
 Config.__module__ = __name__  # (make_dataclass's `module=` is Python ≥ 3.12): pickling and caches find it here
@@ -294,7 +360,14 @@ def gpu_columns(g: Accelerator, compute_dtype: str, price_per_gpu_hour: float | 
     the rules refuse by name), memory, and the price (the catalog's unless given)."""
     price = g.price_usd_per_gpu_hour if price_per_gpu_hour is None else price_per_gpu_hour
     return {"peak_flops_per_s": peak_or_nan(g, compute_dtype), "gpu_memory_bytes": g.memory_bytes,
-            "price_per_gpu_hour": price}
+            "price_per_gpu_hour": price, **{k: getattr(g, k) for k in GPU_STEP_FIELDS}}
+
+
+# the accelerator's step-time constants, as `evaluate` columns (data/accelerators.csv, data/efficiency.csv)
+GPU_STEP_FIELDS = ("memory_bandwidth_bytes_per_s", "intra_node_bytes_per_s", "inter_node_bytes_per_s",
+                   "gpus_per_node", "sm_count", "matmul_efficiency", "attention_efficiency", "causal_ratio",
+                   "sustained_fraction",
+                   "hbm_efficiency", "intra_node_efficiency", "inter_node_efficiency", "collective_latency_s")
 
 
 def _explain(code: int, cfg: Config) -> str:
@@ -380,19 +453,24 @@ def build_model(model: str | None = None, n_params: float | None = None, hf_conf
 
 
 def build_gpu(gpu: str | None = "h100-sxm", peak_flops_per_s=None, gpu_memory_bytes=None,
-              memory_bandwidth_bytes_per_s=None, compute_dtype: str = "bf16") -> Accelerator:
+              memory_bandwidth_bytes_per_s=None, compute_dtype: str = "bf16", intra_node_bytes_per_s=None,
+              inter_node_bytes_per_s=None) -> Accelerator:
     """A catalog accelerator, or 'custom' with typed numbers; numbers given with a catalog name override it.
-    `peak_flops_per_s` is the peak for `compute_dtype` (the dtype the run computes in)."""
+    `peak_flops_per_s` is the peak for `compute_dtype` (the dtype the run computes in); the link bandwidths
+    override the catalog's intra-/inter-node rates (a custom accelerator takes the H100 SXM's unless given)."""
     from dataclasses import replace as dc_replace
 
     from .hardware import custom_accelerator
     _check_input("compute_dtype", compute_dtype)
     for name, v in (("peak_flops_per_s", peak_flops_per_s), ("gpu_memory_bytes", gpu_memory_bytes),
-                    ("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)):
+                    ("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s),
+                    ("intra_node_bytes_per_s", intra_node_bytes_per_s),
+                    ("inter_node_bytes_per_s", inter_node_bytes_per_s)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.number))
                               or not math.isfinite(v) or v <= 0):
             raise ValueError(f"{name}: must be a positive number, got {v!r}")
-    over = {}
+    over = {k: float(v) for k, v in (("intra_node_bytes_per_s", intra_node_bytes_per_s),
+                                     ("inter_node_bytes_per_s", inter_node_bytes_per_s)) if v is not None}
     if peak_flops_per_s is not None:
         over[peak_field(compute_dtype)] = float(peak_flops_per_s)
     if gpu_memory_bytes is not None:

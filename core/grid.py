@@ -75,7 +75,12 @@ def eval_values(name: str, values) -> np.ndarray:
 
 
 def plain_axis(name: str, values: Sequence) -> Axis:
-    """An input of `evaluate` taken as it is."""
+    """An input of `evaluate` taken as it is (an input that accepts "auto" — mfu — also sets `<name>_auto`;
+    its output column holds NaN where the value is auto, and `time_source` says so)."""
+    if I.BY_NAME[name].auto:
+        auto = np.array([v == "auto" for v in values], dtype=bool)
+        nums = np.array([np.nan if v == "auto" else float(v) for v in values], dtype=np.float64)
+        return Axis(name, len(values), {name: nums, f"{name}_auto": auto}, {name: nums})
     return Axis(name, len(values), {name: eval_values(name, values)}, {name: out_values(name, values)})
 
 
@@ -102,21 +107,22 @@ def model_axis(models: Sequence[Model | ValueError], names: Sequence[str], reaso
 
 
 def gpu_axis(gpus: Sequence[Accelerator | ValueError], names: Sequence[str], dtypes: Sequence[str],
-             reasons: Reasons, price_given: bool = False, out_cols: dict | None = None) -> Axis:
-    """Accelerators (or their builder's ValueError) with their compute dtypes → the accelerator axis."""
+             reasons: Reasons, price_given: bool = False, out_cols: dict | None = None, given: set = frozenset()
+             ) -> Axis:
+    """Accelerators (or their builder's ValueError) with their compute dtypes → the accelerator axis: every
+    column of `estimate.gpu_columns` (peak for the dtype, memory, price, the step-time constants), except the
+    inputs in `given` (their own axes win) and the price when `price_given`."""
     n = len(gpus)
-    peak, mem, price = (np.full(n, np.nan) for _ in range(3))
     bad = np.zeros(n, dtype=np.int16)
+    ok = next((g for g in gpus if isinstance(g, Accelerator)), None)
+    rows = []
     for i, (g, dtype) in enumerate(zip(gpus, dtypes)):
         if not isinstance(g, Accelerator):
             bad[i] = reasons.code(str(g))
-            peak[i] = mem[i] = 1.0  # placeholders; the rows are flagged invalid
-            continue
-        c = gpu_columns(g, dtype)
-        peak[i], mem[i], price[i] = c["peak_flops_per_s"], c["gpu_memory_bytes"], c["price_per_gpu_hour"]
-    eval_cols = {"peak_flops_per_s": peak, "gpu_memory_bytes": mem}
-    if not price_given:
-        eval_cols["price_per_gpu_hour"] = price
+        base = g if isinstance(g, Accelerator) else (ok or Accelerator("placeholder", 1.0, 1.0, 1.0))
+        rows.append(gpu_columns(base, dtype if isinstance(g, Accelerator) else "bf16"))
+    skip = set(given) | ({"price_per_gpu_hour"} if price_given else set())
+    eval_cols = {k: np.array([r[k] for r in rows], dtype=np.float64) for k in rows[0] if k not in skip}
     return Axis("gpu", n, eval_cols, {"gpu": labels(list(names)), **(out_cols or {})}, bad if bad.any() else None)
 
 

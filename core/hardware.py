@@ -30,6 +30,18 @@ class Accelerator:
     intra_node_bytes_per_s: float = math.nan
     inter_node_bytes_per_s: float = math.nan
     price_usd_per_gpu_hour: float = math.nan
+    # step-time constants (data/accelerators.csv and, by family, data/efficiency.csv; sources in their rows)
+    family: str = "hopper"
+    gpus_per_node: int = 8
+    sm_count: float = math.nan
+    matmul_efficiency: float = 0.8
+    attention_efficiency: float = 0.55
+    causal_ratio: float = 0.85
+    sustained_fraction: float = 0.84
+    hbm_efficiency: float = 0.9
+    intra_node_efficiency: float = 0.8
+    inter_node_efficiency: float = 0.8
+    collective_latency_s: float = 40e-6
     label: str = ""
     memory_unit: str = "GB"
     price_date: str = ""
@@ -85,9 +97,29 @@ def _f(row: dict, key: str, scale: float = 1.0) -> float:
 
 
 @lru_cache(maxsize=1)
+def efficiency_table() -> dict[str, dict]:
+    """Achievable fractions by chip family (data/efficiency.csv), each row with its source."""
+    out = {}
+    with open(DATA_DIR / "efficiency.csv", newline="") as fh:
+        for row in csv.DictReader(fh):
+            out[row["family"]] = {
+                "attention_efficiency": float(row["attention_efficiency"]),
+                "causal_ratio": float(row["causal_ratio"]),
+                "sustained_fraction": float(row["sustained_fraction"]),
+                "hbm_efficiency": float(row["hbm_efficiency"]),
+                "intra_node_efficiency": float(row["intra_node_efficiency"]),
+                "inter_node_efficiency": float(row["inter_node_efficiency"]),
+                "collective_latency_s": float(row["collective_latency_us"]) * 1e-6,
+                "source": row["source"],
+            }
+    return out
+
+
+@lru_cache(maxsize=1)
 def catalog() -> dict[str, Accelerator]:
     """All catalog accelerators by name, converted to SI."""
     out: dict[str, Accelerator] = {}
+    fam = efficiency_table()
     with open(DATA_DIR / "accelerators.csv", newline="") as fh:
         for row in csv.DictReader(fh):
             unit = row["memory_unit"].strip()
@@ -104,6 +136,11 @@ def catalog() -> dict[str, Accelerator]:
                 intra_node_bytes_per_s=_f(row, "intra_node_gb_per_s", GB),
                 inter_node_bytes_per_s=_f(row, "inter_node_gb_per_s", GB),
                 price_usd_per_gpu_hour=_f(row, "price_usd_per_gpu_hour"),
+                family=row["family"],
+                gpus_per_node=int(row["gpus_per_node"]),
+                sm_count=_f(row, "sm_count"),
+                matmul_efficiency=_f(row, "matmul_efficiency"),
+                **{k: v for k, v in fam[row["family"]].items() if k != "source"},
                 price_date=row["price_date"],
                 price_source=row["price_source"],
                 source=row["source"],

@@ -39,6 +39,7 @@ class Input:
     choices: tuple = ()
     lo: float | None = None  # inclusive bounds checked when the input is read (CLI, spec, Config)
     hi: float | None = None
+    auto: bool = False  # also accepts the word "auto" (mfu: take time from the predicted step)
 
     @property
     def flag(self) -> str:
@@ -47,6 +48,8 @@ class Input:
     def describe(self) -> str:
         """One line for --help and the docs: meaning, unit or choices, default."""
         bits = [self.help]
+        if self.auto:
+            bits.append("or auto")
         if self.choices:
             bits.append("one of " + ", ".join(map(str, self.choices)))
         elif self.unit:
@@ -99,6 +102,10 @@ INPUTS: tuple[Input, ...] = (
           "accelerator", "gpu", lo=1e6, hi=1e15),
     Input("memory_bandwidth_bytes_per_s", "float", None, "bytes/s", "override: HBM bandwidth per accelerator",
           "accelerator", "gpu", lo=1e6, hi=1e16),
+    Input("intra_node_bytes_per_s", "float", None, "bytes/s per GPU, one direction", "override: NVLink/xGMI "
+          "bandwidth inside a node (default: the catalog's)", "accelerator", "gpu", lo=1e6, hi=1e15),
+    Input("inter_node_bytes_per_s", "float", None, "bytes/s per GPU, one direction", "override: network (NIC) "
+          "bandwidth between nodes (default: the catalog's)", "accelerator", "gpu", lo=1e6, hi=1e15),
     # --- parallel layout and batch -------------------------------------------------------------------------------------
     Input("seq_len", "int", 2048, "count (tokens)", "sequence length s", "layout", lo=1, hi=MAX_INT),
     Input("micro_batch", "int", 1, "count (sequences)", "micro-batch b per GPU", "layout", lo=1, hi=MAX_INT),
@@ -111,8 +118,15 @@ INPUTS: tuple[Input, ...] = (
           "layout", choices=(0, 1, 2, 3), lo=-MAX_INT, hi=MAX_INT),
     Input("sequence_parallel", "bool", False, "", "Megatron sequence parallelism with tensor parallelism",
           "layout"),
-    Input("global_batch", "int", None, "count (sequences)", "sequences per optimizer step (with step_time_s, a "
-          "measured step gives the throughput)", "layout", lo=1, hi=MAX_INT),
+    Input("cp", "int", 1, "count", "context-parallel degree: each GPU holds seq_len/cp tokens of a sequence "
+          "(Llama 3 §3.3.2)", "layout", lo=1, hi=MAX_INT),
+    Input("ep", "int", 1, "count", "expert-parallel degree: MoE experts split over ep data-parallel ranks",
+          "layout", lo=1, hi=MAX_INT),
+    Input("gpus_per_node", "int", None, "count", "GPUs that share the fast intra-node link (default: the "
+          "catalog's, e.g. 8 for a DGX/HGX node, 72 for GB200 NVL72)", "layout", lo=1, hi=MAX_INT),
+    Input("global_batch", "int", None, "count (sequences)", "sequences per optimizer step: drives the predicted "
+          "step (default: one micro-batch per data-parallel replica, dp·micro_batch); with step_time_s a measured "
+          "step gives the throughput", "layout", lo=1, hi=MAX_INT),
     # --- recipe (model state) ------------------------------------------------------------------------------------------
     Input("recipe", "choice", None, "", "named recipe: sets weight_dtype, grad_dtype, master_weights, "
           "grad_accum_fp32 and optimizer unless given (bytes per parameter: python -m core list)", "recipe", "preset", tuple(T.RECIPES)),
@@ -139,8 +153,14 @@ INPUTS: tuple[Input, ...] = (
     # --- run: FLOPs, time, cost ----------------------------------------------------------------------------------------------
     Input("attention_flops", "choice", "full", "", "how attention FLOPs count: full (12·L·h·s per token), causal "
           "(half), none (6N only)", "run", choices=T.ATTENTION_FLOPS),
-    Input("mfu", "float", 0.5, "fraction (0–1)", "model FLOPs utilisation used for time and cost", "run",
-          lo=-1e18, hi=1e18),
+    Input("mfu", "float", 0.5, "fraction (0–1)", "model FLOPs utilisation used for time and cost; auto: time "
+          "from the predicted step", "run", lo=-1e18, hi=1e18, auto=True),
+    Input("dp_overlap", "bool", True, "", "data-parallel gradient reduction overlaps the backward pass (PyTorch "
+          "DDP/FSDP, Megatron --overlap-grad-reduce)", "run"),
+    Input("tp_overlap", "bool", False, "", "tensor-parallel communication overlaps the GEMMs (Megatron "
+          "--tp-comm-overlap)", "run"),
+    Input("collective_latency_s", "float", None, "s", "fixed cost of one collective (default: the chip family's, "
+          "data/efficiency.csv)", "run", lo=0.0, hi=1.0),
     Input("tokens", "float", 1e12, "count (tokens)", "training tokens", "run", lo=-1e18, hi=1e30),
     Input("price_per_gpu_hour", "float", None, "USD per GPU-hour", "price (default: the accelerator's catalog "
           "price)", "run", lo=0.0, hi=1e9),
@@ -211,7 +231,7 @@ RULES: tuple[Rule, ...] = (
     Rule("pp", "larger than n_layers", lambda g: g("pp") > g("n_layers")),
     Rule("seq_len", "must be ≥ 1", lambda g: g("seq_len") < 1),
     Rule("micro_batch", "must be ≥ 1", lambda g: g("micro_batch") < 1),
-    Rule("mfu", "must be in (0, 1]", lambda g: ~((g("mfu") > 0) & (g("mfu") <= 1))),
+    Rule("mfu", "must be in (0, 1] or auto", lambda g: ~((g("mfu") > 0) & (g("mfu") <= 1)) & ~g("mfu_auto")),
     Rule("zero_stage", "must be 0, 1, 2 or 3", lambda g: ~np.isin(g("zero_stage"), (0, 1, 2, 3))),
     Rule("master_weights", "the weights are already fp32; an fp32 master copy would duplicate them",
          lambda g: (g("weight_dtype") == "fp32") & g("master_weights").astype(bool)),
@@ -235,6 +255,16 @@ RULES: tuple[Rule, ...] = (
     Rule("d_ff", "not divisible by tp", lambda g: _div(g("d_ff"), g("tp"))),
     Rule("virtual_stages", "more than the layers of one pipeline stage",
          lambda g: g("virtual_stages") > np.ceil(g("n_layers") / np.maximum(g("pp"), 1))),
+    Rule("cp", "tp·pp·cp does not divide n_gpus", lambda g: _pos_int(g("cp")) | _div(g("n_gpus"),
+                                                                                  g("tp") * g("pp") * g("cp"))),
+    Rule("cp", "does not divide seq_len", lambda g: _div(g("seq_len"), g("cp"))),
+    Rule("ep", "must divide n_experts and the data-parallel ranks (n_gpus / (tp·pp))",
+         lambda g: _pos_int(g("ep")) | _div(g("n_experts"), g("ep"))
+         | _div(np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp"), 1)), g("ep"))),
+    Rule("global_batch", "must be a multiple of dp·micro_batch (dp = n_gpus / (tp·pp·cp))",
+         lambda g: _div(g("global_batch_used"), np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp") * g("cp"), 1))
+                        * g("micro_batch")) | (g("global_batch_used") < 1)),
+    Rule("gpus_per_node", "must be ≥ 1", lambda g: g("gpus_per_node") < 1),
     Rule("tokens_per_second", "the measured throughput would exceed 100% of peak (check it, the GPU count or the "
          "GPU)", None),
 )

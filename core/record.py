@@ -23,6 +23,20 @@ STATE_PARTS = ("weights_bytes", "grads_bytes", "grad_accum_bytes", "optimizer_by
 TOTAL_PARTS = STATE_PARTS + ("activations_bytes", "logits_bytes", "overhead_bytes")
 BINDING = ("state", "activations", "logits", "overhead")  # which group of TOTAL_PARTS is largest
 STAGES = ("first", "last")
+TIME_SOURCES = ("mfu", "predicted", "measured")
+# the predicted step's parts (core/steptime.py), summing to predicted_step_time_s
+STEP_PART_WORDS = {
+    "compute_s": "forward + backward kernels of the critical pipeline stage, all micro-batches",
+    "recompute_s": "forward recomputed for the backward (selective or full recomputation)",
+    "tp_comm_s": "exposed tensor-parallel all-reduces (reduce-scatter + all-gather with sequence parallelism)",
+    "cp_comm_s": "context-parallel all-gather of K/V and reduce-scatter of their gradients",
+    "ep_comm_s": "expert-parallel all-to-all (dispatch and combine)",
+    "dp_comm_s": "exposed data-parallel gradient reduction (ZeRO-3: parameter gathers too)",
+    "pp_bubble_s": "pipeline bubble: (pp − 1)/virtual_stages × one micro-batch's time",
+    "pp_comm_s": "pipeline stage-to-stage sends",
+    "optimizer_s": "optimizer step: the GPU's state read and written once at HBM speed",
+}
+STEP_PARTS = tuple(STEP_PART_WORDS)
 # what the binding groups mean, in words a visitor understands
 BINDING_WORDS = {
     "state": "model state (weights, gradients, optimizer moments, master copy)",
@@ -37,7 +51,7 @@ RECORD: tuple[Column, ...] = (
     Column("reason", "text", "", "why the row is invalid (empty when valid)"),
     Column("n_params", "float", "count", "parameters of the model"),
     Column("n_active_params", "float", "count", "parameters used per token (MoE: top-k experts)"),
-    Column("dp", "int", "count", "data-parallel degree n_gpus / (tp·pp)"),
+    Column("dp", "int", "count", "data-parallel degree n_gpus / (tp·pp·cp)"),
     Column("weights_bytes", "float", _B, "working weights"),
     Column("grads_bytes", "float", _B, "gradients"),
     Column("grad_accum_bytes", "float", _B, "fp32 gradient-accumulation buffer"),
@@ -61,7 +75,8 @@ RECORD: tuple[Column, ...] = (
     Column("train_flops", "float", "FLOPs", "model FLOPs of the whole run"),
     Column("train_flops_6nd", "float", "FLOPs", "6·N·D, the usual approximation"),
     Column("peak_flops_per_s", "float", "FLOP/s", "accelerator peak for compute_dtype"),
-    Column("time_s", "float", "s", "wall time of the run at the given MFU"),
+    Column("time_s", "float", "s", "wall time of the run: from the measured throughput if given, else the "
+           "predicted step (mfu auto), else the given MFU (see time_source)"),
     Column("days", "float", "days", "time_s in days"),
     Column("gpu_hours", "float", "GPU-hours", "time × GPUs"),
     Column("cost_usd", "float", "USD", "GPU-hours × price"),
@@ -69,6 +84,17 @@ RECORD: tuple[Column, ...] = (
     Column("price_per_gpu_hour", "float", "USD per GPU-hour", "price used for the cost"),
     Column("achieved_mfu", "float", "fraction", "MFU implied by a measured throughput (empty without one)"),
     Column("achieved_hfu", "float", "fraction", "HFU (recomputation included) implied by a measured throughput"),
+    Column("time_source", "label", "", "what time_s comes from: mfu (given), predicted (mfu auto) or measured",
+           TIME_SOURCES),
+    Column("global_batch", "int", "count (sequences)", "sequences per optimizer step used by the predicted step"),
+    Column("micro_batches", "float", "count", "micro-batches per data-parallel replica per step"),
+    *(Column(k, "float", "s", w) for k, w in STEP_PART_WORDS.items()),
+    Column("predicted_step_time_s", "float", "s", "predicted time of one optimizer step: the sum of the nine parts "
+           "above (core/steptime.py)"),
+    Column("predicted_mfu", "float", "fraction", "model FLOPs per second of the predicted step ÷ (GPUs · peak)"),
+    Column("predicted_hfu", "float", "fraction", "hardware FLOPs (recomputation included) per second ÷ (GPUs · "
+           "peak)"),
+    Column("predicted_tokens_per_s", "float", "tokens/s", "whole-cluster throughput of the predicted step"),
 )
 BY_NAME = {c.name: c for c in RECORD}
 NAMES = tuple(BY_NAME)

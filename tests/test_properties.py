@@ -192,8 +192,9 @@ def test_measured_throughput_to_mfu_and_hfu():
     outside = 6 * 2 * 32000 * 4096  # untied embedding and LM head are not recomputed
     assert r["achieved_hfu"] == pytest.approx(r["achieved_mfu"] * (1 + (1 - outside / r["flops_per_token"]) / 3),
                                               rel=1e-12)
-    step = cfg.replace(tokens_per_second=None, step_time_s=4.0, global_batch=10)  # 10·4096 tokens per 4 s
-    assert estimate(step)["achieved_mfu"] == pytest.approx(10 * 4096 / 4 * r["flops_per_token"] / (8 * 989.5e12))
+    # 16·4096 tokens per 4 s (a global batch is a multiple of dp·micro_batch = 8 since the step-time model)
+    step = cfg.replace(tokens_per_second=None, step_time_s=4.0, global_batch=16)
+    assert estimate(step)["achieved_mfu"] == pytest.approx(16 * 4096 / 4 * r["flops_per_token"] / (8 * 989.5e12))
 
 
 def test_cost_is_gpu_hours_times_price():

@@ -1,6 +1,10 @@
 """Numbers unchanged by refactors (issue 8): 2,000 seeded random configurations recorded before the schema
 refactor (tests/fixtures/make_records.py) must give identical records now — floats within 1e-12 relative,
-everything else equal. Columns added since are not in the fixture and are not compared."""
+everything else equal. Columns added since are not in the fixture and are not compared.
+
+One deliberate change since (issue 12): with a measured throughput the run's time follows the measurement
+(tokens / tokens_per_second × (1 + time_overhead_frac)) instead of the given MFU; for those rows the four time
+columns are checked against that formula, from the fixture's own inputs and record."""
 import gzip
 import json
 import math
@@ -39,9 +43,17 @@ def test_records_unchanged(chunk):
     bad = []
     for row in ROWS[chunk::10]:
         rec = estimate(config_from_inputs(**row["inputs"]))
+        inp, old = row["inputs"], row["record"]
+        want_time = {}
+        if "tokens_per_second" in inp:  # time from the measurement (issue 12)
+            t = inp["tokens"] / inp["tokens_per_second"] * (1 + inp.get("time_overhead_frac", 0.0))
+            n = inp["n_gpus"]
+            want_time = {"time_s": t, "days": t / 86400, "gpu_hours": t * n / 3600,
+                         "cost_usd": None if old["cost_usd"] is None else t * n / 3600 * old["price_per_gpu_hour"]}
         for k, want in row["record"].items():
             if k == "inputs":
                 continue
+            want = want_time.get(k, want)
             got = rec.get(k, "<missing>")
             if not _same(got, want):
                 bad.append((row["inputs"], k, want, got))

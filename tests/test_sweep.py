@@ -25,8 +25,8 @@ MIXED_SPEC = {"model": ["llama-3.1-8b", "mixtral-8x7b", 7e9], "n_heads": [32, 48
               "n_gpus": [8, 64], "tp": [1, 3, 64], "pp": [1, 2], "zero_stage": [0, 3],
               "recompute": ["none", "selective", "full"], "gpu": ["h100-sxm", "a100-80gb"],
               "compute_dtype": ["bf16", "fp8"], "recipe": ["zero-16", "fp32-16"], "master_weights": [True, False],
-              "flash_attention": True, "micro_batch": 2, "overhead": "realistic", "step_time_s": 2.5,
-              "global_batch": 64, "tokens": 2e11}
+              "flash_attention": True, "micro_batch": 2, "overhead": "realistic", "step_time_s": 10.0,
+              "global_batch": 256, "tokens": 2e11}
 SAMPLE = 1500
 
 

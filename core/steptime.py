@@ -1,0 +1,199 @@
+"""Predicted step time per parallel layout (vectorised): kernels, communication, pipeline bubble, optimizer.
+
+No profiling: every rate is the accelerator's datasheet figure times an achievable fraction that was measured and
+published (data/accelerators.csv `matmul_efficiency`; data/efficiency.csv per chip family), with the source on
+each row — and one fitted constant, `sustained_fraction` (0.84: kernels inside a training step against the same
+kernels in a hot-loop benchmark), fitted to Narayanan et al. 2021 Table 1 and checked out of sample. The structure follows Narayanan et al. 2021 (arXiv:2104.04473) §2–3 and Korthikanti et al. 2022
+(arXiv:2205.05198) §4–5; docs/formulas.md gives every term with its source.
+
+Legend: s, b, h, a, k, f, V, L = seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, vocab_size, n_layers;
+t, p, c, e, v = tp, pp, cp, ep, virtual_stages; d = n_gpus/(t·p·c) (data-parallel degree); T = b·s/c tokens a GPU
+holds of one micro-batch; m = global_batch/(d·b) micro-batches per replica per step.
+
+One micro-batch through one layer on one GPU, forward:
+- GEMMs (m rows = T): QKV (n = (h + 2k·h/a)/t, k = h), attention output (n = h, k = h/t), MLP up (n = f/t, or
+  2f/t gated) and down (n = h, k = f/t); MoE: E/e local experts, each of e·T·top_k/E tokens (one grouped GEMM), plus the router.
+  Each GEMM runs at peak × matmul_efficiency with tile and wave quantization: ⌈m/128⌉·⌈n/256⌉ output tiles of
+  128×256 (times the batch of a batched or grouped GEMM) run in waves of one tile per SM (NVIDIA Matrix Multiplication Background User's Guide, "tile
+  quantization" and "wave quantization"), and never faster than its bytes at HBM speed (roofline).
+- Attention core. Flash attention (Dao et al. 2022/2023): causal, so half of the 4·b·(s/c)·s·h/t FLOPs are
+  done, at peak × attention_efficiency × causal_ratio (FlashAttention-2/3 measured TFLOP/s, data/efficiency.csv);
+  forward 1/3.5 of the forward+backward time (the flash-attention benchmarks count backward as 2.5 × forward).
+  Without flash (Megatron 2021): QKᵀ and AV as batched GEMMs over all s² scores (masking does not skip work),
+  and the scores' softmax (read + write, 4 B each) and dropout (read, write, 1-byte mask: 5 B) at HBM speed.
+- Memory-bound work at HBM speed × hbm_efficiency: two norms (read + write 2h·2 B each), two residual adds with
+  dropout (read 2h, write h, 1-byte mask), the activation (GeLU: read f, write f; SwiGLU: read 2f, write f;
+  ÷ t), rotary embedding on q and k. Outside tensor parallelism (norms, residuals) the work is replicated on the
+  t ranks unless sequence parallelism splits it. Fused kernels are assumed (Megatron's fused softmax and
+  bias-dropout-add).
+Backward = 2 × forward for GEMMs and memory-bound work (input and weight gradients; read saved tensor and
+incoming gradient, write the gradient), 2.5/3.5 of flash's forward+backward. Recomputation reruns the forward:
+full = every layer's forward (with its tensor-parallel communication), selective = the attention core (free with
+flash: its backward already recomputes the scores).
+
+Communication, per micro-batch and layer (module core.comm for the link each group uses):
+- tensor parallel: 2 all-reduces of T·h·2 bytes forward and 2 backward (with sequence parallelism a
+  reduce-scatter + all-gather pair moves the same bytes; Korthikanti §4.2.3), +2 per recomputed forward.
+  Exposed unless `tp_overlap` (then only what exceeds the layer's GEMM time).
+- context parallel (Llama 3 §3.3.2): all-gather of the local K and V (2·T·k·h/a·2 bytes ÷ t) forward, a
+  reduce-scatter of their gradients backward; exposed (Llama 3 does not overlap it).
+- expert parallel: all-to-all dispatch and combine of T·top_k·h·2 bytes forward, and again backward.
+- pipeline (Narayanan §2.2, §4.1): each micro-batch crosses 2·v stage boundaries (activations forward, their
+  gradients backward), T·h·2 bytes each (÷ t: Megatron's scatter/gather of the sent tensor over the t ranks);
+  bubble = (p − 1)/v × one micro-batch's time on the critical stage.
+- data parallel: gradient all-reduce of the stage's parameters ÷ t (ZeRO-1/2: reduce-scatter + all-gather, the
+  same bytes; ZeRO §7), over d·c ranks (Megatron reduces over data × context parallel), once per step. ZeRO-3
+  instead all-gathers the weights forward and backward and reduce-scatters the gradients for every micro-batch
+  (1.5 × the all-reduce bytes per micro-batch; ZeRO §7). With `dp_overlap` (default; PyTorch DDP, FSDP,
+  Megatron's overlap-grad-reduce) only what exceeds the backward of one micro-batch is exposed (ZeRO-3: what
+  exceeds the compute it prefetches behind).
+The critical pipeline stage holds ⌈L/p⌉ layers and, as the last stage, the LM head and the loss (a GEMM of n = V/t
+and a memory-bound cross-entropy, 3 × 4 B per logit each way). The optimizer step reads and writes the GPU's
+whole state once (2 × state bytes at HBM speed).
+
+Step = compute + recompute + exposed tp/cp/ep/dp/pp communication + bubble + optimizer; `step_parts` returns each
+term and their sum.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import comm as C
+
+TILE_M, TILE_N = 128.0, 256.0  # cuBLAS's largest tile (NVIDIA Matrix Multiplication Background User's Guide)
+FLASH_BWD_OVER_FWD = 2.5  # the flash-attention benchmarks count backward FLOPs as 2.5 × forward (Dao 2023)
+STEP_PARTS = ("compute_s", "recompute_s", "tp_comm_s", "cp_comm_s", "ep_comm_s", "dp_comm_s", "pp_bubble_s",
+              "pp_comm_s", "optimizer_s")
+
+
+def gemm_time_s(m, n, k, peak_flops_per_s, matmul_efficiency, sm_count, hbm_bytes_per_s, dtype_bytes=2.0,
+                batch=1.0):
+    """`batch` (m×k)·(k×n) GEMMs in one kernel (a batched or grouped GEMM: attention heads, MoE experts):
+    tile- and wave-quantised compute at peak × efficiency, or the bytes at HBM speed, whichever is slower.
+    The batch's output tiles share the waves. `sm_count` NaN (no SM model, e.g. TPU) skips quantisation."""
+    m, n, k, batch = (np.asarray(x, dtype=np.float64) for x in (m, n, k, batch))
+    tiles = batch * np.ceil(m / TILE_M) * np.ceil(n / TILE_N)
+    sms = np.asarray(sm_count, dtype=np.float64)
+    waves = np.ceil(tiles / np.where(sms > 0, sms, 1.0))
+    padded = np.where(sms > 0, waves * sms * TILE_M * TILE_N, batch * m * n)  # output elements the waves cost
+    compute = 2.0 * padded * k / (peak_flops_per_s * matmul_efficiency)
+    memory = batch * (m * k + k * n + m * n) * dtype_bytes / hbm_bytes_per_s
+    return np.maximum(compute, memory)
+
+
+def step_parts(c: dict, state_bytes, stage_params) -> dict:
+    """The step-time terms (seconds) for the layout in `c` (`evaluate`'s columns, with the accelerator's step
+    constants), the GPU's model-state bytes and the parameters of the busiest pipeline stage (before tp)."""
+    f64 = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731
+    s, b, h, a, kh, f, V, L = (f64(c[x]) for x in ("seq_len", "micro_batch", "d_model", "n_heads", "n_kv_heads",
+                                                     "d_ff", "vocab_size", "n_layers"))
+    t, p, cp, ep, v = (np.maximum(f64(c[x]), 1.0) for x in ("tp", "pp", "cp", "ep", "virtual_stages"))
+    E, topk = f64(c["n_experts"]), f64(c["top_k"])
+    n = np.maximum(f64(c["n_gpus"]), 1.0)
+    d = np.maximum(np.floor(n / (t * p * cp)), 1.0)
+    sus = f64(c["sustained_fraction"])  # kernels in a real step vs the microbenchmarks (fitted; efficiency.csv)
+    peak, eff, sms = f64(c["peak_flops_per_s"]) * sus, f64(c["matmul_efficiency"]), f64(c["sm_count"])
+    hbm = f64(c["memory_bandwidth_bytes_per_s"]) * f64(c["hbm_efficiency"]) * sus
+    lat = f64(c["collective_latency_s"])
+    gpn = f64(c["gpus_per_node"])
+    link = dict(gpus_per_node=gpn, intra_bytes_per_s=c["intra_node_bytes_per_s"],
+                inter_bytes_per_s=c["inter_node_bytes_per_s"], intra_frac=f64(c["intra_node_efficiency"]),
+                inter_frac=f64(c["inter_node_efficiency"]))
+    sp = np.asarray(c["sequence_parallel"], dtype=bool)
+    flash = np.asarray(c["flash_attention"], dtype=bool)
+    drop = np.asarray(c["dropout"], dtype=bool)
+    swiglu = np.asarray(c["mlp"]) == "swiglu"
+    rotary = np.asarray(c["position"]) == "rotary"
+    rec = np.asarray(c["recompute"])
+    moe = E > 1
+    dh = h / a
+    T = b * s / cp  # tokens of one micro-batch on this GPU
+
+    def gemm(m_, n_, k_, batch=1.0):
+        return gemm_time_s(m_, n_, k_, peak, eff, sms, hbm, batch=batch)
+
+    # --- one layer, forward -----------------------------------------------------------------------------------
+    up_n = np.where(swiglu, 2.0 * f, f) / t
+    dense_mlp = gemm(T, up_n, h) + gemm(T, h, f / t)
+    tok_e = ep * T * topk / np.where(moe, E, 1.0)  # tokens per local expert
+    moe_mlp = gemm(tok_e, up_n, h, E / ep) + gemm(tok_e, h, f / t, E / ep) + gemm(T, E, h)  # grouped GEMMs
+    gemm_fwd = (gemm(T, (h + 2.0 * kh * dh) / t, h) + gemm(T, h, h / t) + np.where(moe, moe_mlp, dense_mlp))
+
+    core_flops = 4.0 * b * (s / cp) * s * h / t  # QKᵀ and AV, every score
+    flash_fb = 0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (peak * f64(c["attention_efficiency"])
+                                                              * f64(c["causal_ratio"]))
+    scores = b * (a / t) * (s / cp) * s  # score elements on this GPU
+    heads = b * a / t
+    bmm = gemm(s / cp, s, dh, heads) + gemm(s / cp, dh, s, heads)  # QKᵀ and AV, batched over b·a/t heads
+    math_core = bmm + scores * (4.0 + 5.0 * drop) / hbm
+    math_core_bwd = 2.0 * bmm + scores * (6.0 + 5.0 * drop) / hbm
+    attn_fwd = np.where(flash, flash_fb / (1 + FLASH_BWD_OVER_FWD), math_core)
+    attn_bwd = np.where(flash, flash_fb * FLASH_BWD_OVER_FWD / (1 + FLASH_BWD_OVER_FWD), math_core_bwd)
+
+    outside = np.where(sp, 1.0 / t, 1.0)  # norms and residuals: split by sequence parallelism, else replicated
+    act = np.where(swiglu, 6.0, 4.0) * f / t * np.where(moe, topk, 1.0)
+    elem_per_token = (outside * (8.0 * h + 12.0 * h + 2.0 * h * drop) + act
+                      + np.where(rotary, 4.0 * (h + kh * dh) / t, 0.0))
+    elem_fwd = T * elem_per_token / hbm
+    layer_fwd = gemm_fwd + attn_fwd + elem_fwd
+    layer_bwd = 2.0 * gemm_fwd + attn_bwd + 2.0 * elem_fwd
+    layer_rec = np.select([rec == "full", rec == "selective"], [layer_fwd, np.where(flash, 0.0, attn_fwd)], 0.0)
+
+    # --- the critical stage: ⌈L/p⌉ layers, and the LM head + loss (last stage) --------------------------------
+    Ls = np.ceil(L / p)
+    head_fwd = gemm(T, V / t, h) + T * 12.0 * V / t / hbm
+    fwd = Ls * layer_fwd + head_fwd
+    bwd = Ls * layer_bwd + 2.0 * head_fwd
+    recompute = Ls * layer_rec
+
+    # --- communication per micro-batch ------------------------------------------------------------------------
+    act_bytes = T * h * 2.0
+    tp_bw = C.group_bus_bandwidth(t, 1.0, **link)
+    tp_one = C.collective_time_s("all_reduce", act_bytes, t, tp_bw, lat)
+    n_tp = 4.0 + 2.0 * (rec == "full")
+    tp_exposed = np.where(np.asarray(c["tp_overlap"], dtype=bool), np.maximum(0.0, n_tp * tp_one - 3.0 * gemm_fwd),
+                          n_tp * tp_one)
+    cp_bw = C.group_bus_bandwidth(cp, t, **link)
+    kv_bytes = 2.0 * cp * T * kh * dh * 2.0 / t  # the whole K and V of the sequence
+    cp_layer = (C.collective_time_s("all_gather", kv_bytes, cp, cp_bw, lat)
+                * (1.0 + (rec == "full")) + C.collective_time_s("reduce_scatter", kv_bytes, cp, cp_bw, lat))
+    ep_bw = C.group_bus_bandwidth(ep, t * cp, **link)
+    ep_layer = np.where(moe, 4.0 * C.collective_time_s("all_to_all", T * topk * h * 2.0 * ep, ep, ep_bw, lat), 0.0)
+    per_mb_comm = Ls * (tp_exposed + cp_layer + ep_layer)
+
+    gbs = f64(c["global_batch_used"])
+    m = np.maximum(gbs / (d * b), 1.0)
+    t_mb = fwd + bwd + recompute + per_mb_comm
+
+    pp_bw = C.group_bus_bandwidth(p, t * cp * d, **link)
+    p2p = C.collective_time_s("p2p", act_bytes / t, p, pp_bw, lat)
+    pp_comm = m * 2.0 * v * p2p
+
+    # --- data parallel ----------------------------------------------------------------------------------------
+    dp_group = d * cp
+    dp_bw = C.group_bus_bandwidth(dp_group, t, **link)
+    grad_b = f64(c["grad_dtype_bytes"])
+    weight_b = f64(c["weight_dtype_bytes"])
+    local_params = f64(stage_params) / t
+    z3 = np.asarray(c["zero_stage"]) == 3
+    ar = C.collective_time_s("all_reduce", local_params * grad_b, dp_group, dp_bw, lat)
+    z3_mb = (2.0 * C.collective_time_s("all_gather", local_params * weight_b, dp_group, dp_bw, lat)
+             + C.collective_time_s("reduce_scatter", local_params * grad_b, dp_group, dp_bw, lat))
+    overlap = np.asarray(c["dp_overlap"], dtype=bool)
+    dp_exposed = np.where(z3, np.where(overlap, m * np.maximum(0.0, z3_mb - (fwd + bwd)), m * z3_mb),
+                          np.where(overlap, np.maximum(0.0, ar - bwd), ar))
+
+    parts = {
+        "compute_s": m * (fwd + bwd),
+        "recompute_s": m * recompute,
+        "tp_comm_s": m * Ls * tp_exposed,
+        "cp_comm_s": m * Ls * cp_layer,
+        "ep_comm_s": m * Ls * ep_layer,
+        "dp_comm_s": dp_exposed,
+        "pp_bubble_s": (p - 1.0) / v * t_mb,
+        "pp_comm_s": pp_comm,
+        "optimizer_s": 2.0 * f64(state_bytes) / hbm,
+    }
+    parts["step_time_s"] = sum(parts[k] for k in STEP_PARTS)
+    parts["micro_batches"] = m
+    return parts
