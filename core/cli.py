@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ import numpy as np
 
 from . import inputs as I
 from . import memory as M
-from .record import TOTAL_PARTS
+from .record import STEP_PART_WORDS, STEP_PARTS, TOTAL_PARTS
 from .tables import DTYPE_BYTES
 from .units import GB, GiB, fmt_bytes, fmt_duration, fmt_si
 
@@ -25,6 +26,8 @@ def _num(name: str, integer: bool = False):
     inp = I.BY_NAME.get(name)
 
     def conv(text: str):
+        if inp is not None and inp.auto and text.strip().lower() == "auto":
+            return "auto"
         try:
             v = float(text)
         except ValueError:
@@ -65,7 +68,7 @@ def add_input_flags(p: argparse.ArgumentParser, groups: tuple = I.GROUPS) -> Non
             kw = {"default": None, "help": inp.describe().replace("%", "%%")}
             if inp.kind in ("int", "float"):
                 kw["type"] = _num(inp.name, inp.kind == "int")
-                kw["metavar"] = "N" if inp.kind == "int" else "X"
+                kw["metavar"] = "N" if inp.kind == "int" else ("X|auto" if inp.auto else "X")
             elif inp.kind == "choice":
                 kw["choices"] = inp.choices
             elif inp.kind == "bool":
@@ -155,9 +158,27 @@ def render_estimate(cfg, rec, params, ledger) -> str:
     L.append(f"  train FLOPs {rec['train_flops']:.3e} for {cfg.tokens:.3g} tokens (6ND = {rec['train_flops_6nd']:.3e})")
     cost = (f"${rec['cost_usd']:,.0f}" if math.isfinite(rec["cost_usd"])
             else "cost — (no price for this accelerator: give --price-per-gpu-hour)")
-    L.append(f"  at MFU {cfg.mfu:.0%}: {fmt_duration(rec['time_s'])}, {rec['gpu_hours']:,.0f} GPU-hours, {cost}")
+    basis = {"mfu": f"at MFU {cfg.mfu:.0%}" if cfg.mfu != "auto" else "", "predicted": "at the predicted step",
+             "measured": "at the measured throughput"}[rec["time_source"]]
+    L.append(f"  {basis}: {fmt_duration(rec['time_s'])}, {rec['gpu_hours']:,.0f} GPU-hours, {cost}")
     if rec.get("achieved_mfu") is not None:
         L.append(f"  measured: MFU {rec['achieved_mfu']:.1%}, HFU {rec['achieved_hfu']:.1%}")
+    L += ["", render_step(rec)]
+    return "\n".join(L)
+
+
+def render_step(rec) -> str:
+    """The predicted step: its parts, their sum, and the MFU/HFU and throughput it implies."""
+    if rec.get("predicted_step_time_s") is None:
+        return "predicted step: —"
+    L = [f"predicted step (global batch {rec['global_batch']:,} sequences, {rec['micro_batches']:g} micro-batches per "
+         f"data-parallel replica, dp={rec['dp']}): {fmt_si(rec['predicted_step_time_s'], 's')}"]
+    for k in STEP_PARTS:
+        if rec[k] > 0:
+            L.append(f"  {k[:-2]:<14}{fmt_si(rec[k], 's'):>12}  {rec[k] / rec['predicted_step_time_s']:6.1%}   "
+                     f"{STEP_PART_WORDS[k]}")
+    L.append(f"  predicted MFU {rec['predicted_mfu']:.1%}, HFU {rec['predicted_hfu']:.1%}, "
+             f"{rec['predicted_tokens_per_s']:,.0f} tokens/s for the whole job")
     return "\n".join(L)
 
 
@@ -276,7 +297,7 @@ class _Bar:
 
     def __init__(self, stream=None, after_s: float = 0.5):
         self.stream = stream or sys.stderr
-        self.t0, self.after_s, self.shown = time.perf_counter(), after_s, False
+        self.t0, self.after_s, self.shown, self.ended = time.perf_counter(), after_s, False, False
 
     def __call__(self, done: int, total: int) -> None:
         dt = time.perf_counter() - self.t0
@@ -290,20 +311,39 @@ class _Bar:
         self.shown = True
         if done >= total:
             self.stream.write("\n")
+            self.ended = True
         self.stream.flush()
+
+    def close(self) -> None:
+        """End the bar's line if a run stopped part-way (an error or Ctrl-C prints on a line of its own)."""
+        if self.shown and not self.ended:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.ended = True
+
+
+_TOKEN_CHARS = re.compile(r"^[A-Za-z0-9_-]{9,}$")
+
+
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file() or Path(text).exists()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte: not a file
+        return False
 
 
 def _load_spec(text: str):
+    """--spec: inline JSON, a sweep token (a URL-safe string; the app shows one), or a file (at most 1 MiB).
+    Every reading is bounded (core/safejson.py); errors name the field."""
+    from . import safejson
     from .spec import SweepSpec
     if text.lstrip().startswith("{"):
         return SweepSpec.from_json(text)
-    p = Path(text)
-    if p.suffix == "" and not p.exists() and len(text) > 8:
+    if _TOKEN_CHARS.match(text) and not _is_file(text):
         return SweepSpec.from_token(text)
-    try:
-        return SweepSpec.from_json(p.read_text())
-    except OSError as e:
-        raise ValueError(f"spec: cannot read {text!r}: {e.strerror}") from None
+    if len(text) > 4096:
+        raise ValueError(f"spec: neither JSON, a sweep token nor a file name ({len(text):,} characters)")
+    return SweepSpec.from_json(safejson.read(text, "spec"))
 
 
 def cmd_sweep(args) -> int:
@@ -315,23 +355,32 @@ def cmd_sweep(args) -> int:
     out = Path(args.out)
     fmt = out.suffix.lower().lstrip(".")
     if fmt not in ("parquet", "csv", "duckdb"):
-        raise ValueError(f"out: the file must end in .parquet, .csv or .duckdb, got {args.out!r}")
+        raise ValueError(f"out: the file must end in .parquet, .csv or .duckdb, got {args.out[:200]!r}")
+    if _is_file(args.out) and out.is_dir():
+        raise ValueError(f"out: {args.out[:200]!r} is a folder; give a file name")
+    if not _is_file(str(out.parent) or "."):
+        raise ValueError(f"out: folder {str(out.parent)[:200]!r} does not exist")
     n = check_rows(spec, args.max_rows)
     bar = None if args.quiet else _Bar()
     t0 = time.perf_counter()
-    if fmt == "duckdb":
-        from . import db
-        con = db.connect(out, memory_limit=args.memory_limit)
-        try:
-            table = run_sweep(spec, con, progress=bar, chunk_rows=args.chunk_rows, max_rows=args.max_rows,
-                              replace=True)
-            info = db.sweep_info(con, table)
-        finally:
-            con.close()
-        stats = {"rows": n, "written": info["n_rows"], "valid": info["n_valid"], "fits": info["n_fit"]}
-    else:
-        stats = export_sweep(spec, out, fmt, progress=bar, chunk_rows=args.chunk_rows, max_rows=args.max_rows)
-        table = spec.table_name
+    try:
+        if fmt == "duckdb":
+            from . import db
+            con = db.connect(out, memory_limit=args.memory_limit)
+            try:
+                # replace=True: a new table is swapped in only when complete (Ctrl-C keeps the previous one)
+                table = run_sweep(spec, con, progress=bar, chunk_rows=args.chunk_rows, max_rows=args.max_rows,
+                                  replace=True)
+                info = db.sweep_info(con, table)
+            finally:
+                con.close()
+            stats = {"rows": n, "written": info["n_rows"], "valid": info["n_valid"], "fits": info["n_fit"]}
+        else:
+            stats = export_sweep(spec, out, fmt, progress=bar, chunk_rows=args.chunk_rows, max_rows=args.max_rows)
+            table = spec.table_name
+    finally:
+        if bar is not None:
+            bar.close()
     dt = time.perf_counter() - t0
     summary = {"rows": stats["rows"], "written": stats["written"], "valid": stats["valid"], "fits": stats["fits"],
                "seconds": round(dt, 3), "rows_per_s": round(stats["rows"] / dt) if dt > 0 else None,
@@ -359,8 +408,57 @@ def cmd_measure(args) -> int:
     return 0
 
 
+def _gpu_counts(text: str) -> tuple:
+    out = []
+    for part in text.split(","):
+        try:
+            v = int(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"n_gpus: expected whole numbers separated by commas, got {text!r}")
+        if not 1 <= v <= I.MAX_INT:
+            raise argparse.ArgumentTypeError(f"n_gpus: must be from 1 to {I.MAX_INT:,}, got {v}")
+        out.append(v)
+    return tuple(dict.fromkeys(out))
+
+
+def cmd_plan(args) -> int:
+    from .plan import plan
+    inputs = {k: v for k, v in inputs_from_args(args).items() if k != "n_gpus"}
+    fixed = {k: inputs.pop(k) for k in PLAN_PINNABLE if k in inputs}
+    inputs.setdefault("overhead", "realistic")
+    t0 = time.perf_counter()
+    res = plan(inputs, args.n_gpus, args.objective, args.top, args.margin_gb * GB, fixed)
+    res["seconds"] = round(time.perf_counter() - t0, 3)
+    if args.json:
+        emit_json(res)
+        return 0
+    print(render_plan(res))
+    return 0
+
+
+def render_plan(res: dict) -> str:
+    L = [f"{res['searched']:,} layouts searched, {res['valid']:,} valid, {res['fit']:,} fit "
+         f"({res['seconds']:.2f} s); best {len(res['strategies'])} by {res['objective']}:"]
+    if not res["strategies"]:
+        return L[0] + "\n  none fits: add GPUs, shorten the sequence, or lower the margin"
+    L.append(f"  {'#':>2} {'GPUs':>6} {'tp':>3} {'pp':>3} {'cp':>3} {'ep':>3} {'v':>2} {'mb':>3} {'ZeRO':>4} "
+             f"{'recompute':>9} {'sp':>3} {'dp':>5} {'step':>9} {'MFU':>6} {'GB/GPU':>7} {'days':>8} {'cost':>12}")
+    for i, r in enumerate(res["strategies"], 1):
+        cost = f"${r['cost_usd']:,.0f}" if r.get("cost_usd") is not None else "—"
+        L.append(f"  {i:>2} {r['n_gpus']:>6} {r['tp']:>3} {r['pp']:>3} {r['cp']:>3} {r['ep']:>3} "
+                 f"{r['virtual_stages']:>2} {r['micro_batch']:>3} {r['zero_stage']:>4} {r['recompute']:>9} "
+                 f"{'on' if r['sequence_parallel'] else 'off':>3} {r['dp']:>5} "
+                 f"{fmt_si(r['predicted_step_time_s'], 's'):>9} {r['predicted_mfu']:>6.1%} "
+                 f"{r['total_bytes'] / GB:>7.1f} {r['days']:>8.2f} {cost:>12}")
+    best = res["strategies"][0]
+    L += ["", "best layout, step breakdown:", render_step(best)]
+    return "\n".join(L)
+
+
 SWEEP_MAX_ROWS = 50_000_000  # as core.spec.MAX_ROWS (not imported here: `--help` stays light)
 SWEEP_CHUNK_ROWS = 1 << 17  # as core.sweep.CHUNK_ROWS
+PLAN_PINNABLE = ("tp", "pp", "cp", "ep", "virtual_stages", "micro_batch", "zero_stage", "recompute",
+                 "sequence_parallel")
 MEASURE_GROUPS = ("model", "architecture", "layout", "recipe", "activations")  # what a PyTorch measurement reads
 
 
@@ -390,6 +488,23 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--" + k.replace("_", "-"), type=_num(k), metavar="X", help=I.BY_NAME[k].describe())
     sp.add_argument("--json", action="store_true", help="print one JSON object")
     sp.set_defaults(func=cmd_roofline)
+    sp = sub.add_parser("plan", help="search the parallel layouts of a model on N GPUs, ranked by step time or cost",
+                        description="Every valid layout (tp × pp × cp × ep × virtual stages × micro-batch × ZeRO × "
+                                    "recomputation × sequence parallelism) of the model on the GPUs, evaluated by the "
+                                    "vectorised core; keeps what fits with the margin (overhead 'realistic' unless "
+                                    "given) and prints the best. A layout flag (--tp 8, --zero-stage 1, …) pins it.")
+    add_input_flags(sp, tuple(g for g in I.GROUPS if g != "measurement"))
+    for a in sp._actions:
+        if a.dest == "n_gpus":
+            a.type, a.metavar = _gpu_counts, "N[,N…]"
+            a.help = "GPU count, or several separated by commas (each is searched); required"
+            a.required = True
+    sp.add_argument("--objective", choices=("time", "cost"), default="time",
+                    help="rank by predicted step time or by cost of the run (default: time)")
+    sp.add_argument("--top", type=int, default=10, help="layouts to print (default 10)")
+    sp.add_argument("--margin-gb", type=float, default=0.0,
+                    help="headroom each layout must keep beyond the overhead, GB = 1e9 bytes (default 0)")
+    sp.set_defaults(func=cmd_plan)
     sp = sub.add_parser("list", help="every preset, accelerator and recipe name")
     sp.add_argument("--json", action="store_true", help="print one JSON object")
     sp.set_defaults(func=cmd_list)
@@ -425,13 +540,42 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run one subcommand. A user's error is one line on stderr, `error: <field>: <reason>`, and exit status 2 —
+    never a traceback: ValueError (the core's messages name the field), unreadable or unwritable files (OSError),
+    DuckDB's refusals, numbers or nesting beyond what Python or NumPy hold (OverflowError, RecursionError), input
+    too large for memory (MemoryError). Ctrl-C stops with status 130 and one line; a closed pipe (`| head`) is not
+    an error."""
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)
+        for k in ("m", "n", "k"):  # roofline dimensions: counts up to 2^31 − 1, as their help says
+            v = getattr(args, k, None) if getattr(args, "command", None) == "roofline" else None
+            if v is not None and not 1 <= v <= I.MAX_INT:
+                raise ValueError(f"{k}: must be a count from 1 to 2^31−1, got {v:.4g}")
         return args.func(args) or 0
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return _fail(str(e))
+    except KeyboardInterrupt:
+        print("interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # output piped into `head`
         sys.stderr.close()
         return 0
+    except OSError as e:
+        where = f" {str(e.filename)[:200]!r}" if getattr(e, "filename", None) else ""
+        return _fail(f"file:{where} {e.strerror or type(e).__name__}")
+    except (OverflowError, RecursionError, MemoryError) as e:
+        what = {"OverflowError": "a number is too large to compute with",
+                "RecursionError": "the input is nested too deeply",
+                "MemoryError": "the input is too large for this machine's memory"}[type(e).__name__]
+        return _fail(f"input: {what} ({type(e).__name__}); give smaller values")
+    except Exception as e:
+        if type(e).__module__.split(".")[0] == "duckdb":  # not imported here: --help stays light
+            lines = str(e).strip().splitlines()
+            return _fail(f"database: {type(e).__name__}: {lines[0][:300] if lines else ''}")
+        raise
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2

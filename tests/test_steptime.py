@@ -1,0 +1,188 @@
+"""The step-time model (core/steptime.py, core/comm.py) and the layout search (core/plan.py).
+
+Published figures: Narayanan et al. 2021 (arXiv:2104.04473) Table 1 — GPT models 1.7B … 1T on A100 80GB (DGX A100,
+Selene), achieved TFLOP/s per GPU counted with the paper's 96·B·s·l·h²(1 + s/6h + V/16lh) per iteration (full
+recomputation included; our hardware_flops_per_token with recompute="full" is that form). Micro-batch sizes,
+global batches and interleaving from the paper's reproduction scripts (NVIDIA/Megatron-LM examples/sc21/
+run_table_1.sh and CONFIG.sh): seq 2048, vocab 51,200, fp16, full activation recomputation, PyTorch DDP (overlapped
+gradient all-reduce) up to 18.4B and Megatron's "local" DDP (not overlapped) from 39.1B.
+"""
+import math
+import statistics
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core import comm as C
+from core.estimate import config_from_inputs, estimate
+from core.plan import plan
+from core.record import STEP_PARTS
+
+# params (B), heads, hidden, layers, tp, pp, GPUs, global batch, micro-batch, virtual stages, published TFLOP/s
+NARAYANAN_TABLE_1 = [
+    (1.7, 24, 2304, 24, 1, 1, 32, 512, 16, 1, 137), (3.6, 32, 3072, 30, 2, 1, 64, 512, 16, 1, 138),
+    (7.5, 32, 4096, 36, 4, 1, 128, 512, 16, 1, 142), (18.4, 48, 6144, 40, 8, 1, 256, 1024, 8, 1, 135),
+    (39.1, 64, 8192, 48, 8, 2, 512, 1536, 4, 1, 138), (76.1, 80, 10240, 60, 8, 4, 1024, 1792, 2, 3, 140),
+    (145.6, 96, 12288, 80, 8, 8, 1536, 2304, 2, 2, 148), (310.1, 128, 16384, 96, 8, 16, 1920, 2160, 1, 2, 155),
+    (529.6, 128, 20480, 105, 8, 35, 2520, 2520, 1, 3, 163), (1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 1, 1, 163),
+]
+GPT = dict(vocab_size=51200, mlp="gelu", norm="layernorm", bias="all", dropout=True, tied_embeddings=True,
+           position="learned", max_position=2048)
+
+
+def narayanan_config(row):
+    P, a, h, L, t, p, n, gbs, mbs, v, _ = row
+    return config_from_inputs(n_layers=L, d_model=h, n_heads=a, **GPT, gpu="a100-80gb", seq_len=2048,
+                              micro_batch=mbs, n_gpus=n, tp=t, pp=p, virtual_stages=v, global_batch=gbs,
+                              recompute="full", flash_attention=False, weight_dtype="fp16", grad_dtype="fp16",
+                              compute_dtype="fp16", dp_overlap=P < 39, mfu="auto")
+
+
+def predicted_tflops(row) -> float:
+    r = estimate(narayanan_config(row))
+    return r["hardware_flops_per_token"] * r["predicted_tokens_per_s"] / row[6] / 1e12
+
+
+@pytest.mark.parametrize("row", NARAYANAN_TABLE_1, ids=[f"{r[0]}B" for r in NARAYANAN_TABLE_1])
+def test_narayanan_table_1_each_within_15_percent(row):
+    assert predicted_tflops(row) == pytest.approx(row[-1], rel=0.15)
+
+
+def test_narayanan_table_1_median_within_10_percent():
+    errors = [abs(predicted_tflops(r) / r[-1] - 1) for r in NARAYANAN_TABLE_1]
+    assert statistics.median(errors) <= 0.10
+
+
+def test_parameter_counts_of_table_1_rows():
+    """The rows' shapes give the table's parameter counts (so the configurations are the published models)."""
+    for row in NARAYANAN_TABLE_1:
+        assert narayanan_config(row).model.n_params / 1e9 == pytest.approx(row[0], abs=0.06)
+
+
+CASES = [dict(model="llama-3.1-8b", n_gpus=64, global_batch=512, seq_len=8192, flash_attention=True, zero_stage=1),
+         dict(model="llama-3.1-70b", n_gpus=256, tp=8, pp=4, virtual_stages=5, global_batch=512, seq_len=8192,
+              flash_attention=True, sequence_parallel=True, zero_stage=1, gpu="h200"),
+         dict(model="mixtral-8x7b", n_gpus=64, tp=2, ep=8, global_batch=256, seq_len=4096, flash_attention=True,
+              zero_stage=1),
+         dict(model="llama-3.1-405b", n_gpus=16384, tp=8, pp=16, cp=16, global_batch=128, seq_len=131072,
+              flash_attention=True, sequence_parallel=True, zero_stage=1, recompute="selective"),
+         dict(model="gpt-3-175b", n_gpus=1024, tp=8, pp=8, global_batch=1024, zero_stage=3, recompute="full",
+              gpu="a100-80gb")]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_step_terms_sum_to_the_step(case):
+    r = estimate(config_from_inputs(**case))
+    assert r["predicted_step_time_s"] == pytest.approx(sum(r[k] for k in STEP_PARTS), rel=1e-12)
+    assert all(r[k] >= 0 for k in STEP_PARTS) and r["compute_s"] > 0
+    assert r["predicted_mfu"] == pytest.approx(r["flops_per_token"] * r["predicted_tokens_per_s"]
+                                               / (case["n_gpus"] * r["peak_flops_per_s"]), rel=1e-12)
+
+
+def test_mfu_auto_takes_time_from_the_predicted_step():
+    r = estimate(config_from_inputs(**CASES[0], mfu="auto", tokens=1e12))
+    assert r["time_source"] == "predicted"
+    assert r["time_s"] == pytest.approx(1e12 / r["predicted_tokens_per_s"], rel=1e-12)
+    given_ = estimate(config_from_inputs(**CASES[0], mfu=r["predicted_mfu"], tokens=1e12))
+    assert given_["time_source"] == "mfu" and given_["time_s"] == pytest.approx(r["time_s"], rel=1e-9)
+
+
+def test_time_follows_a_measured_throughput():
+    """LLaMA-65B at 380 tokens/s/GPU on 2048 A100 (Touvron et al. 2023 §2.4): time from the measurement, not MFU."""
+    r = estimate(config_from_inputs(n_params=65.2e9, gpu="a100-80gb", n_gpus=2048, tokens_per_second=380 * 2048,
+                                    tokens=1.4e12, mfu=0.3))
+    assert r["time_source"] == "measured"
+    assert r["days"] == pytest.approx(1.4e12 / (380 * 2048) / 86400, rel=1e-12)  # ≈ 20.8 days
+    assert r["days"] == pytest.approx(20.8, abs=0.05)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=st.sampled_from(CASES), flash=st.booleans())
+def test_more_recomputation_never_shortens_the_step(case, flash):
+    steps = [estimate(config_from_inputs(**{**case, "recompute": rc, "flash_attention": flash}))
+             ["predicted_step_time_s"] for rc in ("none", "selective", "full")]
+    assert steps[0] <= steps[1] <= steps[2]
+
+
+def test_at_fixed_global_batch_more_gpus_eventually_cost_more():
+    """The Time & cost frontier bends: with a fixed global batch, past some GPU count each replica has too little
+    work to hide its gradient reduction, so cost (GPU-hours) rises and the largest count is not free."""
+    counts = [8, 16, 32, 64, 128, 256, 512, 1024]
+    cost = [estimate(config_from_inputs(model="llama-3.1-8b", gpu="b200", n_gpus=n, global_batch=1024, seq_len=8192,
+                                        flash_attention=True, zero_stage=1, mfu="auto", tokens=1e12))["gpu_hours"]
+            for n in counts]
+    assert cost[-1] > min(cost) * 1.01
+    assert int(np.argmin(cost)) < len(counts) - 1
+    assert all(b >= a for a, b in zip(cost, cost[1:]))  # fixed costs per step (optimizer, latencies) do not shrink
+
+
+def test_a_tp_group_crossing_a_node_is_slower():
+    base = dict(model="llama-3.1-70b", n_gpus=64, tp=16, global_batch=64, seq_len=4096, flash_attention=True,
+                zero_stage=1, sequence_parallel=True)
+    inside = estimate(config_from_inputs(**base, gpus_per_node=16))
+    across = estimate(config_from_inputs(**base, gpus_per_node=8))
+    assert across["tp_comm_s"] > 1.1 * inside["tp_comm_s"] > 0
+    assert across["predicted_step_time_s"] > inside["predicted_step_time_s"]
+
+
+def test_bus_bandwidth_factors_are_nccl_tests():
+    """nccl-tests doc/PERFORMANCE.md: all-reduce 2(n−1)/n, reduce-scatter and all-gather (n−1)/n."""
+    assert C.bytes_factor("all_reduce", 8) == pytest.approx(2 * 7 / 8)
+    assert C.bytes_factor("all_gather", 8) == C.bytes_factor("reduce_scatter", 8) == pytest.approx(7 / 8)
+    assert C.collective_time_s("all_reduce", 1e9, 1, 1e9, 1e-5) == 0.0
+    # 8 GPUs in one node at 300 GB/s × 0.78: 1 GB all-reduce = 1.75 × 1e9 / 234e9 + latency
+    bw = C.group_bus_bandwidth(8, 1, 8, 300e9, 25e9, 0.78, 0.8)
+    assert bw == pytest.approx(234e9)
+    assert C.collective_time_s("all_reduce", 1e9, 8, bw, 44e-6) == pytest.approx(1.75 / 234 + 44e-6)
+    # a data-parallel group one rank per node (stride 8) runs at one NIC
+    assert C.group_bus_bandwidth(32, 8, 8, 300e9, 25e9, 0.78, 0.8) == pytest.approx(20e9)
+
+
+def test_context_parallel_divides_activations_and_expert_parallel_divides_expert_state():
+    base = dict(model="llama-3.1-8b", n_gpus=8, seq_len=32768, flash_attention=True, zero_stage=1)
+    one = estimate(config_from_inputs(**base))
+    four = estimate(config_from_inputs(**base, cp=4))
+    assert four["activations_bytes"] == pytest.approx(one["activations_bytes"] / 4, rel=1e-9)
+    assert four["cp_comm_s"] > 0 and one["cp_comm_s"] == 0
+    moe = dict(model="mixtral-8x7b", n_gpus=8, zero_stage=0)
+    e1 = estimate(config_from_inputs(**moe))
+    e8 = estimate(config_from_inputs(**moe, ep=8))
+    assert e8["weights_bytes"] < e1["weights_bytes"] / 3 and e8["ep_comm_s"] > 0
+
+
+def test_layout_validation_names_the_field():
+    with pytest.raises(ValueError, match="^global_batch"):
+        config_from_inputs(model="llama-3.1-8b", n_gpus=8, global_batch=12)
+    with pytest.raises(ValueError, match="^cp"):
+        config_from_inputs(model="llama-3.1-8b", n_gpus=8, cp=3)
+    with pytest.raises(ValueError, match="^ep"):
+        config_from_inputs(model="llama-3.1-8b", n_gpus=8, ep=2)
+    with pytest.raises(ValueError, match="^mfu"):
+        config_from_inputs(model="llama-3.1-8b", mfu="fast")
+
+
+def test_plan_ranks_layouts_that_fit_and_each_equals_its_estimate():
+    res = plan({"model": "llama-3.1-70b", "gpu": "h100-sxm", "seq_len": 4096, "global_batch": 256,
+                "flash_attention": True, "overhead": "realistic"}, (64,), top=5)
+    best = res["strategies"]
+    assert res["searched"] > res["valid"] >= res["fit"] > 0 and len(best) == 5
+    steps = [r["predicted_step_time_s"] for r in best]
+    assert steps == sorted(steps)
+    assert all(r["fits"] and r["headroom_bytes"] >= 0 for r in best)
+    r0 = best[0]
+    one = estimate(config_from_inputs(model="llama-3.1-70b", gpu="h100-sxm", seq_len=4096, global_batch=256,
+                                      flash_attention=True, overhead="realistic", mfu="auto", n_gpus=64,
+                                      **{k: r0[k] for k in ("tp", "pp", "cp", "ep", "virtual_stages", "micro_batch",
+                                                            "zero_stage", "recompute", "sequence_parallel")}))
+    assert one["predicted_step_time_s"] == pytest.approx(r0["predicted_step_time_s"], rel=1e-12)
+
+
+def test_plan_refuses_what_it_cannot_search():
+    with pytest.raises(ValueError, match="^global_batch"):
+        plan({"model": "llama-3.1-8b"}, (8,))
+    with pytest.raises(ValueError, match="^objective"):
+        plan({"model": "llama-3.1-8b", "global_batch": 8}, (8,), objective="speed")
+    assert math.isfinite(plan({"model": "llama-3.1-8b", "global_batch": 64, "flash_attention": True}, (8,),
+                              top=1)["strategies"][0]["predicted_step_time_s"])
