@@ -110,4 +110,20 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
     keep = ("model", "gpu", "n_gpus", *LAYOUT, *R.NAMES)
     strategies = [{k: r[k] for k in keep if k in r} for r in rows]
     return {"strategies": strategies, "searched": spec.n_rows, "valid": valid, "fit": int(ok.sum()),
-            "objective": objective, "space": {k: list(v) for k, v in space.items()}}
+            "objective": objective, "space": {k: list(v) for k, v in space.items()},
+            "by_tp_pp": _best_by_tp_pp(table)}
+
+
+def _best_by_tp_pp(table: pa.Table) -> list:
+    """For each (tp, pp) with a layout that fits: the best predicted MFU over every other choice, with its step."""
+    if table.num_rows == 0:
+        return []
+    tp, pp = (table.column(k).to_numpy(zero_copy_only=False) for k in ("tp", "pp"))
+    mfu = np.nan_to_num(table.column("predicted_mfu").to_numpy(zero_copy_only=False), nan=-1.0)
+    step = table.column("predicted_step_time_s").to_numpy(zero_copy_only=False)
+    order = np.lexsort((-mfu, pp, tp))  # within each (tp, pp), highest MFU first
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (tp[order][1:] != tp[order][:-1]) | (pp[order][1:] != pp[order][:-1])
+    best = order[first]
+    return [{"tp": int(tp[i]), "pp": int(pp[i]), "predicted_mfu": float(mfu[i]),
+             "predicted_step_time_s": float(step[i])} for i in best]

@@ -46,7 +46,8 @@ Communication, per micro-batch and layer (module core.comm for the link each gro
   instead all-gathers the weights forward and backward and reduce-scatters the gradients for every micro-batch
   (1.5 × the all-reduce bytes per micro-batch; ZeRO §7). With `dp_overlap` (default; PyTorch DDP, FSDP,
   Megatron's overlap-grad-reduce) only what exceeds the backward of one micro-batch is exposed (ZeRO-3: what
-  exceeds the compute it prefetches behind).
+  exceeds the compute it prefetches behind) — and never less than one layer's share, which has nothing to hide
+  behind (the first layer's gather, the last bucket's reduction).
 The critical pipeline stage holds ⌈L/p⌉ layers and, as the last stage, the LM head and the loss (a GEMM of n = V/t
 and a memory-bound cross-entropy, 3 × 4 B per logit each way). The optimizer step reads and writes the GPU's
 whole state once (2 × state bytes at HBM speed).
@@ -180,8 +181,10 @@ def step_parts(c: dict, state_bytes, stage_params) -> dict:
     z3_mb = (2.0 * C.collective_time_s("all_gather", local_params * weight_b, dp_group, dp_bw, lat)
              + C.collective_time_s("reduce_scatter", local_params * grad_b, dp_group, dp_bw, lat))
     overlap = np.asarray(c["dp_overlap"], dtype=bool)
-    dp_exposed = np.where(z3, np.where(overlap, m * np.maximum(0.0, z3_mb - (fwd + bwd)), m * z3_mb),
-                          np.where(overlap, np.maximum(0.0, ar - bwd), ar))
+    # overlapped, a layer's share is still exposed: the first layer's gather has no compute before it, the last
+    # gradients none after them (ZeRO-3 prefetches one layer ahead; bucketed all-reduce starts with the last layer)
+    dp_exposed = np.where(z3, np.where(overlap, m * np.maximum(z3_mb / Ls, z3_mb - (fwd + bwd)), m * z3_mb),
+                          np.where(overlap, np.maximum(ar / Ls, ar - bwd), ar))
 
     parts = {
         "compute_s": m * (fwd + bwd),

@@ -3,7 +3,7 @@ sensitivity, the advisor's smallest change, and the per-tensor activation ledger
 import pandas as pd
 import streamlit as st
 
-from ui import advice, charts as K, compute as C, explain as X, fmt, layout, pickers
+from ui import advice, charts as K, compute as C, explain as X, fmt, layout, pickers, step_charts as SK
 
 pg = layout.start("calculator", "Will it fit?",
                   "Per-GPU memory for one training setup, how long the run takes and what it costs — and what to "
@@ -42,6 +42,15 @@ with sb.expander("More inputs"):
     tps = pg.number("Measured tokens/s (whole job, optional)", "tps", None, 0.0, 1e12)
     if tps:
         inputs["tokens_per_second"] = tps
+    gbs = pg.integer("Global batch (sequences per step; 0 = one micro-batch per data-parallel replica)", "gbs", 0,
+                     0, 1 << 24, help="Drives the predicted step: micro-batches per replica = global batch ÷ "
+                                      "(dp × micro-batch).")
+    if gbs:
+        inputs["global_batch"] = gbs
+    if pg.select("Time and cost from", ("given MFU", "predicted step"), "tfrom",
+                 help="given MFU: the MFU above; predicted step: the step-time model's MFU for this layout "
+                      "(core/steptime.py).") == "predicted step":
+        inputs["mfu"] = "auto"
 
 unit = pg.select("Memory unit", ("GB", "GiB"), "unit", container=st, radio=True, help=fmt.UNIT_HELP)
 cfg = layout.config_or_stop(pg, inputs)
@@ -98,7 +107,7 @@ left, right = st.columns(2)
 with left:
     st.subheader("MFU sensitivity")
     sens = C.mfu_sensitivity(cfg)
-    layout.chart(K.mfu_days(sens, cfg.mfu), "calc_mfu")
+    layout.chart(K.mfu_days(sens, C.current_mfu(cfg)), "calc_mfu")
     st.caption(X.WHY_MFU)
     layout.download_csv("MFU data (CSV)", lambda: C.mfu_sensitivity(cfg), "mfu_sensitivity.csv", "dl_mfu")
 with right:
@@ -106,6 +115,28 @@ with right:
     led = C.ledger(cfg)
     layout.chart(K.ledger_bars(led, m.n_layers), "calc_ledger")
     layout.download_csv("Ledger (CSV)", lambda: C.ledger(cfg), "activation_ledger.csv", "dl_ledger")
+
+st.subheader("Predicted step")
+st.caption(f"The step-time model for this layout (global batch {rec['global_batch']:,} sequences, "
+           f"{rec['micro_batches']:g} micro-batches per replica): kernels at measured achievable rates, exposed "
+           "communication on the links each group uses, the pipeline bubble and the optimizer step "
+           "(core/steptime.py; every constant's source in data/accelerators.csv and data/efficiency.csv).")
+s1, s2, s3, s4 = st.columns(4)
+s1.metric("Step", fmt.si(rec["predicted_step_time_s"], "s"), border=True)
+s2.metric("Predicted MFU", fmt.pct(rec["predicted_mfu"], 1), border=True,
+          help="model FLOPs per second of the predicted step ÷ (GPUs × peak); HFU "
+               f"{fmt.pct(rec['predicted_hfu'], 1)} counts recomputation")
+s3.metric("Tokens/s (whole job)", fmt.count(rec["predicted_tokens_per_s"]), border=True)
+s4.metric("Run at the predicted step", fmt.duration_days(cfg.tokens / rec["predicted_tokens_per_s"] / 86400),
+          border=True, help="compare the KPI above, which uses "
+                            + {"mfu": "the given MFU", "predicted": "the predicted step",
+                               "measured": "the measured throughput"}[rec["time_source"]])
+step_df = pd.DataFrame([{**rec, "layout": "this layout"}])
+layout.chart(SK.step_breakdown(SK.step_parts_long(step_df)), "calc_step")
+st.dataframe(C.step_table(rec), hide_index=True, width="stretch",
+             column_config={"seconds": st.column_config.NumberColumn(format="%.4g"),
+                            "share_frac": st.column_config.ProgressColumn("share", format="percent", min_value=0,
+                                                                          max_value=1)})
 
 st.caption(X.WHY_S2)
 st.dataframe(led.assign(mb_per_layer=led["bytes_per_layer"] / 1e6)[

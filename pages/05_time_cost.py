@@ -16,9 +16,20 @@ sb.header("Model and run")
 inputs = pickers.model_picker(pg, sb)
 inputs.update(pickers.run_inputs(pg, sb))
 mfu = round(inputs["mfu"] * 100)
-cols = sb.columns(2)
-lo = pg.integer("MFU band: low (%)", "mfu_lo", 35, 1, 100, container=cols[0])
-hi = pg.integer("MFU band: high (%)", "mfu_hi", 55, 1, 100, container=cols[1])
+mode = pg.select("MFU", ("predicted", "given"), "mfumode", "predicted", container=sb, radio=True,
+                 help="predicted: each point's own predicted step (core/steptime.py) at the global batch below — more "
+                      "GPUs mean fewer micro-batches each, so the frontier bends; given: the MFU above, with a band.")
+predicted = mode == "predicted"
+gbs = pg.integer("Global batch (sequences per step)", "gbs", 1024, 1, 1 << 24, container=sb,
+                 help="Fixed across GPU counts; a count whose dp × micro-batch does not divide it is left out.")
+lo, hi = 35, 55  # the band (given MFU only)
+if not predicted:
+    cols = sb.columns(2)
+    lo = pg.integer("MFU band: low (%)", "mfu_lo", lo, 1, 100, container=cols[0])
+    hi = pg.integer("MFU band: high (%)", "mfu_hi", hi, 1, 100, container=cols[1])
+inputs["global_batch"] = gbs
+if predicted:
+    inputs["mfu"] = "auto"
 sb.header("Setup")
 inputs.update(pickers.recipe_picker(pg, sb, dtypes=False))
 inputs.update(pickers.batch_inputs(pg, sb))
@@ -43,7 +54,9 @@ if ok.empty:
                "recomputation or more GPUs.", icon=":material/block:")
 else:
     layout.chart(K.time_cost(df), "tc_chart")
-    st.caption(f"{cfg.model.name}, {fmt.count(cfg.tokens)} tokens at {mfu}% MFU (band {lo}–{hi}%), "
+    st.caption(f"{cfg.model.name}, {fmt.count(cfg.tokens)} tokens at "
+               + ("each point's predicted MFU (its own step at a global batch of "
+                  f"{gbs:,} sequences), " if predicted else f"{mfu}% MFU (band {lo}–{hi}%), ") +
                f"{cfg.seq_len:,} × {cfg.micro_batch} per GPU, ZeRO-{cfg.zero_stage}. Prices: catalog on-demand "
                "$/GPU-hour (data/accelerators.csv, with dates). "
                f"{len(df) - len(ok)} combinations do not fit or have no price and are left out.")
@@ -51,7 +64,8 @@ st.subheader("Pareto frontier")
 front = df[df["on_frontier"]].sort_values("days")
 st.dataframe(pd.DataFrame({  # durations as text: '145.1 days', and hours under a day ('2.4 h', never '0.1')
     "accelerator": front["label"], "GPUs": front["n_gpus"],
-    f"time (MFU {mfu}%)": [fmt.duration_days(d) for d in front["days"]],
+    ("time" if predicted else f"time (MFU {mfu}%)"): [fmt.duration_days(d) for d in front["days"]],
+    "MFU": [fmt.pct(x, 1) for x in front["mfu_frac"]],
     "cost (USD)": front["cost_usd"], "GPU-hours": front["gpu_hours"],
     f"band high ({hi}%)": [fmt.duration_days(d) for d in front["days_at_mfu_hi"]],
     f"band low ({lo}%)": [fmt.duration_days(d) for d in front["days_at_mfu_lo"]],

@@ -184,7 +184,7 @@ def test_calculator_interactions_change_outputs():
     ("pages/03_activations.py", "number_input", "ac_mb", 4),
     ("pages/04_roofline.py", "radio", "rf_dtype", "fp8"),
     ("pages/04_roofline.py", "number_input", "rf_seq", 512),
-    ("pages/05_time_cost.py", "number_input", "tc_mfu", 30),
+    ("pages/05_time_cost.py", "number_input", "tc_gbs", 256),
     ("pages/06_sweeps.py", "multiselect", "sw_zeros", [3]),
     ("pages/07_check_pytorch.py", "number_input", "pt_seq", 128),
 ])
@@ -447,7 +447,28 @@ def test_sweep_filter_errors_name_the_filter_and_column():
 
 
 def test_time_cost_frontier_writes_durations_not_fractions_of_days():
-    at = run_page("pages/05_time_cost.py", tc_counts=["1024", "4096"], tc_accs=["b200", "h200"])
+    at = run_page("pages/05_time_cost.py", tc_counts=["1024", "4096"], tc_accs=["b200", "h200"], tc_mfumode="given")
     assert not at.exception and not errors(at)
     times = at.dataframe[0].value["time (MFU 50%)"]
     assert len(times) and all(t.endswith((" h", " days")) for t in times), list(times)
+
+
+def test_time_cost_predicted_mode_takes_each_points_own_step():
+    """Default mode: each point's time comes from its predicted step at the page's global batch, so the frontier
+    is not just the largest count, and counts beyond the global batch (dp × micro-batch) are left out."""
+    at = run_page("pages/05_time_cost.py", tc_counts=["8", "64", "1024", "4096"], tc_accs=["b200"])
+    assert not at.exception and not errors(at)
+    front = at.dataframe[0].value
+    assert "MFU" in front and "time" in front
+    assert 4096 not in set(front["GPUs"]) and len(front) >= 2
+
+
+def test_parallel_layout_page_ranks_layouts_and_reproduces_from_its_link():
+    at = run_page("pages/08_parallel_layout.py", pl_model="llama-3.1-70b", pl_gpus="64", pl_gbs="256",
+                  pl_seq="4096")
+    assert not at.exception and not errors(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Best layout"].startswith("tp") and metrics["Predicted step"].endswith("s")
+    again = run_page("pages/08_parallel_layout.py", pl_model="llama-3.1-70b", pl_gpus="64", pl_gbs="256",
+                     pl_seq="4096")
+    assert {m.label: m.value for m in again.metric} == metrics

@@ -13,6 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from core import advisor, grid as G, limits as core_limits, memory as M
+from core import plan as core_plan
+from core.record import STEP_PART_WORDS, STEP_PARTS
 from core.grid import pareto_mask  # noqa: F401  (the frames' Pareto mask lives in core)
 from core import roofline as R
 from core.estimate import Config, activation_ledger, config_from_inputs, estimate
@@ -126,10 +128,15 @@ def _fit_columns(df: pd.DataFrame) -> pd.DataFrame:
 MFU_STEPS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
 
 
+def current_mfu(cfg: Config) -> float:
+    """The MFU the configuration's time uses: the given one, or the predicted step's when mfu is "auto"."""
+    return record(cfg)["predicted_mfu"] if cfg.mfu == "auto" else cfg.mfu
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def mfu_sensitivity(cfg: Config, mfus: tuple[float, ...] = MFU_STEPS) -> pd.DataFrame:
     """Days and cost at each MFU of `mfus` and at the configuration's own MFU (always one of the rows)."""
-    df = evaluate_grid(cfg, {"mfu": tuple(sorted(set(mfus) | {cfg.mfu}))})
+    df = evaluate_grid(cfg, {"mfu": tuple(sorted(set(mfus) | {current_mfu(cfg)}))})
     return df[["mfu", "time_s", "days", "gpu_hours", "cost_usd"]].rename(columns={"mfu": "mfu_frac"})
 
 
@@ -262,7 +269,20 @@ def roofline_ops(model_inputs: tuple, seq_len: int, micro_batch: int, dtype: str
 def time_cost(cfg: Config, gpus: tuple[str, ...], counts: tuple[int, ...], mfu_lo: float, mfu_hi: float
               ) -> pd.DataFrame:
     """Days and cost for every accelerator × count, at the config's MFU and at the band's ends. Rows that do not
-    fit (or whose accelerator lacks a price or a peak for the compute dtype) are kept with fits=False / NaN cost."""
+    fit (or whose accelerator lacks a price or a peak for the compute dtype) are kept with fits=False / NaN cost.
+    With cfg.mfu == "auto" each point takes the predicted step of its own count (at the config's global batch:
+    more GPUs mean fewer micro-batches each), so there is no band: its ends equal the point."""
+    if cfg.mfu == "auto":
+        df = evaluate_grid(cfg, {"gpu": gpus, "n_gpus": counts})
+        out = df[["gpu", "n_gpus", "valid", "reason", "fits", "total_bytes", "gpu_memory_bytes", "gpu_hours",
+                  "binding", "days", "cost_usd", "predicted_mfu", "predicted_step_time_s"]].copy()
+        for c in ("days", "cost_usd"):
+            out[f"{c}_at_mfu_lo"] = out[f"{c}_at_mfu_hi"] = out[c]
+        out["label"] = [catalog()[g].label for g in out["gpu"]]
+        out["mfu_frac"] = out.pop("predicted_mfu")
+        out["on_frontier"] = pareto_mask(out["days"].to_numpy(), out["cost_usd"].to_numpy(),
+                                         (out["fits"] & out["valid"]).to_numpy())
+        return out.reset_index(drop=True)
     df = evaluate_grid(cfg, {"gpu": gpus, "n_gpus": counts, "mfu": (cfg.mfu, mfu_lo, mfu_hi)})
     key = ["gpu", "n_gpus"]
     cols = ["days", "cost_usd"]
@@ -297,3 +317,44 @@ def measured(cfg: Config, dropout_impl: str, whole_model: bool) -> dict:
     """`core.measure.compare` on CPU (seconds; the size cap applies), cached per configuration."""
     from core import measure
     return measure.compare(cfg, dropout_impl=dropout_impl, whole_model=whole_model)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Parallel layout (core/plan.py) and the predicted step
+# ---------------------------------------------------------------------------------------------------------------
+
+LAYOUT_COLUMNS = ("n_gpus", "tp", "pp", "cp", "ep", "virtual_stages", "micro_batch", "zero_stage", "recompute",
+                  "sequence_parallel", "dp")
+
+
+@st.cache_data(max_entries=32, show_spinner="Searching the layouts…")
+def plan_layouts(inputs: tuple, n_gpus: tuple, objective: str, top: int) -> dict:
+    """The layout search for the flat inputs (a sorted tuple of items): {"top": DataFrame best first,
+    "by_tp_pp": DataFrame, counts}. Each row carries the whole record (`core.plan.plan`)."""
+    res = core_plan.plan(dict(inputs), n_gpus, objective, top)
+    top_df = pd.DataFrame(res["strategies"])
+    if not top_df.empty:
+        top_df.insert(0, "layout", [layout_label(r) for _, r in top_df.iterrows()])
+    return {"top": top_df, "by_tp_pp": pd.DataFrame(res["by_tp_pp"]), "searched": res["searched"],
+            "valid": res["valid"], "fit": res["fit"]}
+
+
+def layout_label(r) -> str:
+    """'tp8 pp4 v2 · mb1 · ZeRO-1 · selective' — the choices that differ from the plain layout."""
+    bits = [f"tp{r['tp']}" + (" sp" if r["sequence_parallel"] else ""), f"pp{r['pp']}"]
+    if r["virtual_stages"] > 1:
+        bits.append(f"v{r['virtual_stages']}")
+    for k, name in (("cp", "cp"), ("ep", "ep")):
+        if r[k] > 1:
+            bits.append(f"{name}{r[k]}")
+    bits += [f"dp{r['dp']}", f"mb{r['micro_batch']}", f"ZeRO-{r['zero_stage']}"]
+    if r["recompute"] != "none":
+        bits.append(r["recompute"])
+    return " ".join(bits)
+
+
+def step_table(rec: dict) -> pd.DataFrame:
+    """The predicted step of one record as rows: part, seconds, share of the step, meaning."""
+    total = rec["predicted_step_time_s"]
+    return pd.DataFrame([{"part": k[:-2].replace("_", " "), "seconds": rec[k], "share_frac": rec[k] / total,
+                          "what": STEP_PART_WORDS[k]} for k in STEP_PARTS if rec[k] > 0])

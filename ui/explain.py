@@ -97,9 +97,10 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
             f"**{fmt.flops(rec['train_flops'])}** (6ND alone: {fmt.flops(rec['train_flops_6nd'])}).\n\n"
             "6N: 2N forward + 4N backward (N = active parameters for MoE); 12·L·h·s: the attention score and value "
             "matmuls, forward + backward. Source: seed 001; PaLM App. B (as in nanoGPT's estimate_mfu)."),
-        Kpi("Days", fmt.days(rec["time_s"]), f"at {fmt.pct(cfg.mfu)} MFU on {fmt.gpus(cfg.n_gpus)}",
+        Kpi("Days", fmt.days(rec["time_s"]), f"at {fmt.pct(_mfu(cfg, rec))} MFU{_time_basis(rec)} on "
+            f"{fmt.gpus(cfg.n_gpus)}",
             f"time = FLOPs ÷ (GPUs × peak × MFU) × (1 + overhead)\n\n= {fmt.flops(rec['train_flops'])} ÷ "
-            f"({cfg.n_gpus:,} × {fmt.si(rec['peak_flops_per_s'], 'FLOP/s')} × {cfg.mfu:.2f}) × "
+            f"({cfg.n_gpus:,} × {fmt.si(rec['peak_flops_per_s'], 'FLOP/s')} × {_mfu(cfg, rec):.2f}) × "
             f"(1 + {cfg.time_overhead_frac:g}) = **{fmt.days(rec['time_s'])}**\n\nPeak: {cfg.compute_dtype} dense, "
             f"no sparsity. Recomputation's extra FLOPs are not model FLOPs: they show up as a lower MFU. "
             "Source: seeds 000/001/002 (CS336: 70B on 15T tokens, 1,024 H100s, 50% → ≈144 days)."),
@@ -118,6 +119,15 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
 # ---------------------------------------------------------------------------------------------------------------
 # The limits of one setup, in words
 # ---------------------------------------------------------------------------------------------------------------
+
+def _mfu(cfg: Config, rec: dict) -> float:
+    """The MFU the run's time uses: the given one, the predicted step's (mfu auto) or the measured one."""
+    return {"mfu": cfg.mfu, "predicted": rec["predicted_mfu"], "measured": rec["achieved_mfu"]}[rec["time_source"]]
+
+
+def _time_basis(rec: dict) -> str:
+    return {"mfu": "", "predicted": " (predicted step)", "measured": " (measured)"}[rec["time_source"]]
+
 
 NOT_FIT = "does not fit"
 

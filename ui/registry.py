@@ -41,7 +41,7 @@ class PageInfo:
 HOME = PageInfo("app.py", "Home", ":material/home:", "", 0,
                 "What the planner answers, the seeds' examples, and the three ideas behind the numbers.")
 PAGES = (
-    PageInfo("pages/01_calculator.py", "Calculator", ":material/calculate:", "", 3,
+    PageInfo("pages/01_calculator.py", "Calculator", ":material/calculate:", "", 4,
              "Will it fit? Memory per GPU, time, cost, and the smallest change when it does not fit."),
     PageInfo("pages/02_fit_map.py", "Fit map", ":material/grid_view:", "fm_", 2,
              "Heatmaps of the fit region: model size × GPU count, sequence length × micro-batch."),
@@ -55,6 +55,8 @@ PAGES = (
              "Build a sweep, run it into DuckDB, filter, summarise and download it."),
     PageInfo("pages/07_check_pytorch.py", "Check against PyTorch", ":material/science:", "pt_", 1,
              "The activation ledger and FLOP counts set against a real PyTorch model (optional torch)."),
+    PageInfo("pages/08_parallel_layout.py", "Parallel layout", ":material/account_tree:", "pl_", 2,
+             "How to lay a run out on N GPUs: every tp × pp × cp × ep layout ranked by its predicted step."),
 )
 NAV = (HOME,) + PAGES  # the sidebar, in this order
 _BY_ID = {p.id: p for p in NAV}

@@ -1,0 +1,68 @@
+"""Parallel layout — how should this run be laid out on N GPUs? Every valid tensor × pipeline × context × expert
+parallel layout (with virtual stages, micro-batch, ZeRO stage, recomputation and sequence parallelism) ranked by the
+predicted step time (core/plan.py, core/steptime.py)."""
+import pandas as pd
+import streamlit as st
+
+from ui import compute as C, fmt, layout, pickers, step_charts as SK
+
+pg = layout.start("parallel_layout", "How should I lay this run out?",
+                  "Every layout of the model on the GPUs that the rules accept and that fits (with the realistic "
+                  "overhead: 1.5 GiB + 10 %), ranked by the predicted step — kernels at measured achievable rates, "
+                  "exposed communication on the links the groups use, the pipeline bubble and the optimizer step. "
+                  "Sources for every constant: data/accelerators.csv and data/efficiency.csv.")
+sb = st.sidebar
+sb.header("Model")
+inputs = pickers.model_picker(pg, sb)
+sb.header("Hardware and batch")
+inputs.update(pickers.gpu_picker(pg, sb))
+cols = sb.columns(2)
+n_gpus = pg.integer("GPUs", "gpus", 64, 1, 1 << 20, container=cols[0])
+gbs = pg.integer("Global batch (sequences)", "gbs", 512, 1, 1 << 24, container=cols[1],
+                 help="Sequences per optimizer step: fixed, so more data-parallel replicas mean fewer micro-batches "
+                      "each (a bigger pipeline bubble, less backward to hide the gradient reduction behind).")
+cols = sb.columns(2)
+seq = pg.integer("Sequence length", "seq", 8192, 1, 1 << 21, step=1024, container=cols[0])
+tokens_b = pg.number("Tokens (billions)", "tokens", 1000.0, 0.001, 1e7, step=100.0, container=cols[1])
+flash = pg.toggle("Flash attention", "flash", True, container=sb)
+objective = pg.select("Rank by", ("time", "cost"), "obj", "time", container=sb, radio=True,
+                      help="time: predicted step; cost: GPU-hours × price for the token budget")
+top = pg.integer("Layouts to list", "top", 10, 1, 100, container=sb)
+
+inputs.update(seq_len=seq, global_batch=gbs, flash_attention=flash, tokens=(tokens_b or 0.0) * 1e9,
+              overhead="realistic")
+try:
+    res = C.plan_layouts(tuple(sorted(inputs.items())), (n_gpus,), objective, top)
+except ValueError as e:
+    layout.input_error(e)
+    pg.stop()
+best = res["top"]
+st.caption(f"{res['searched']:,} layouts searched · {res['valid']:,} valid · {res['fit']:,} fit.")
+if best.empty:
+    st.warning(f"No layout fits on {n_gpus:,} GPUs with this global batch: more GPUs, a shorter sequence, or a global "
+               "batch that is a multiple of more data-parallel degrees.", icon=":material/block:")
+    pg.stop()
+b = best.iloc[0]
+k1, k2, k3, k4 = st.columns(4)
+k1.metric("Best layout", C.layout_label(b))
+k2.metric("Predicted step", fmt.si(b["predicted_step_time_s"], "s"))
+k3.metric("Predicted MFU", fmt.pct(b["predicted_mfu"], 1), help="model FLOPs per second ÷ (GPUs × peak)")
+k4.metric("Run", fmt.duration_days(b["days"]), help=f"{fmt.count(inputs['tokens'])} tokens at the predicted step")
+
+st.subheader("Where the step goes, best layouts first")
+layout.chart(SK.step_breakdown(SK.step_parts_long(best)), "pl_breakdown")
+st.dataframe(pd.DataFrame({
+    "layout": best["layout"], "step": [fmt.si(x, "s") for x in best["predicted_step_time_s"]],
+    "MFU": [fmt.pct(x, 1) for x in best["predicted_mfu"]], "per GPU (GB)": best["total_bytes"] / 1e9,
+    "headroom (GB)": best["headroom_bytes"] / 1e9, "time": [fmt.duration_days(d) for d in best["days"]],
+    "cost (USD)": best["cost_usd"]}), hide_index=True, width="stretch",
+    column_config={"per GPU (GB)": st.column_config.NumberColumn(format="%.1f"),
+                   "headroom (GB)": st.column_config.NumberColumn(format="%.1f"),
+                   "cost (USD)": st.column_config.NumberColumn(format="dollar")})
+st.subheader("Best predicted MFU for each tensor × pipeline degree")
+layout.chart(SK.tp_pp_heatmap(res["by_tp_pp"]), "pl_heat")
+layout.download_csv("Ranked layouts (CSV)", lambda: best, "parallel_layout.csv", "pl_dl")
+st.caption("Memory in GB (10⁹ bytes). The step's parts: compute and recompute kernels, exposed tensor/context/"
+           "expert/data-parallel communication, the pipeline bubble (pp − 1)/v of a micro-batch, stage-to-stage "
+           "sends and the optimizer step — docs/formulas.md gives each with its source.")
+pg.finish()
