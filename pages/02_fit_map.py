@@ -39,19 +39,26 @@ def open_cell(chart_key: str, fields: dict, **fixed):
         st.session_state["_fm_goto"] = pg.calculator_params(drop=drop, **over, **fixed)
 
 
+search = pg.toggle("Best tensor × pipeline layout per cell (tp 1–8, pp 1–32)", "layouts", True,
+                   help="On: each cell takes the layout with the lowest per-GPU memory over tp × pp (hover shows it), "
+                        "so 70B and 405B show where they fit. Off: no tensor or pipeline parallelism.")
 if models and counts:
-    df = C.fit_models_by_gpus(cfg, tuple(sorted(models, key=[n for n, _ in SIZES].index)), tuple(sorted(counts)))
+    df = C.fit_models_by_gpus(cfg, tuple(sorted(models, key=[n for n, _ in SIZES].index)), tuple(sorted(counts)),
+                              search)
     order = [n for n, _ in SIZES if n in models]
     layout.chart(K.fit_heatmap(df, "n_gpus", "model", "GPUs", "model (smallest at the top)", y_sort=order,
-                               extra_tooltip=("label:N",)),
-                 "fm_models_chart", on_select=lambda: open_cell("fm_models_chart", {"model": "model", "gpus": "n_gpus"},
+                               extra_tooltip=("label:N",) + (("tp:O", "pp:O") if search else ())),
+                 "fm_models_chart", on_select=lambda: open_cell("fm_models_chart", {"model": "model", "gpus": "n_gpus",
+                                                                              **({"tp": "tp", "pp": "pp"} if search else {})},
                                                          src="preset"),
                  selection_mode=["cell"])
     st.caption(f"Every preset at sequence length {cfg.seq_len:,}, micro-batch {cfg.micro_batch}, ZeRO-{cfg.zero_stage},"
                f" recompute {cfg.recompute}, flash {'on' if cfg.flash_attention else 'off'}, on "
-               f"{cfg.gpu.label or cfg.gpu.name}. At ZeRO-0 every GPU holds all the state, so more GPUs never help; "
-               "ZeRO-3 divides all of it by the data-parallel degree.")
-    layout.download_csv("Heatmap data (CSV)", lambda: C.fit_models_by_gpus(cfg, tuple(order), tuple(sorted(counts))),
+               f"{cfg.gpu.label or cfg.gpu.name}"
+               + (", each cell at its best tp × pp (hover for it)" if search else "") + ". At ZeRO-0 every GPU holds "
+               "all the state divided by tp × pp only; ZeRO-3 divides all of it by the data-parallel degree too.")
+    layout.download_csv("Heatmap data (CSV)", lambda: C.fit_models_by_gpus(cfg, tuple(order), tuple(sorted(counts)),
+                                                                            search),
                         "fit_models_by_gpus.csv", "fm_dl_models")
 else:
     st.info("Choose at least one model and one GPU count.")

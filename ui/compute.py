@@ -101,13 +101,31 @@ def evaluate_grid(cfg: Config, axes: dict[str, Iterable]) -> pd.DataFrame:
     return df
 
 
+FIT_TP = (1, 2, 4, 8)  # tensor-parallel degrees the fit map tries per cell (one node's worth)
+FIT_PP = (1, 2, 4, 8, 16, 32)  # pipeline degrees it tries
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
-def fit_models_by_gpus(cfg: Config, models: tuple[str, ...], gpu_counts: tuple[int, ...]) -> pd.DataFrame:
-    """Model size × GPU count: per-GPU total / capacity and the binding term, for the fit map."""
-    df = evaluate_grid(cfg, {"model": models, "n_gpus": gpu_counts})
+def fit_models_by_gpus(cfg: Config, models: tuple[str, ...], gpu_counts: tuple[int, ...],
+                       search_layouts: bool = False) -> pd.DataFrame:
+    """Model size × GPU count: per-GPU total / capacity and the binding term, for the fit map. With
+    `search_layouts` each cell takes its best layout over tp ∈ FIT_TP × pp ∈ FIT_PP (the valid one with the
+    lowest per-GPU total ÷ capacity), and tp/pp are columns; otherwise the configuration's own tp and pp."""
+    axes = {"model": models, "n_gpus": gpu_counts}
+    if search_layouts:
+        axes.update(tp=FIT_TP, pp=FIT_PP)
+    df = evaluate_grid(cfg, axes)
+    if search_layouts:
+        fill = np.where(df["valid"], df["total_bytes"] / df["gpu_memory_bytes"], np.inf)
+        df = (df.assign(_fill=fill).sort_values(["model", "n_gpus", "_fill", "tp", "pp"], kind="stable")
+              .drop_duplicates(["model", "n_gpus"]).drop(columns="_fill"))
     df["label"] = [preset_info(m)["label"] for m in df["model"]]
     df["n_params"] = [get_preset(m).n_params for m in df["model"]]
-    return _fit_columns(df)
+    out = _fit_columns(df)
+    if search_layouts:
+        out.insert(out.columns.get_loc("n_gpus") + 1, "tp", df["tp"].to_numpy())
+        out.insert(out.columns.get_loc("tp") + 1, "pp", df["pp"].to_numpy())
+    return out
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
