@@ -1,0 +1,107 @@
+"""Sweeps on Dask (core/distributed.py): a LocalCluster of 2 worker processes on loopback writes the same rows as
+the in-process engine into a hive-partitioned Parquet dataset; a killed worker still yields a complete dataset; an
+interrupted run leaves no manifest and the next run replaces it."""
+import json
+import os
+import threading
+
+import pytest
+
+distributed = pytest.importorskip("distributed", reason="the optional Dask extra (requirements-scale.txt)")
+import pyarrow.dataset as pds  # noqa: E402
+
+from core import distributed as D  # noqa: E402
+from core.spec import SweepSpec  # noqa: E402
+from core.sweep import to_table  # noqa: E402
+
+SPEC = SweepSpec.from_dict({"model": ["llama-3.1-8b", "mixtral-8x7b", 7e9], "gpu": ["h100-sxm", "a100-80gb"],
+                            "n_gpus": [8, 64, 512], "tp": [1, 2, 3], "seq_len": {"from": 1024, "to": 32768,
+                                                                                 "step": "pow2"},
+                            "zero_stage": [0, 1, 3], "recompute": ["none", "full"], "global_batch": 512})
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=":0")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def _rows(table) -> list:
+    cols = sorted(table.column_names)
+    d = {k: table.column(k).to_pylist() for k in cols}
+    rows = [tuple(d[k][i] for k in cols) for i in range(table.num_rows)]
+    return sorted(rows, key=repr)
+
+
+def _dataset(path):
+    return pds.dataset(path, format="parquet", partitioning="hive").to_table()
+
+
+def test_dataset_equals_the_in_process_sweep(client, tmp_path):
+    out = tmp_path / "ds"
+    m = D.run(SPEC, out, client, task_rows=300)
+    got = _dataset(out)
+    want = to_table(SPEC)
+    want = want.cast(want.schema)  # as written: model and gpu become the partitions' strings
+    want_rows = {k: [str(x) if k in D.PARTITIONS else x for x in want.column(k).to_pylist()]
+                 for k in want.column_names}
+    got_rows = {k: got.column(k).to_pylist() for k in got.column_names}
+    assert set(got_rows) == set(want_rows) and got.num_rows == want.num_rows == SPEC.n_rows
+    key = sorted(want_rows)
+    as_rows = lambda d: sorted(zip(*(map(repr, d[k]) for k in key)))  # noqa: E731
+    assert as_rows(got_rows) == as_rows(want_rows)
+    manifest = json.loads((out / D.MANIFEST).read_text())
+    assert manifest == m and m["rows"] == m["written"] == SPEC.n_rows
+    assert m["valid"] == sum(want.column("valid").to_pylist()) and m["tasks"] > 2
+    assert {c["name"] for c in m["columns"]} == set(want.column_names)
+    assert all(c["unit"] is not None and c["meaning"] for c in m["columns"])
+    assert any(p.name.startswith("model=") for p in out.iterdir())
+
+
+def test_a_killed_worker_still_yields_a_complete_dataset(client, tmp_path):
+    out = tmp_path / "ds"
+    killed = threading.Event()
+
+    def kill_one(done, total):
+        if not killed.is_set() and done > 0:
+            killed.set()
+            worker = sorted(client.scheduler_info()["workers"])[0]
+            try:
+                client.run(os._exit, 1, workers=[worker])  # the nanny restarts it; its tasks run again
+            except Exception:  # the worker dies before it answers
+                pass
+
+    m = D.run(SPEC, out, client, task_rows=400, progress=kill_one)
+    assert killed.is_set()
+    assert _dataset(out).num_rows == SPEC.n_rows == m["written"]
+
+
+def test_an_interrupted_run_leaves_no_manifest_and_the_next_run_replaces_it(client, tmp_path):
+    out = tmp_path / "ds"
+    D.run(SPEC, out, client, task_rows=5000)
+    assert (out / D.MANIFEST).exists()
+
+    def stop(done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        D.run(SPEC, out, client, task_rows=400, progress=stop)
+    assert not (out / D.MANIFEST).exists()
+    with pytest.raises(ValueError, match="no _manifest.json"):
+        D.read_manifest(out)
+    client.cancel(list(client.futures))
+    D.run(SPEC, out, client, task_rows=5000)
+    assert D.read_manifest(out)["written"] == _dataset(out).num_rows == SPEC.n_rows
+
+
+def test_bad_output_is_refused_by_name(client, tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(ValueError, match="^out"):
+        D.run(SPEC, f, client)
+    with pytest.raises(ValueError, match="^task_rows"):
+        D.run(SPEC, tmp_path / "d", client, task_rows=0)
