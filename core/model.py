@@ -11,7 +11,6 @@ head dim = h / a; the K and V projections have k·h/a columns (GQA/MQA; k = a is
 from __future__ import annotations
 
 import csv
-import json
 import math
 from dataclasses import dataclass, fields, replace
 from functools import lru_cache
@@ -227,15 +226,45 @@ def raw_model(n_params: float) -> Model:
     _, label, m = best
     note = (f"raw N = {n_params:.4g}; activation shape from GPT-3 Table 2.1 '{label}' "
             f"(L={m.n_layers}, h={m.d_model}, a={m.n_heads}, d_ff=4h, vocab 50257)")
-    return replace(m, name=f"raw-{n_params:.3g}", n_params_override=float(n_params), shape_note=note)
+    return replace(m, name=raw_labels([n_params])[0], n_params_override=float(n_params), shape_note=note)
 
 
-def from_hf_config(path_or_dict) -> Model:
+def raw_labels(counts) -> list[str]:
+    """Labels of raw-N models shown together (a sweep's model column): "raw-" and the count to 3 significant digits
+    (raw-7e+09, the name `raw_model` gives), with as many more digits as it takes to tell apart counts that would
+    share a label (7e9, 7.001e9, 7.004e9 → raw-7e+09, raw-7.001e+09, raw-7.004e+09). Equal counts share one."""
+    counts = [float(c) for c in counts]
+    digits = [3] * len(counts)
+    while True:
+        labels = [f"{c:.{d}g}" for c, d in zip(counts, digits)]
+        owners: dict = {}
+        for i, text in enumerate(labels):
+            owners.setdefault(text, set()).add(counts[i])
+        clash = [i for i, text in enumerate(labels) if len(owners[text]) > 1 and digits[i] < 17]
+        if not clash:
+            return ["raw-" + text for text in labels]
+        for i in clash:
+            digits[i] += 1
+
+
+HF_NAME_CHARS = 200  # a config's _name_or_path or file stem, as the model's label
+
+
+def _short(v) -> str:
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+def from_hf_config(path_or_dict, bounds: dict | None = None) -> Model:
     """Build a Model from a Hugging Face config.json (a local file path or an already-parsed dict).
 
     Reads the Llama/Mistral/Qwen2/Mixtral (`num_hidden_layers`, `hidden_size`, `intermediate_size`,
     `num_key_value_heads`, `num_local_experts`, `num_experts_per_tok`) and GPT-2 style (`n_layer`, `n_embd`,
-    `n_head`, `n_positions`) field names. No network access."""
+    `n_head`, `n_positions`) field names. No network access. A file is read through `core.safejson` (at most
+    1 MiB, nesting bounded, finite numbers). `bounds` maps model fields (`d_model`, …) to inclusive (lo, hi)
+    limits, for a caller whose inputs are narrower than the model's own 1 to 2^31−1 (an app's widgets); a value
+    outside is refused with a message naming the config's field and the model's."""
+    from . import safejson
     if isinstance(path_or_dict, dict):
         c = path_or_dict
         name = c.get("_name_or_path") or c.get("model_type") or "hf-config"
@@ -243,13 +272,11 @@ def from_hf_config(path_or_dict) -> Model:
         raise ValueError(f"config: expected a path or a JSON object, got {type(path_or_dict).__name__}")
     else:
         p = Path(path_or_dict)
-        try:
-            c = json.loads(p.read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            raise ValueError(f"config: cannot read Hugging Face config {str(p)!r}: {e}") from None
+        c = safejson.loads(safejson.read(p, "config"), "config")  # bounded: size, nesting, finite numbers
         name = p.stem
     if not isinstance(c, dict):
         raise ValueError("config: a Hugging Face config.json must be a JSON object")
+    name = str(name)[:HF_NAME_CHARS]
 
     def get(*keys, default=None):
         for k in keys:
@@ -259,45 +286,47 @@ def from_hf_config(path_or_dict) -> Model:
             raise ValueError(f"config: missing field {keys[0]!r} in the Hugging Face config")
         return default
 
-    def geti(*keys, default=None):
+    def geti(field, *keys, default=None):
         v = get(*keys, default=default)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v) \
-                or abs(v) > 2**31:
-            raise ValueError(f"config: field {keys[0]!r} must be an integer, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v):
+            raise ValueError(f"config: field {keys[0]!r} must be an integer, got {_short(v)}")
+        lo, hi = (bounds or {}).get(field, (0 if field == "max_position" else 1, 2**31 - 1))
+        if not lo <= v <= hi:
+            given = any(k in c and c[k] is not None for k in keys)
+            what = f"field {keys[0]!r}" if given else f"{field} (derived: no {keys[0]!r} field)"
+            raise ValueError(f"config: {what} = {int(v):,} is outside the {lo:,} to {hi:,} accepted for {field}")
         return int(v)
 
     def getf(*keys, default=None):
         v = get(*keys, default=default)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise ValueError(f"config: field {keys[0]!r} must be a number, got {v!r}")
+            raise ValueError(f"config: field {keys[0]!r} must be a number, got {_short(v)}")
         return float(v)
 
     mt = str(c.get("model_type", "")).lower()
     gpt2_like = mt in ("gpt2", "gpt_neo", "gptj", "opt") or "n_embd" in c
     act = str(get("hidden_act", "activation_function", default="gelu" if gpt2_like else "silu")).lower()
-    h = geti("hidden_size", "n_embd", "d_model")
-    a = geti("num_attention_heads", "n_head")
-    if h < 1 or a < 1:
-        raise ValueError("config: hidden_size and num_attention_heads must be ≥ 1")
+    h = geti("d_model", "hidden_size", "n_embd", "d_model")
+    a = geti("n_heads", "num_attention_heads", "n_head")
     kw = dict(
-        n_layers=geti("num_hidden_layers", "n_layer"),
+        n_layers=geti("n_layers", "num_hidden_layers", "n_layer"),
         d_model=h,
         n_heads=a,
-        n_kv_heads=geti("num_key_value_heads", default=a),
-        d_ff=geti("intermediate_size", "n_inner", "ffn_dim", default=4 * h),
-        vocab_size=geti("vocab_size"),
+        n_kv_heads=geti("n_kv_heads", "num_key_value_heads", default=a),
+        d_ff=geti("d_ff", "intermediate_size", "n_inner", "ffn_dim", default=4 * h),
+        vocab_size=geti("vocab_size", "vocab_size"),
         mlp="gelu" if (gpt2_like or "gelu" in act) else "swiglu",
         norm="layernorm" if gpt2_like else "rmsnorm",
         bias="all" if gpt2_like else ("qkv" if mt.startswith("qwen2") or c.get("attention_bias") else "none"),
         dropout=getf("attention_dropout", "attn_pdrop", default=0.0) > 0,
         tied_embeddings=bool(get("tie_word_embeddings", default=gpt2_like)),
         position="learned" if gpt2_like else "rotary",
-        max_position=geti("max_position_embeddings", "n_positions", default=2048),
-        n_experts=geti("num_local_experts", "num_experts", default=1),
-        top_k=geti("num_experts_per_tok", default=1),
-        name=str(name),
+        max_position=geti("max_position", "max_position_embeddings", "n_positions", default=2048),
+        n_experts=geti("n_experts", "num_local_experts", "num_experts", default=1),
+        top_k=geti("top_k", "num_experts_per_tok", default=1),
+        name=name,
     )
     if c.get("head_dim") not in (None, h // a):
-        raise ValueError(f"config: head_dim={c['head_dim']} differs from hidden_size/num_attention_heads; "
+        raise ValueError(f"config: head_dim={_short(c['head_dim'])} differs from hidden_size/num_attention_heads; "
                          "decoupled head dims are not supported")
     return Model(**kw)

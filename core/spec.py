@@ -28,12 +28,15 @@ from functools import lru_cache
 import numpy as np
 
 from . import inputs as I
+from . import safejson
 from .hardware import accelerator_names
 from .model import preset_names
 
 MAX_ROWS = 50_000_000  # default row cap (a 10M-row grid takes seconds; 50M is minutes and several GB in DuckDB)
 LOG_POINTS = 10  # a log range's points when "n" is not given
 MAX_LOG_POINTS = 100_000
+MAX_MODELS = 4_096  # presets and raw sizes on one model axis (each a label of the model column)
+MAX_RANGE_VALUES = 10**12  # a range's values, counted before any row cap (beyond: surely a typo)
 STEP_RULES = ("pow2", "log")
 # every input a spec may name, in schema order (hf_config is a file path: not in a sweep)
 INPUTS = tuple(n for n in I.NAMES if n != "hf_config")
@@ -64,11 +67,11 @@ def _value(name: str, v):
             raise ValueError(f"{name}: expected an integer, got {v!r}")
         if abs(int(v)) >= 2**31:
             raise ValueError(f"{name}: {v!r} is out of range (|value| < 2**31)")
-        return int(v)
+        return int(_bounded(name, v))
     if kind == "float":
         if not _is_num(v) or not math.isfinite(v):
             raise ValueError(f"{name}: expected a finite number, got {v!r}")
-        return float(v)
+        return float(_bounded(name, v))
     if kind == "bool":
         if not isinstance(v, (bool, np.bool_)):
             raise ValueError(f"{name}: expected true or false, got {v!r}")
@@ -86,9 +89,17 @@ def _value(name: str, v):
             return v
         if not _is_num(v) or not math.isfinite(v) or v <= 0:
             raise ValueError(f"model: expected a preset name or a positive parameter count, got {v!r}")
-        return float(v)
+        return float(_bounded("n_params", v, "model"))
     if not isinstance(v, str) or (v != "custom" and v not in accelerator_names()):
         raise ValueError(f"gpu: unknown accelerator {v!r}; known: {', '.join(accelerator_names())}, custom")
+    return v
+
+
+def _bounded(name: str, v, field: str | None = None, what: str = ""):
+    """`v` within the input's schema bounds (core/inputs.py `lo`/`hi`, as the CLI checks them), else ValueError."""
+    inp = I.BY_NAME.get(name)
+    if inp is not None and ((inp.lo is not None and v < inp.lo) or (inp.hi is not None and v > inp.hi)):
+        raise ValueError(f"{field or name}: {what}{v!r} is outside the accepted {inp.lo:g} to {inp.hi:g}")
     return v
 
 
@@ -114,6 +125,7 @@ class Range:
         for label, v in (("from", self.start), ("to", self.stop)):
             if not _is_num(v) or not math.isfinite(v):
                 raise ValueError(f"{name}: range '{label}' must be a finite number, got {v!r}")
+            _bounded(name, v, what=f"range '{label}' ")
         if self.start > self.stop:
             raise ValueError(f"{name}: range 'from' {self.start} is above 'to' {self.stop}")
         if isinstance(self.step, str):
@@ -137,16 +149,31 @@ class Range:
                 raise ValueError(f"{name}: an integer input needs integer range bounds and step")
             if max(abs(self.start), abs(self.stop)) >= 2**31:
                 raise ValueError(f"{name}: range is out of range (|value| < 2**31)")
+        n = self._count_float()
+        if not n <= MAX_RANGE_VALUES:
+            raise ValueError(f"{name}: the range has {'too many' if n == n else 'uncountably many'} values "
+                             f"(more than {MAX_RANGE_VALUES:.0e}); widen the step")
         return self
+
+    def _count_float(self) -> float:
+        """The number of values of a linear or pow2 range as a float (inf when it overflows); log ranges are
+        bounded by MAX_LOG_POINTS."""
+        if self.step == "log":
+            return float(self.n or LOG_POINTS)
+        with np.errstate(over="ignore"):
+            if self.step == "pow2":
+                ratio = self.stop / self.start
+                span = math.log2(ratio) if math.isfinite(ratio) else math.log2(self.stop) - math.log2(self.start)
+            else:
+                span = (self.stop - self.start) / self.step
+        return math.floor(span + 1e-9) + 1.0 if math.isfinite(span) else math.inf
 
     def count(self, integer: bool = False) -> int:
         """Number of values, without expanding a linear or pow2 range (a log range, at most MAX_LOG_POINTS, is
         expanded: rounding can merge neighbours)."""
-        if self.step == "pow2":
-            return int(math.floor(math.log2(self.stop / self.start) + 1e-9)) + 1
         if self.step == "log":
             return len(self.values(integer))
-        return int(math.floor((self.stop - self.start) / self.step + 1e-9)) + 1
+        return int(self._count_float())
 
     def values(self, integer: bool = False) -> tuple:
         """The values, as ints for an integer input; a log range drops neighbours that rounding merged. (A linear
@@ -167,7 +194,7 @@ def _range_values(a, b, step, n, integer: bool) -> tuple:
         n = n or LOG_POINTS
         vals = [a * (b / a) ** (i / (n - 1)) for i in range(n)]
     elif step == "pow2":
-        vals = [a * 2**i for i in range(Range(a, b, step).count())]
+        vals = [math.ldexp(a, i) for i in range(Range(a, b, step).count())]  # a·2^i, exact (from 5e-324 too)
     else:
         vals = [a + i * step for i in range(Range(a, b, step).count())]
     if integer:
@@ -222,6 +249,10 @@ class SweepSpec:
             raise ValueError(f"drop_invalid: expected true or false, got {self.drop_invalid!r}")
         object.__setattr__(self, "drop_invalid", bool(self.drop_invalid))
         names = set(self.names)
+        n_models = self.count("model") * ("model" in names) + self.count("n_params") * ("n_params" in names)
+        if n_models > MAX_MODELS:
+            raise ValueError(f"model: {n_models:,} presets and raw sizes; at most {MAX_MODELS:,} in one sweep "
+                             "(vary an architecture field instead)")
         if not ({"model", "n_params"} & names or {"n_layers", "d_model", "n_heads"} <= names):
             raise ValueError("model: give model (presets or raw counts), n_params, or n_layers, d_model and n_heads")
         if "custom" in self._list("gpu"):
@@ -230,8 +261,8 @@ class SweepSpec:
                 raise ValueError(f"gpu: a custom accelerator needs {', '.join(missing)}")
         if "tokens_per_second" in names and "step_time_s" in names:
             raise ValueError("tokens_per_second: give either tokens_per_second or step_time_s with global_batch")
-        if ("step_time_s" in names) != ("global_batch" in names):
-            raise ValueError("step_time_s: needs global_batch (sequences per step) too, and vice versa")
+        if "step_time_s" in names and "global_batch" not in names:
+            raise ValueError("step_time_s: needs global_batch (sequences per step) too")
         # Config refuses these outright (not as a combination), so a sweep does too
         for name, low, strict in (("price_per_gpu_hour", 0, False), ("tokens_per_second", 0, False),
                                   ("global_batch", 0, False), ("step_time_s", 0, True)):
@@ -312,12 +343,9 @@ class SweepSpec:
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
     @classmethod
-    def from_json(cls, text: str) -> "SweepSpec":
-        try:
-            d = json.loads(text)
-        except (json.JSONDecodeError, TypeError) as e:
-            raise ValueError(f"spec: not valid JSON: {e}") from None
-        return cls.from_dict(d)
+    def from_json(cls, text: str | bytes) -> "SweepSpec":
+        """From JSON text (bounded: size, depth, finite numbers — core/safejson.py)."""
+        return cls.from_dict(safejson.loads(text, "spec"))
 
     def to_token(self) -> str:
         """A compact URL-safe string: canonical JSON → zlib → base64url without padding."""

@@ -5,11 +5,10 @@ frozen `Config` from the dict union) and draws its widgets through a `ui.state.P
 """
 from __future__ import annotations
 
-import json
-
 import streamlit as st
 
 from core import memory as M
+from core import safejson
 from core.tables import COMPUTE_DTYPES, OPTIMIZERS_TABLE, WEIGHT_DTYPES
 from core.hardware import accelerator_names, catalog
 from core.model import from_hf_config, get_preset, preset_info, preset_names
@@ -28,7 +27,7 @@ MLP = ("swiglu", "gelu")
 NORM = ("rmsnorm", "layernorm")
 BIAS = ("none", "qkv", "all")
 POSITION = ("rotary", "learned")
-HF_MAX_BYTES = 1 << 20
+HF_MAX_BYTES = 1 << 20  # = server.maxUploadSize (1 MB in Streamlit's units, 2^20 bytes) in .streamlit/config.toml
 
 # Architecture fields: URL name -> (core field, label, lo, hi)
 ARCH_INTS = {
@@ -113,17 +112,18 @@ def _arch_fields(pg: Page, c, b: dict) -> dict:
     return out
 
 
+# what the architecture fields accept (model field -> (lo, hi)); an upload beyond them is refused, not clamped
+FIELD_BOUNDS = {field: (lo, hi) for field, _label, lo, hi in {**ARCH_INTS, **ARCH_MORE_INTS}.values()}
+
+
 def hf_model(raw: bytes):
-    """A Model from the bytes of an uploaded Hugging Face config.json (size-capped, parsed locally)."""
-    if len(raw) > HF_MAX_BYTES:
-        raise ValueError(f"config: file larger than {HF_MAX_BYTES // 1024} KiB")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"config: not valid JSON ({e})") from None
+    """A Model from the bytes of an uploaded Hugging Face config.json, parsed locally and bounded (core.safejson:
+    size, nesting, finite numbers), with every field within what this page's architecture fields accept (so the
+    fields show the upload, not their defaults). ValueError names the config's field."""
+    data = safejson.loads(raw, "config", max_bytes=HF_MAX_BYTES)
     if not isinstance(data, dict):  # from_hf_config reads anything else as a file path
         raise ValueError("config: a Hugging Face config.json must be a JSON object")
-    return from_hf_config(data)
+    return from_hf_config(data, bounds=FIELD_BOUNDS)
 
 
 def _hf_upload(pg: Page, c) -> None:
@@ -142,7 +142,9 @@ def _hf_upload(pg: Page, c) -> None:
         st.session_state[pg.key("hf_name")] = f.name
         pg.set_values({**arch_values(m), "src": "architecture"})
     c.file_uploader("Hugging Face config.json", type=["json"], key=up_key, on_change=on_upload,
-                    help="Read locally; nothing is downloaded. The fields it fills are what the link carries.")
+                    max_upload_size=HF_MAX_BYTES >> 20,
+                    help="Read locally; nothing is downloaded. The fields it fills are what the link carries. "
+                         f"At most {HF_MAX_BYTES >> 20} MiB.")
     if st.session_state.get(err_key):
         c.error(f"**config.json** — {st.session_state[err_key]}")
 
