@@ -28,9 +28,14 @@ writer for any Arrow stream (the CLI streams a sweep straight to a file with it,
 """
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import math
 import re
+import secrets
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,6 +54,7 @@ MAX_IN_VALUES = 10_000
 MAX_LIMIT = 10_000_000
 FORMATS = ("csv", "parquet")
 _TABLE_RE = re.compile(r"^sweep_[0-9a-f]{16}$")
+_TMP_RE = re.compile(r"^tmp_sweep_[0-9a-f]{16}_[0-9a-f]{8}$")  # a table being written (write_sweep)
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
             "FLOAT", "DOUBLE", "DECIMAL")
 # the record's categorical columns, allowed as group keys besides the inputs
@@ -56,11 +62,16 @@ CATEGORICAL_RECORD = R.CATEGORICAL
 
 
 def connect(path: str | Path | None = None, threads: int | None = None, memory_limit: str | None = None,
-            temp_directory: str | Path | None = None) -> duckdb.DuckDBPyConnection:
+            temp_directory: str | Path | None = None, max_temp_directory_size: str | None = None
+            ) -> duckdb.DuckDBPyConnection:
     """An embedded database (in memory, or the file `path`) with external access disabled and the configuration
-    locked, and the catalog table created. `threads`, `memory_limit` (e.g. "1GB") and `temp_directory` (where
-    blocks beyond the limit go; DuckDB's default is `.tmp` under the working directory) are fixed here, before
-    the lock."""
+    locked, and the catalog table created. `threads`, `memory_limit` (e.g. "1GB"), `temp_directory` (where
+    blocks beyond the limit go; DuckDB's default is `.tmp` under the working directory) and
+    `max_temp_directory_size` (DuckDB's default: 90 % of the free disk) are fixed here, before the lock.
+
+    External access off still leaves the temp directory open to SQL (COPY … TO, ATTACH inside it): give the app a
+    private one (`private_temp_directory`). Tables an interrupted run left half-written (``tmp_sweep_…``) are
+    dropped here: nothing else can be using a database that is being opened."""
     config = {"enable_external_access": False, "autoinstall_known_extensions": False,
               "autoload_known_extensions": False, "preserve_insertion_order": False, "lock_configuration": True}
     if threads is not None:
@@ -69,17 +80,36 @@ def connect(path: str | Path | None = None, threads: int | None = None, memory_l
         config["memory_limit"] = str(memory_limit)
     if temp_directory is not None:
         config["temp_directory"] = str(temp_directory)
+    if max_temp_directory_size is not None:
+        config["max_temp_directory_size"] = str(max_temp_directory_size)
     try:
         con = duckdb.connect(str(path) if path is not None else ":memory:", config=config)
-    except duckdb.Error as e:  # a bad memory_limit, a file that is not a DuckDB database, ...
+        with con.cursor() as cur:
+            cur.execute(f"""CREATE TABLE IF NOT EXISTS {CATALOG} (
+                id VARCHAR PRIMARY KEY, spec VARCHAR NOT NULL, code_version VARCHAR NOT NULL,
+                created TIMESTAMP NOT NULL, n_rows BIGINT NOT NULL, n_valid BIGINT NOT NULL, n_fit BIGINT NOT NULL,
+                seconds DOUBLE)""")
+            for (old,) in cur.execute("SELECT table_name FROM duckdb_tables() WHERE starts_with(table_name, ?)",
+                                      ["tmp_sweep_"]).fetchall():
+                if _TMP_RE.match(old):
+                    cur.execute(f'DROP TABLE IF EXISTS "{old}"')
+    except duckdb.Error as e:  # a bad memory_limit, a file that is not a DuckDB database, an unwritable path, ...
         field = "memory_limit" if "memory" in str(e).lower() and memory_limit is not None else "database"
-        raise ValueError(f"{field}: DuckDB refused it: {str(e).splitlines()[0]}") from None
-    with con.cursor() as cur:
-        cur.execute(f"""CREATE TABLE IF NOT EXISTS {CATALOG} (
-            id VARCHAR PRIMARY KEY, spec VARCHAR NOT NULL, code_version VARCHAR NOT NULL,
-            created TIMESTAMP NOT NULL, n_rows BIGINT NOT NULL, n_valid BIGINT NOT NULL, n_fit BIGINT NOT NULL,
-            seconds DOUBLE)""")
+        raise ValueError(f"{field}: DuckDB refused it: {_first_line(e)}") from None
     return con
+
+
+def private_temp_directory(prefix: str = "planner-duckdb-") -> Path:
+    """A new directory only this process's user can enter (mode 0700, `tempfile.mkdtemp`), for DuckDB's spill
+    files: the one place SQL on a locked connection could still write, so nobody else's, and removed at exit."""
+    d = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
+def _first_line(e: BaseException) -> str:
+    lines = str(e).strip().splitlines()
+    return (lines[0] if lines else type(e).__name__)[:300]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -92,28 +122,43 @@ def _check_name(name: str) -> str:
     return name
 
 
-def write_sweep(con, name: str, reader, spec_json: str, code_version: str, stats) -> None:
-    """Materialise an Arrow stream (RecordBatchReader) as table `name`, replacing one of that name, then record it
-    in the catalog. One ``CREATE TABLE … AS SELECT`` over the stream: DuckDB pulls batches on its own threads
-    (twice as fast as appending batch by batch) and, being one auto-committed statement, may move finished blocks
-    to its temp directory beyond `memory_limit` (appends inside an explicit transaction all stay resident).
-    `stats()` is called after the data is in and gives n_rows, n_valid, n_fit and seconds. The catalog row is
-    written last and every query checks it, so a table is visible only when complete; a failure leaves no table."""
+def write_sweep(con, name: str, reader, spec_json: str, code_version: str, stats, lock=None) -> None:
+    """Materialise an Arrow stream (RecordBatchReader) as table `name`, replacing one of that name only once the
+    new one is complete, and record it in the catalog. One ``CREATE TABLE … AS SELECT`` over the stream into a
+    table of its own (``tmp_sweep_…``): DuckDB pulls batches on its own threads (twice as fast as appending batch
+    by batch) and, being one auto-committed statement, may move finished blocks to its temp directory beyond
+    `memory_limit` (appends inside an explicit transaction all stay resident). `stats()` is called after the data
+    is in and gives n_rows, n_valid, n_fit and seconds. Then one transaction drops the old table, renames the new
+    one and replaces the catalog row, so a reader sees the old sweep or the new one, never neither; a failure or an
+    interrupt (Ctrl-C) before it leaves the old table and its catalog row as they were. `lock` (a context manager,
+    e.g. the app's store lock) is held around that transaction, so swaps and evictions never interleave."""
     _check_name(name)
     json.loads(spec_json)  # a malformed spec is a bug upstream; fail before writing
+    tmp = f"tmp_{name}_{secrets.token_hex(4)}"
     with con.cursor() as cur:
-        cur.execute(f"DELETE FROM {CATALOG} WHERE id = ?", [name])
-        cur.execute(f'DROP TABLE IF EXISTS "{name}"')
         try:
             cur.register("sweep_stream", reader)
-            cur.execute(f'CREATE TABLE "{name}" AS SELECT * FROM sweep_stream')
+            cur.execute(f'CREATE TABLE "{tmp}" AS SELECT * FROM sweep_stream')
             cur.unregister("sweep_stream")
             s = stats()
-            cur.execute(f"INSERT INTO {CATALOG} VALUES (?, ?, ?, now()::TIMESTAMP, ?, ?, ?, ?)",
-                        [name, spec_json, code_version, int(s["n_rows"]), int(s["n_valid"]), int(s["n_fit"]),
-                         float(s["seconds"])])
+            with lock if lock is not None else contextlib.nullcontext():
+                cur.execute("BEGIN TRANSACTION")
+                try:
+                    cur.execute(f'DROP TABLE IF EXISTS "{name}"')
+                    cur.execute(f'ALTER TABLE "{tmp}" RENAME TO "{name}"')
+                    cur.execute(f"DELETE FROM {CATALOG} WHERE id = ?", [name])
+                    cur.execute(f"INSERT INTO {CATALOG} VALUES (?, ?, ?, now()::TIMESTAMP, ?, ?, ?, ?)",
+                                [name, spec_json, code_version, int(s["n_rows"]), int(s["n_valid"]),
+                                 int(s["n_fit"]), float(s["seconds"])])
+                    cur.execute("COMMIT")
+                except BaseException:
+                    cur.execute("ROLLBACK")
+                    raise
         except BaseException:
-            cur.execute(f'DROP TABLE IF EXISTS "{name}"')
+            try:
+                cur.execute(f'DROP TABLE IF EXISTS "{tmp}"')
+            except duckdb.Error:  # the connection itself failed; connect() drops leftovers next time
+                pass
             raise
 
 
@@ -145,11 +190,18 @@ def has_sweep(con, table: str, code_version: str | None = None) -> bool:
 
 
 def drop_sweep(con, table: str) -> None:
-    """Remove a sweep table and its catalog row."""
+    """Remove a sweep table and its catalog row, in one transaction (callers that share a database serialise
+    this with `write_sweep`'s swap: `core.sweep.SweepStore`)."""
     _check_name(table)
     with con.cursor() as cur:
-        cur.execute(f'DROP TABLE IF EXISTS "{table}"')
-        cur.execute(f"DELETE FROM {CATALOG} WHERE id = ?", [table])
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            cur.execute(f"DELETE FROM {CATALOG} WHERE id = ?", [table])
+            cur.execute(f'DROP TABLE IF EXISTS "{table}"')
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -433,10 +485,16 @@ def copy_to(reader, path: str | Path, fmt: str | None = None) -> int:
     """Write an Arrow stream (RecordBatchReader) to CSV (with a header) or Parquet with DuckDB's COPY, streaming,
     from a throwaway DuckDB instance that may write `path` (and its tmp_ twin) and nothing else. Returns the rows
     written."""
-    path = Path(path).resolve()
+    try:
+        path = Path(path).resolve()
+        parent_ok = path.parent.is_dir()
+    except (OSError, RuntimeError) as e:  # a name too long, a symlink loop
+        raise ValueError(f"out: {str(path)[:200]!r} is not a usable path ({type(e).__name__})") from None
     fmt = _fmt(path, fmt)
-    if not path.parent.is_dir():
-        raise ValueError(f"out: folder {str(path.parent)!r} does not exist")
+    if not parent_ok:
+        raise ValueError(f"out: folder {str(path.parent)[:200]!r} does not exist")
+    if path.is_dir():
+        raise ValueError(f"out: {str(path)[:200]!r} is a folder; give a file name")
     # one thread: the stream is produced by one (Python) thread anyway, and more writers only contend for it
     # (10M rows to Parquet: 11 s with one thread, 24-29 s with two, on 2 cores)
     config = {"threads": 1, "autoinstall_known_extensions": False, "autoload_known_extensions": False}
@@ -447,7 +505,10 @@ def copy_to(reader, path: str | Path, fmt: str | None = None) -> int:
         exp.execute("SET lock_configuration = true")
         exp.register("rows", reader)
         options = "FORMAT csv, HEADER true" if fmt == "csv" else "FORMAT parquet"
-        n = exp.execute(f"COPY (SELECT * FROM rows) TO ? ({options})", [str(path)]).fetchone()[0]
+        try:
+            n = exp.execute(f"COPY (SELECT * FROM rows) TO ? ({options})", [str(path)]).fetchone()[0]
+        except duckdb.IOException as e:  # unwritable folder, disk full, a read-only file system
+            raise ValueError(f"out: cannot write {str(path)[:200]!r}: {_first_line(e)}") from None
     return int(n)
 
 

@@ -27,6 +27,7 @@ which `run_sweep` materialises in one ``CREATE TABLE … AS SELECT`` (through `c
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import queue
@@ -37,6 +38,7 @@ from itertools import product
 from pathlib import Path
 from typing import Callable, Iterator
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 
@@ -44,12 +46,13 @@ from . import columnar as A
 from . import grid as G
 from . import inputs as I
 from . import record as R
-from .estimate import build_gpu, build_model, evaluate
-from .model import ARCH_FIELDS
+from .estimate import build_gpu, build_model, evaluate, model_columns
+from .model import ARCH_FIELDS, Model, param_breakdown, raw_labels
 from . import db
 from .spec import INPUTS, KEY_INPUTS, MAX_ROWS, Range, SweepSpec, _is_num, check_rows  # noqa: F401  (re-exports)
 
 CHUNK_ROWS = 1 << 17  # rows evaluated at once: ~100 MB of record columns, the sweet spot measured on 2 cores
+MAX_CHUNK_ROWS = 1 << 21  # ~1.6 GB of record columns at once: beyond it a chunk is a memory risk, not a speed-up
 DEFAULT_GPU = I.BY_NAME["gpu"].default
 
 
@@ -58,28 +61,136 @@ def record_columns() -> tuple:
     return R.NAMES
 
 
-def _model_label(entry) -> str:
-    if isinstance(entry, str):
-        return entry
-    return build_model(n_params=entry).name if entry is not None else "custom"
+# Model.__post_init__ and build_model's checks over arrays, in their order (the first failing one wins): the
+# check, the fields its message names, the exact message (as the builders word it) and a generic one, used when
+# a grid would otherwise carry more than MAX_BUILDER_REASONS distinct messages (tests/test_hardening_sweep.py
+# holds these equal to the builders, message for message)
+_INT_FIELDS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "vocab_size", "n_experts", "top_k")
+MAX_BUILDER_REASONS = 1_000  # distinct builder messages kept as reasons (the reason column's labels are int16)
+
+
+class _Reasons(G.Reasons):
+    """Reasons whose builder messages stop at MAX_BUILDER_REASONS distinct texts (codes are int16): a message
+    beyond them is kept as its field and "refused by the builder" (the GPU axis' overrides; the model axis folds
+    its own messages to generic ones first)."""
+
+    def code(self, msg: str) -> int:
+        if msg not in self.extra and len(self.extra) >= MAX_BUILDER_REASONS:
+            msg = f"{msg.partition(':')[0][:60]}: refused by the builder (one of many such messages)"
+        return super().code(msg)
+
+
+def _model_checks(given_ints: list) -> list:
+    """(test(cols) -> broken rows, fields of the message, exact(values) -> text, generic text), in build order."""
+    checks = []
+    for k in given_ints:  # build_model: the given integer fields
+        lo = 0 if k == "max_position" else 1
+        checks.append((lambda c, k=k, lo=lo: c[k] < lo, (k,), lambda v, k=k, lo=lo: f"{k}: must be an integer ≥ "
+                       f"{lo}, got {v[0]}", f"{k}: must be an integer ≥ {lo}"))
+    for k in _INT_FIELDS:  # Model.__post_init__ (a derived d_ff = 4·d_model can pass 2^31 − 1)
+        checks.append((lambda c, k=k: (c[k] < 1) | (c[k] > 2**31 - 1), (k,),
+                       lambda v, k=k: f"{k}: must be an integer from 1 to {2**31 - 1:,}, got {v[0]}",
+                       f"{k}: must be an integer from 1 to {2**31 - 1:,}"))
+    checks += [
+        (lambda c: c["max_position"] < 0, ("max_position",),
+         lambda v: f"max_position: must be an integer from 0 to {2**31 - 1:,}, got {v[0]}",
+         f"max_position: must be an integer from 0 to {2**31 - 1:,}"),
+        (lambda c: c["d_model"] % c["n_heads"] != 0, ("d_model", "n_heads"),
+         lambda v: f"d_model: {v[0]} is not divisible by n_heads={v[1]}", "d_model: not divisible by n_heads"),
+        (lambda c: (c["n_kv_heads"] > c["n_heads"]) | (c["n_heads"] % c["n_kv_heads"] != 0), ("n_kv_heads", "n_heads"),
+         lambda v: f"n_kv_heads: {v[0]} must divide n_heads={v[1]}", "n_kv_heads: must divide n_heads"),
+        (lambda c: c["top_k"] > c["n_experts"], ("top_k", "n_experts"),
+         lambda v: f"top_k: {v[0]} exceeds n_experts={v[1]}", "top_k: exceeds n_experts"),
+    ]
+    return checks
 
 
 def _model_axis(spec: SweepSpec, reasons: G.Reasons) -> G.Axis:
-    bases = list(spec.values("model")) + list(spec.values("n_params"))
-    if not bases:
-        bases = [None]
+    """The model axis, vectorised: every combination of the model entries (presets, raw counts) and the spec's
+    architecture fields, as `build_model` would build it — a preset's or raw shape's fields overridden by the
+    given ones, n_kv_heads following n_heads and d_ff following 4·d_model where the base did (`with_overrides`),
+    the builders' checks over arrays with their messages, n_params by the one vectorised `param_breakdown`. The
+    fields broadcast over the combinations' grid (base × each given field), so only the sums reach full size and
+    a model axis of a million combinations costs what any axis does (a build per combination: 10k a second)."""
+    bases = list(spec.values("model")) + list(spec.values("n_params")) or [None]
     arch_names = [k for k in ARCH_FIELDS if k in spec.names]
-    combos = list(product(bases, *(spec.values(k) for k in arch_names)))
-    models = []
-    for base, *arch in combos:
-        try:
-            models.append(build_model(model=base if isinstance(base, str) else None,
-                                      n_params=base if _is_num(base) else None, **dict(zip(arch_names, arch))))
-        except ValueError as e:
-            models.append(e)
-    names = {b: _model_label(b) for b in bases}
-    out = {k: G.out_values(k, [c[1 + j] for c in combos]) for j, k in enumerate(arch_names)}
-    return G.model_axis(models, [names[c[0]] for c in combos], reasons, out)
+    lists = [spec.values(k) for k in arch_names]
+    shape = (len(bases), *map(len, lists))
+    base_models = [None if b is None else build_model(model=b) if isinstance(b, str) else build_model(n_params=b)
+                   for b in bases]
+    defaults = {f.name: f.default for f in dataclasses.fields(Model)}
+
+    def along(values, dim: int) -> np.ndarray:  # values along one dimension of the combinations' grid
+        a = np.asarray(values)
+        return a.reshape([-1 if d == dim else 1 for d in range(len(shape))])
+
+    def per_base(fn) -> np.ndarray:
+        return along([fn(m) for m in base_models], 0)
+
+    cols = {f: along(lists[arch_names.index(f)], 1 + arch_names.index(f)) if f in arch_names
+            else per_base(lambda m, f=f: defaults[f] if m is None else getattr(m, f)) for f in ARCH_FIELDS}
+    # derived fields follow their base field where the base's did (Model: 0 means "follow"; with_overrides: keep
+    # multi-head attention multi-head, and a 4h MLP 4h): then they are n_heads and 4·d_model, given or the base's
+    if "n_kv_heads" not in arch_names:
+        cols["n_kv_heads"] = np.where(per_base(lambda m: m is None or m.n_kv_heads == m.n_heads), cols["n_heads"],
+                                      cols["n_kv_heads"])
+    if "d_ff" not in arch_names:
+        cols["d_ff"] = np.where(per_base(lambda m: m is None or m.d_ff == 4 * m.d_model),
+                                4 * cols["d_model"].astype(np.int64), cols["d_ff"])
+    for f in _INT_FIELDS + ("max_position",):
+        cols[f] = cols[f].astype(np.int64)
+    with np.errstate(all="ignore"):  # refused shapes (a zero divisor) give NaN here; their rows are replaced
+        parts = param_breakdown(**cols)
+    raw = per_base(lambda m: m is not None and bool(m.n_params_override))
+    override = per_base(lambda m: 0.0 if m is None else float(m.n_params_override))
+    cols["n_params"] = np.where(raw, override, parts["total"]).astype(np.float64)
+    cols["n_active_params"] = np.where(raw, override, parts["active"]).astype(np.float64)
+    bad = _model_refusals(cols, arch_names, shape, reasons)
+    eval_cols = {k: G.flat(v, shape) for k, v in cols.items()}
+    if bad.any():  # refused rows take the first good row's columns (placeholders; the rows are flagged invalid)
+        first = int(np.argmin(bad)) if (bad == 0).any() else None
+        for k, v in eval_cols.items():
+            fill = v[first] if first is not None else model_columns(Model(n_layers=1, d_model=1, n_heads=1))[k]
+            eval_cols[k] = np.where(bad == 0, v, fill)
+    raw_names = iter(raw_labels([x for x in bases if _is_num(x)]))
+    names = [x if isinstance(x, str) else next(raw_names) if x is not None else "custom" for x in bases]
+    labels = list(dict.fromkeys(names))
+    out = {"model": (G.flat(along([labels.index(x) for x in names], 0).astype(np.int16), shape), labels)}
+    for j, k in enumerate(arch_names):
+        v = G.out_values(k, lists[j])
+        out[k] = ((G.flat(along(v[0], 1 + j), shape), v[1]) if isinstance(v, tuple)
+                  else G.flat(along(v, 1 + j), shape))
+    return G.Axis("model", math.prod(shape), eval_cols, out, bad if bad.any() else None)
+
+
+def _model_refusals(cols: dict, arch_names: list, shape: tuple, reasons: G.Reasons) -> np.ndarray:
+    """Reason code per combination, flat (0: the builders accept it): the first failing check's exact message, or
+    its generic one when the exact messages would be more than MAX_BUILDER_REASONS."""
+    given_ints = [k for k in arch_names if k in _INT_FIELDS + ("max_position",)]
+    checks = _model_checks(given_ints)
+    which = np.zeros(shape, dtype=np.int16)
+    with np.errstate(all="ignore"):  # a zero divisor is refused by an earlier check, which wins
+        for i in range(len(checks) - 1, -1, -1):  # last to first: the first failing check wins
+            which = np.where(checks[i][0](cols), np.int16(i + 1), which)
+    which = G.flat(which, shape)
+    bad = np.zeros(which.size, dtype=np.int16)
+    if not which.any():
+        return bad
+    groups = []
+    for i in np.unique(which[which > 0]):
+        rows = np.nonzero(which == i)[0]
+        _test, fields, exact, generic = checks[i - 1]
+        vals = np.stack([G.flat(cols[f], shape)[rows] for f in fields], axis=1)
+        vals, inverse = np.unique(vals, axis=0, return_inverse=True)
+        groups.append((rows, vals, inverse.reshape(-1), exact, generic))
+    distinct = sum(len(g[1]) for g in groups)
+    for rows, vals, inverse, exact, generic in groups:
+        if distinct <= MAX_BUILDER_REASONS:
+            codes = np.array([reasons.code(exact([int(x) for x in v])) for v in vals], dtype=np.int16)
+            bad[rows] = codes[inverse]
+        else:
+            bad[rows] = reasons.code(generic)
+    return bad
 
 
 def _gpu_axis(spec: SweepSpec, reasons: G.Reasons) -> G.Axis:
@@ -132,10 +243,10 @@ class Sweep:
 
     def __init__(self, spec: SweepSpec, chunk_rows: int = CHUNK_ROWS, max_rows: int = MAX_ROWS):
         check_rows(spec, max_rows)
-        if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
-            raise ValueError(f"chunk_rows: must be a positive integer, got {chunk_rows!r}")
+        if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or not 1 <= chunk_rows <= MAX_CHUNK_ROWS:
+            raise ValueError(f"chunk_rows: must be an integer from 1 to {MAX_CHUNK_ROWS:,}, got {chunk_rows!r}")
         self.spec, self.chunk_rows = spec, chunk_rows
-        self._reasons = G.Reasons()
+        self._reasons = _Reasons()
         axes = _axes(spec, self._reasons)
         self.axes = sorted(axes, key=lambda a: a.size)  # largest innermost: long inner loops in NumPy
         self.n_rows = math.prod(a.size for a in self.axes)
@@ -355,11 +466,13 @@ def _write(sw: Sweep, write: Callable, progress: Callable[[int, int], None] | No
 
 def run_sweep(spec: SweepSpec, con, progress: Callable[[int, int], None] | None = None,
               drop_invalid: bool | None = None, chunk_rows: int = CHUNK_ROWS, max_rows: int = MAX_ROWS,
-              replace: bool = False) -> str:
+              replace: bool = False, lock=None) -> str:
     """Evaluate `spec` into a table of the DuckDB connection `con` (from `core.db.connect`) and record it in the
     catalog; returns the table name. A table already there for the same spec and code version is reused unless
-    `replace`. `drop_invalid` overrides the spec's (and so the table name). `progress(rows_done, rows_total)` is
-    called on the caller's thread after each chunk."""
+    `replace`; a replaced table stays whole until the new one is complete (an interrupted run keeps it:
+    `db.write_sweep`). `drop_invalid` overrides the spec's (and so the table name). `progress(rows_done,
+    rows_total)` is called on the caller's thread after each chunk. `lock` is held around the final swap (see
+    `SweepStore`)."""
     if drop_invalid is not None:
         spec = spec.replace(drop_invalid=drop_invalid)
     sw = Sweep(spec, chunk_rows, max_rows)
@@ -370,7 +483,7 @@ def run_sweep(spec: SweepSpec, con, progress: Callable[[int, int], None] | None 
     _write(sw, lambda reader: db.write_sweep(
         con, name, reader, spec_json=spec.to_json(), code_version=code_version(),
         stats=lambda: {"n_rows": sw.rows if not spec.drop_invalid else sw.valid, "n_valid": sw.valid,
-                       "n_fit": sw.fits, "seconds": time.perf_counter() - t0}), progress)
+                       "n_fit": sw.fits, "seconds": time.perf_counter() - t0}, lock=lock), progress)
     return name
 
 
@@ -384,3 +497,179 @@ def export_sweep(spec: SweepSpec, path: str | Path, fmt: str | None = None,
     written = _write(sw, lambda reader: db.copy_to(reader, path, fmt), progress)
     return {"rows": sw.rows, "written": written, "valid": sw.valid, "fits": sw.fits,
             "seconds": time.perf_counter() - t0}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# One owner of a shared database's sweep tables (the app's process)
+# ---------------------------------------------------------------------------------------------------------------
+
+class SweepStore:
+    """The one owner of the sweep tables of a database that many callers share (the app's sessions): every run,
+    lease and eviction goes through it. Thread-safe.
+
+    Runs. `ensure(spec, session)` returns the spec's table, evaluating it first if it is not there. Runs start in
+    arrival order while the rows being evaluated stay within `max_running_rows` (a run larger than that runs
+    alone): a queue, with `waiting(runs_ahead)` called on the caller's thread about twice a second while it waits,
+    at most `wait_s`, after which it is refused with ValueError("busy: …"). The same spec runs once: a second
+    caller waits for the first and reads its table.
+
+    Leases. A session shows one table at a time, under a lease that `ensure` takes and `hold` renews: a leased
+    table is never dropped. A lease ends when its session shows another table, calls `release`, is no longer
+    `alive(session)`, or has not renewed it for `lease_s` seconds.
+
+    Room. At most `max_tables` tables and `max_rows` rows are kept, runs under way included; room for a run is
+    made by dropping the least recently shown tables that no lease holds. When leased tables alone leave no room,
+    the run is refused (ValueError "busy: …") rather than taking a table from under someone.
+
+    Errors. Every DuckDB error comes out as ValueError("database: …"); drops and the swap that publishes a new
+    table are serialised (no "Conflict on tuple deletion" between sessions evicting the same table)."""
+
+    WAIT_TICK_S = 0.5
+
+    def __init__(self, con, *, max_rows: int, max_tables: int, max_running_rows: int, max_rows_per_sweep: int,
+                 lease_s: float = 1800.0, wait_s: float = 120.0, alive: Callable[[str], bool] | None = None):
+        self.con = con
+        self.max_rows, self.max_tables, self.max_running_rows = int(max_rows), int(max_tables), int(max_running_rows)
+        self.max_rows_per_sweep = int(max_rows_per_sweep)
+        if self.max_rows_per_sweep > self.max_rows:
+            raise ValueError("max_rows_per_sweep: must not exceed max_rows (such a sweep could never be kept)")
+        self.lease_s, self.wait_s, self.alive = float(lease_s), float(wait_s), alive
+        self._cond = threading.Condition()
+        self._swap = threading.Lock()  # DuckDB catalog changes: the swap publishing a table, and drops
+        self._tables: dict[str, dict] = {}  # kept: table -> {"rows", "used" (monotonic), "version"}
+        self._leases: dict[str, tuple[str, float]] = {}  # session -> (table, renewed at)
+        self._running: dict[str, int] = {}  # table being evaluated -> rows reserved
+        self._queue: list = []  # tickets of runs waiting to start, in arrival order
+        for r in self._db(db.catalog, con).to_dict("records"):
+            self._tables[r["id"]] = {"rows": int(r["n_rows"]), "used": 0.0, "version": r["code_version"]}
+
+    # --- reading ---------------------------------------------------------------------------------------------------
+    def ready(self, spec: SweepSpec) -> bool:
+        """Whether the spec's table is kept and complete (for this code version)."""
+        with self._cond:
+            t = self._tables.get(spec.table_name)
+            return t is not None and t["version"] == code_version() and spec.table_name not in self._running
+
+    def hold(self, session: str, table: str) -> bool:
+        """Renew `session`'s lease on `table` (ending its lease on any other); False if the table is not kept."""
+        with self._cond:
+            if table not in self._tables or table in self._running:
+                return False
+            self._lease(session, table)
+            return True
+
+    def release(self, session: str) -> None:
+        with self._cond:
+            self._leases.pop(session, None)
+
+    def stats(self) -> dict:
+        """Tables and rows kept, leases, runs under way and waiting (for the page and the load test)."""
+        with self._cond:
+            return {"tables": len(self._tables), "rows": sum(t["rows"] for t in self._tables.values()),
+                    "leases": len(self._leases), "running": len(self._running), "queued": len(self._queue)}
+
+    # --- running ---------------------------------------------------------------------------------------------------
+    def ensure(self, spec: SweepSpec, session: str, progress: Callable[[int, int], None] | None = None,
+               waiting: Callable[[int], None] | None = None) -> str:
+        """The spec's table, kept and leased to `session`; evaluated first (queued behind other runs) if it is not
+        there. ValueError: a spec over `max_rows_per_sweep`, "busy: …" (no room, or waited `wait_s`), or
+        "database: …"."""
+        n = check_rows(spec, self.max_rows_per_sweep)
+        name = spec.table_name
+        deadline = time.monotonic() + self.wait_s
+        ticket = object()
+        queued = False
+        try:
+            while True:
+                with self._cond:
+                    if self._ready(name):
+                        self._lease(session, name)
+                        return name
+                    if name not in self._running:
+                        if not queued:
+                            self._queue.append(ticket)
+                            queued = True
+                        if self._queue[0] is ticket and self._can_start(n):
+                            self._make_room(name, n, session)
+                            self._queue.remove(ticket)
+                            queued = False
+                            self._running[name] = n
+                            self._cond.notify_all()
+                            break
+                    ahead = (self._queue.index(ticket) if queued else 0) + len(self._running)
+                    if time.monotonic() >= deadline:
+                        raise ValueError(f"busy: {ahead} other sweep{'s' if ahead != 1 else ''} ran or waited "
+                                         f"ahead of this one for {self.wait_s:.0f} s; try again in a minute")
+                    self._cond.wait(self.WAIT_TICK_S)
+                if waiting is not None:  # outside the lock: a page's progress text (which may stop the script)
+                    waiting(ahead)
+        finally:
+            if queued:
+                with self._cond:
+                    self._queue.remove(ticket)
+                    self._cond.notify_all()
+        ok = False
+        try:
+            self._db(run_sweep, spec, self.con, progress=progress, max_rows=self.max_rows_per_sweep, replace=True,
+                     lock=self._swap)
+            rows = int(self._db(db.sweep_info, self.con, name)["n_rows"])
+            ok = True
+        finally:
+            with self._cond:
+                self._running.pop(name, None)
+                if ok:
+                    self._tables[name] = {"rows": rows, "used": time.monotonic(), "version": code_version()}
+                    self._lease(session, name)
+                self._cond.notify_all()
+        return name
+
+    # --- under the lock --------------------------------------------------------------------------------------------
+    def _ready(self, name: str) -> bool:
+        t = self._tables.get(name)
+        return t is not None and t["version"] == code_version() and name not in self._running
+
+    def _lease(self, session: str, table: str) -> None:
+        now = time.monotonic()
+        self._leases[session] = (table, now)
+        self._tables[table]["used"] = now
+
+    def _can_start(self, n: int) -> bool:
+        running = sum(self._running.values())
+        return not self._running or running + n <= self.max_running_rows
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for session, (_table, renewed) in list(self._leases.items()):
+            gone = self.alive is not None and not self.alive(session)
+            if gone or now - renewed > self.lease_s:
+                del self._leases[session]
+
+    def _make_room(self, name: str, n: int, session: str) -> None:
+        """Drop unleased tables, least recently shown first, until `n` more rows (for `name`) fit. The asking
+        session's own lease does not count: it is moving to `name`."""
+        self._expire()
+        held = {t for s, (t, _) in self._leases.items() if s != session}
+
+        def full() -> bool:
+            kept = [t for t in self._tables if t != name]  # a stale table of the same name is replaced
+            rows = sum(self._tables[t]["rows"] for t in kept) + sum(self._running.values())
+            return rows + n > self.max_rows or len(kept) + len(self._running) + 1 > self.max_tables
+
+        while full():
+            free = sorted((t for t in self._tables if t not in held and t != name),
+                          key=lambda t: self._tables[t]["used"])
+            if not free:
+                rows = sum(self._tables[t]["rows"] for t in held if t in self._tables)
+                raise ValueError(f"busy: the server is keeping {len(held)} sweeps ({rows:,} rows) that visitors are "
+                                 f"viewing, and this one ({n:,} rows) does not fit beside them; try again in a few "
+                                 "minutes, or run it with the CLI (python -m core sweep)")
+            with self._swap:
+                self._db(db.drop_sweep, self.con, free[0])
+            del self._tables[free[0]]
+
+    @staticmethod
+    def _db(fn, *args, **kw):
+        try:
+            return fn(*args, **kw)
+        except duckdb.Error as e:
+            raise ValueError(f"database: {type(e).__name__}: {db._first_line(e)}") from None

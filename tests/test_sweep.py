@@ -240,9 +240,11 @@ def test_run_sweep_reports_progress_on_the_callers_thread():
 
     def boom(done, total):
         raise KeyError("stop")
-    with pytest.raises(KeyError):  # a failing callback stops the run, and nothing half-written is left
+    with pytest.raises(KeyError):  # a failing callback stops the run: nothing half-written, the previous table kept
         run_sweep(spec, con, progress=boom, replace=True, chunk_rows=40)
-    assert not db.has_sweep(con, spec.table_name)
+    assert db.has_sweep(con, spec.table_name) and db.count(con, spec.table_name) == spec.n_rows
+    assert db.catalog(con)["id"].tolist() == [spec.table_name]
+    assert not con.sql("SELECT * FROM duckdb_tables() WHERE table_name LIKE 'tmp_%'").fetchall()
     assert run_sweep(spec, con) == spec.table_name and db.count(con, spec.table_name) == spec.n_rows
     con.close()
 
