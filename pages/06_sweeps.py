@@ -60,17 +60,22 @@ if n > W.CAP_ROWS:
                                   "dimension, or run it with the CLI (python -m core sweep --spec …)"))
     pg.stop()
 
-if not W.ready(spec):
-    go = n <= W.AUTO_ROWS or st.button(f"Run the sweep ({n:,} rows)", type="primary", key="sw_run")
-    if not go:
-        st.info("Larger sweeps run on a click. The link already holds this spec: whoever opens it runs the same "
-                "sweep.", icon=":material/info:")
-        pg.stop()
-    bar = st.progress(0.0, text="Evaluating…")
-    W.run(spec, progress=lambda done, total: bar.progress(min(done / max(total, 1), 1.0),
-                                                          text=f"Evaluating… {done:,} of {total:,} rows"))
+go = W.ready(spec) or n <= W.AUTO_ROWS or st.button(f"Run the sweep ({n:,} rows)", type="primary", key="sw_run")
+if not go:
+    st.info("Larger sweeps run on a click. The link already holds this spec: whoever opens it runs the same "
+            "sweep.", icon=":material/info:")
+    pg.stop()
+bar = st.empty()  # the run's progress, or its place in the queue (one large sweep runs at a time on this server)
+try:
+    table = W.run(spec, progress=lambda done, total: bar.progress(
+                      min(done / max(total, 1), 1.0), text=f"Evaluating… {done:,} of {total:,} rows"),
+                  waiting=lambda ahead: bar.progress(0.0, text=f"Queued: {ahead} other sweep"
+                                                                f"{'s' if ahead != 1 else ''} first…"))
+except ValueError as e:  # busy (no room beside the sweeps others are viewing, or waited too long), database
     bar.empty()
-table = spec.table_name
+    layout.input_error(e)
+    pg.stop()
+bar.empty()
 
 
 def results() -> None:
@@ -140,8 +145,12 @@ def results() -> None:
     st.caption("The 200 best-fitting matching rows (fits first, most headroom first). Downloads hold every matching "
                "row, written by DuckDB.")
     d1, d2, d3 = st.columns(3)
-    layout.download("Rows (CSV)", lambda: W.export_bytes(table, fkey, "csv"), f"{table}.csv", "text/csv",
-                    "sw_dl_csv", where=d1)
+    if W.csv_allowed(matching):
+        layout.download("Rows (CSV)", lambda: W.export_bytes(table, fkey, "csv"), f"{table}.csv", "text/csv",
+                        "sw_dl_csv", where=d1)
+    else:  # a CSV is built whole in memory: bounded, and Parquet (a tenth of the size) carries every row
+        d1.caption(f"CSV is offered up to {W.CSV_MAX_ROWS:,} rows and {matching:,} match: filter further, or take "
+                   "the Parquet file, which holds them all.")
     layout.download("Rows (Parquet)", lambda: W.export_bytes(table, fkey, "parquet"), f"{table}.parquet",
                     "application/vnd.apache.parquet", "sw_dl_parquet", where=d2)
     layout.download("Spec (JSON, for python -m core sweep)", spec.to_json(), f"{table}.json", "application/json",

@@ -1,19 +1,24 @@
-"""The Sweeps page's access to `core.sweep` and `core.db`: one DuckDB database per process (`st.cache_resource`),
-every query on its own cursor (inside `core.db`), bounded caches of aggregated results, structured filters parsed
-from the page's text fields, and downloads built on click in a temporary directory.
+"""The Sweeps page's access to `core.sweep` and `core.db`: one DuckDB database per process (`st.cache_resource`)
+whose tables belong to one `core.sweep.SweepStore`, every query on its own cursor (inside `core.db`), bounded caches
+of aggregated results, structured filters parsed from the page's text fields, and bounded downloads built on click.
 
 Sweep tables are named by the spec's hash, so everyone who opens the same link reads (or, after a restart,
-re-runs) the same table; the newest sweeps are kept up to `ROWS_KEPT` rows and `MAX_TABLES` tables, the oldest
-dropped first (a page whose table was dropped runs it again).
+re-runs) the same table. The store runs one large sweep at a time (`RUNNING_ROWS`; others queue, their pages say
+so), keeps at most `ROWS_KEPT` rows in `MAX_TABLES` tables, and never drops a table a session is showing (a lease,
+renewed on every rerun, ending with the session or after `LEASE_S` unused); when the shown tables leave no room a
+new sweep is refused in words. The database spills beyond `MEMORY_LIMIT` to a private temporary directory (mode
+0700, at most `TEMP_LIMIT`), the only place SQL on it could write. Every DuckDB error reaches the page as a
+ValueError ("database: …"), shown as a message, never a traceback.
 """
 from __future__ import annotations
 
+import functools
 import tempfile
 import threading
-from collections import defaultdict
 from pathlib import Path
 from typing import Callable
 
+import duckdb
 import pandas as pd
 import streamlit as st
 
@@ -24,25 +29,66 @@ from . import fmt
 
 AUTO_ROWS = 200_000  # sweeps up to this size run as soon as the page (or a shared link) opens: ~1 s
 CAP_ROWS = 1_000_000  # the app's row cap per sweep (≈380 bytes a row in DuckDB: ~0.4 GB); the CLI has none
-ROWS_KEPT = 2_000_000  # sweeps kept in the process's database, in rows (~0.8 GB, under MEMORY_LIMIT so nothing
-MAX_TABLES = 12        # spills to DuckDB's temp directory); the oldest are dropped first
-MEMORY_LIMIT = "1GB"
+RUNNING_ROWS = CAP_ROWS  # rows evaluated at once across sessions: one large sweep at a time, small ones beside it
+ROWS_KEPT = 6_000_000  # rows kept in the process's database (≈2.3 GB, mostly spilled to disk beyond MEMORY_LIMIT)
+MAX_TABLES = 48        # tables kept; the least recently shown unleased ones are dropped first
+MEMORY_LIMIT = "500MB"  # DuckDB's resident share of a 1-2.7 GB container (bench/RESULTS.md: load test)
+TEMP_LIMIT = "4GB"  # the spill directory's bound (DuckDB's default is 90 % of the free disk)
+LEASE_S = 1800.0  # a shown table is kept at least this long after its session's last rerun (while it is connected)
+WAIT_S = 120.0  # the longest a run waits for others before it is refused ("busy: …")
+CSV_MAX_ROWS = 100_000  # CSV downloads are built in memory (~500 bytes a row): beyond this, Parquet is offered
+DOWNLOAD_WAIT_S = 60.0  # downloads are built one at a time; a click waits at most this long for its turn
 VOCABULARY = tuple(sorted(set(S.INPUTS) | set(S.record_columns())))
 OPS = db.OPS
 SUMMARY_ROWS = 5_000  # groups shown and cached per summary (grouping by every input can give one group per row)
 GROUP_KEYS = ("model", "gpu", "n_gpus", "seq_len", "micro_batch", "zero_stage", "recompute", "flash_attention", "tp",
               "recipe", "binding", "fits", "valid")
+_DOWNLOADS = threading.BoundedSemaphore(1)
+
+
+def _safe(fn):
+    """DuckDB errors as ValueError("database: …"): the page shows them as a message, never a traceback."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kw):
+        try:
+            return fn(*args, **kw)
+        except duckdb.Error as e:
+            raise ValueError(f"database: {type(e).__name__}: {db._first_line(e)}") from None
+    return wrapper
+
+
+def _alive(session: str) -> bool:
+    """Whether a Streamlit session is still connected (a lease of a closed tab ends at once)."""
+    try:
+        from streamlit.runtime import Runtime
+        return Runtime.instance().is_active_session(session) if Runtime.exists() else True
+    except Exception:  # no runtime (AppTest, bare mode) or an internal change: only the lease's age counts
+        return True
+
+
+def session_id() -> str:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "no-session"
 
 
 @st.cache_resource(show_spinner=False, max_entries=1, on_release=lambda res: res[0].close())
 def _database(version: str):
-    """The process's database (in memory, external access off and locked — core.db.connect) and its run locks."""
-    spill = Path(tempfile.gettempdir()) / "planner-duckdb"  # never the working directory (Community Cloud)
-    return db.connect(threads=2, memory_limit=MEMORY_LIMIT, temp_directory=spill), defaultdict(threading.Lock)
+    """The process's database (in memory, external access off and locked — core.db.connect; spilling to a private
+    temporary directory) and the store that owns its tables."""
+    con = db.connect(threads=2, memory_limit=MEMORY_LIMIT, temp_directory=db.private_temp_directory(),
+                     max_temp_directory_size=TEMP_LIMIT)
+    store = S.SweepStore(con, max_rows=ROWS_KEPT, max_tables=MAX_TABLES, max_running_rows=RUNNING_ROWS,
+                         max_rows_per_sweep=CAP_ROWS, lease_s=LEASE_S, wait_s=WAIT_S, alive=_alive)
+    return con, store
 
 
 def database():
     return _database(S.code_version())[0]
+
+
+def store() -> S.SweepStore:
+    return _database(S.code_version())[1]
 
 
 def spec_from_inputs(d: dict) -> S.SweepSpec:
@@ -51,28 +97,23 @@ def spec_from_inputs(d: dict) -> S.SweepSpec:
 
 
 def ready(spec: S.SweepSpec) -> bool:
-    return db.has_sweep(database(), spec.table_name, S.code_version())
+    return store().ready(spec)
 
 
-def run(spec: S.SweepSpec, progress: Callable[[int, int], None] | None = None) -> str:
-    """Evaluate the spec into the database (once per spec: a second session waits for the first), then drop the
-    oldest sweeps beyond MAX_TABLES. Returns the table name."""
-    con, locks = _database(S.code_version())
-    S.check_rows(spec, CAP_ROWS)
-    with locks[spec.table_name]:
-        name = S.run_sweep(spec, con, progress=progress)
-    cat = db.catalog(con).sort_values("created", ascending=False)
-    kept = cat["n_rows"].cumsum()
-    for i, (old, rows_so_far) in enumerate(zip(cat["id"], kept)):
-        if old != name and (i >= MAX_TABLES or rows_so_far > ROWS_KEPT):
-            db.drop_sweep(con, old)
-    return name
+def run(spec: S.SweepSpec, progress: Callable[[int, int], None] | None = None,
+        waiting: Callable[[int], None] | None = None) -> str:
+    """The spec's table for this session: evaluated into the database if it is not there (queued behind other
+    sessions' runs; `waiting(runs_ahead)` meanwhile), and leased to the session so no eviction drops it while it
+    is shown. ValueError: over CAP_ROWS, "busy: …", "database: …"."""
+    return store().ensure(spec, session_id(), progress=progress, waiting=waiting)
 
 
+@_safe
 def info(table: str) -> dict:
     return db.sweep_info(database(), table)
 
 
+@_safe
 def columns(table: str) -> dict:
     return db.allowed_columns(database(), table)
 
@@ -113,11 +154,13 @@ def _key(filters) -> tuple:
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
+@_safe
 def count(table: str, filters: tuple) -> int:
     return db.count(database(), table, _filters(filters))
 
 
 @st.cache_data(max_entries=64, max_size="64MB", show_spinner=False)
+@_safe
 def summarise(table: str, by: tuple, filters: tuple, limit: int = SUMMARY_ROWS) -> tuple[pd.DataFrame, int]:
     """The first `limit` groups of `core.db.summarise` (in group order) and how many groups there are in all; only
     the kept groups are cached."""
@@ -130,7 +173,9 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
     (DuckDB's NULL) rather than "None"."""
     gb = lambda x: "—" if pd.isna(x) else f"{x / 1e9:,.1f}"  # noqa: E731
     out = summary.drop(columns=["min_total_bytes", "max_headroom_bytes", "min_cost_usd", "min_days"])
-    out = out.rename(columns={"n_rows": "rows", "n_valid": "valid", "n_fit": "fit"})
+    # counts keep their own names when a group key has the short one (grouping by valid: "valid" is the key)
+    counts = {"n_rows": "rows", "n_valid": "valid", "n_fit": "fit"}
+    out = out.rename(columns={k: v if v not in summary.columns else f"{v} rows" for k, v in counts.items()})
     out["smallest per GPU (GB)"] = [gb(x) for x in summary["min_total_bytes"]]
     out["best headroom (GB)"] = [gb(x) for x in summary["max_headroom_bytes"]]
     out["lowest cost"] = [fmt.usd(None if pd.isna(x) else float(x)) for x in summary["min_cost_usd"]]
@@ -139,6 +184,7 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
+@_safe
 def fit_region(table: str, filters: tuple) -> pd.DataFrame:
     df = db.fit_region(database(), table, _filters(filters), cell=("model", "n_gpus"))
     df["fit_frac"] = df["n_fit"] / df["n_configs"]
@@ -146,11 +192,13 @@ def fit_region(table: str, filters: tuple) -> pd.DataFrame:
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
+@_safe
 def pareto(table: str, filters: tuple) -> pd.DataFrame:
     return db.pareto(database(), table, _filters(filters), by=("model",))
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
+@_safe
 def rows(table: str, filters: tuple, limit: int = 200) -> pd.DataFrame:
     return db.query(database(), table, _filters(filters), limit=limit,
                     order_by=["-fits", "-headroom_bytes"])
@@ -164,9 +212,32 @@ def filter_key(filters: list) -> tuple:
     return _key(filters)
 
 
+def csv_allowed(n_rows: int) -> bool:
+    """Whether a CSV of `n_rows` rows is offered (CSV is built whole in memory; Parquet is ~10× smaller)."""
+    return n_rows <= CSV_MAX_ROWS
+
+
 def export_bytes(table: str, filters: tuple, fmt: str) -> bytes:
     """The filtered rows as CSV or Parquet, written by DuckDB's COPY into a temporary directory and read back
-    (called on click, on Streamlit's download thread)."""
+    (called on click, on Streamlit's download thread). Bounded: one download is built at a time in the process,
+    a CSV only up to CSV_MAX_ROWS rows (the page offers Parquet beyond), a Parquet file holds at most a sweep
+    (CAP_ROWS rows). A refusal comes back as a short text file saying why (a download thread cannot show a
+    message on the page)."""
+    try:
+        if not _DOWNLOADS.acquire(timeout=DOWNLOAD_WAIT_S):
+            raise ValueError("busy: other downloads are being built; click again in a moment")
+        try:
+            return _export(table, filters, fmt)
+        finally:
+            _DOWNLOADS.release()
+    except ValueError as e:
+        return f"No file: {e}\n".encode()
+
+
+@_safe
+def _export(table: str, filters: tuple, fmt: str) -> bytes:
+    if fmt == "csv" and not csv_allowed(db.count(database(), table, _filters(filters))):
+        raise ValueError(f"rows: a CSV is offered up to {CSV_MAX_ROWS:,} rows; filter further, or take Parquet")
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / f"{table}.{fmt}"
         db.export(database(), table, path, fmt, filters=_filters(filters))
