@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,17 +65,30 @@ def _torch_blocks():
 
 @dataclass(frozen=True)
 class SizeCap:
-    """Largest measurement allowed: FLOPs of all its runs together, and bytes of the largest run."""
+    """Largest measurement allowed: FLOPs of all its runs together, and the resident memory (RSS) it may add to
+    the process — bounded from the bytes it keeps by the measured ratio below, not by those bytes alone."""
 
     max_flops: float
-    max_bytes: float
+    max_bytes: float  # resident memory the measurement may add (see RSS_PER_ESTIMATED_BYTE)
     where: str
 
 
-# The app's Streamlit server: a shared CPU with ~1 GiB to spare; 1e11 FLOPs is seconds in bf16 on a recent core.
-APP_CPU_CAP = SizeCap(max_flops=1e11, max_bytes=1.0 * GiB, where="the app's CPU server")
+# Resident memory a measurement adds, measured: peak RSS (ru_maxrss) less RSS before `compare`, torch 2.13 CPU,
+# 2 threads, 16 shapes where the logits, the s×s scores, activations (flash and math, both profiles, every
+# recompute mode) or the weights dominate (bench/RESULTS.md, "PyTorch page"). It was 0.9× to 3.3× the bytes
+# `measurement_cost` counts (what the largest run keeps: backward's activation gradients, the loss's fp32 copies
+# and flash's workspace come on top), and ~40 MiB at any size. So the bound is 4× those bytes plus 64 MiB.
+RSS_PER_ESTIMATED_BYTE = 4.0
+RSS_FIXED_BYTES = 64 * 2**20
+# The app's Streamlit server: a shared CPU; a measurement may add 512 MiB (one at a time: pages/07), and 1e11
+# FLOPs is seconds in bf16 on a recent core. Before, 1 GiB of *kept* bytes was allowed, and a link of 1.00 GiB
+# kept added 1.55 GiB (a fresh server: 59 MB → 1,990 MB).
+APP_CPU_CAP = SizeCap(max_flops=1e11, max_bytes=512 * 2**20, where="the app's CPU server")
 # The CLI on a workstation CPU (~0.2 TFLOP/s bf16 on two AVX-512 cores): a couple of minutes at most.
 CLI_CPU_CAP = SizeCap(max_flops=3e13, max_bytes=16.0 * GiB, where="this CPU (--no-cap lifts it)")
+# One measurement at a time in a process that serves many visitors (the app): the cap above is per measurement.
+APP_RUN_LOCK = threading.Lock()
+APP_WAIT_S = 30.0  # how long a click waits for another visitor's measurement before it is told to try again
 
 
 def block_forward_flops(seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, mlp="gelu"):
@@ -116,9 +130,10 @@ def flop_params(cfg: Config) -> float:
 
 
 def measurement_cost(cfg: Config) -> dict:
-    """Rough cost of `compare(cfg)`: FLOPs of all runs (the whole model's training step, three block runs) and
-    bytes of the largest (the whole model: bf16 weights and gradients, kept activations, logits and their
-    gradient, and the s×s scores of the math path)."""
+    """Rough cost of `compare(cfg)`: FLOPs of all runs (the whole model's training step, three block runs), bytes
+    of the largest (the whole model: bf16 weights and gradients, kept activations, logits and their gradient, and
+    the s×s scores of the math path), and rss_bytes, the resident memory it may add (the measured bound:
+    RSS_PER_ESTIMATED_BYTE × bytes + RSS_FIXED_BYTES)."""
     m = cfg.model
     s, b = cfg.seq_len, cfg.micro_batch
     fpt = F.model_flops_per_token(flop_params(cfg), m.n_layers, m.d_model, s, "full")
@@ -130,7 +145,8 @@ def measurement_cost(cfg: Config) -> dict:
     acts = m.n_layers * sum(float(v) for v in led.values())
     logits = float(M.logits_bytes(s, b, m.vocab_size, 1, cfg.fp32_loss))
     scores = 0.0 if cfg.flash_attention else 3 * 2.0 * m.n_heads * s * s * b
-    return {"flops": flops, "bytes": 4.0 * float(m.params()["total"]) + acts + 2 * logits + scores}
+    kept = 4.0 * float(m.params()["total"]) + acts + 2 * logits + scores
+    return {"flops": flops, "bytes": kept, "rss_bytes": RSS_PER_ESTIMATED_BYTE * kept + RSS_FIXED_BYTES}
 
 
 def check_size(cfg: Config, cap: SizeCap = APP_CPU_CAP) -> None:
@@ -140,9 +156,10 @@ def check_size(cfg: Config, cap: SizeCap = APP_CPU_CAP) -> None:
     if cost["flops"] > cap.max_flops:
         raise ValueError(f"size: this measurement needs ≈{cost['flops']:.2g} FLOPs, over the {cap.max_flops:.2g} "
                          f"allowed on {cap.where}; make it smaller ({what})")
-    if cost["bytes"] > cap.max_bytes:
-        raise ValueError(f"size: this measurement needs ≈{cost['bytes'] / GiB:.2f} GiB, over the "
-                         f"{cap.max_bytes / GiB:.2f} GiB allowed on {cap.where}; make it smaller ({what})")
+    if cost["rss_bytes"] > cap.max_bytes:
+        raise ValueError(f"size: this measurement may take ≈{cost['rss_bytes'] / GiB:.2f} GiB of memory (measured: "
+                         f"up to {RSS_PER_ESTIMATED_BYTE:g}× the {cost['bytes'] / GiB:.2f} GiB of tensors it keeps), "
+                         f"over the {cap.max_bytes / GiB:.2f} GiB allowed on {cap.where}; make it smaller ({what})")
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -1,5 +1,9 @@
 """Check against PyTorch — the per-tensor activation ledger and the FLOP counts next to what a real PyTorch model
-keeps for backward and executes (core.measure; torch is an optional extra). URL keys: prefix `pt_`."""
+keeps for backward and executes (core.measure; torch is an optional extra). URL keys: prefix `pt_`.
+
+A measurement runs real matmuls on this server, so it runs only on a click (a link alone never starts one), one at
+a time in the process (`measure.APP_RUN_LOCK`: others wait, then are told), within `measure.APP_CPU_CAP` (FLOPs, and resident memory
+bounded from the measured RSS of past runs). Its result stays on the page while the inputs do not change."""
 import pandas as pd
 import streamlit as st
 
@@ -33,25 +37,38 @@ except ValueError as e:
     layout.input_error(e)
     pg.stop()
 cost = measure.measurement_cost(cfg)
-st.caption(f"This measurement: ≈{cost['flops']:.2g} FLOPs and at most ≈{fmt.mem(cost['bytes'], 'MB')} of memory "
-           f"(this server's cap: {measure.APP_CPU_CAP.max_flops:.0g} FLOPs, "
-           f"{fmt.mem(measure.APP_CPU_CAP.max_bytes, 'MB')}; MB = 10⁶ bytes).")
-go = measure.torch_available() and pg.toggle("Run the PyTorch measurement (a few seconds; the link keeps it on)",
-                                             "go", False)
+st.caption(f"This measurement: ≈{cost['flops']:.2g} FLOPs and at most ≈{fmt.mem(cost['rss_bytes'], 'MB')} of memory "
+           f"(measured bound: {measure.RSS_PER_ESTIMATED_BYTE:g}× the ≈{fmt.mem(cost['bytes'], 'MB')} of tensors it "
+           f"keeps, plus {measure.RSS_FIXED_BYTES >> 20} MiB; this server's cap: {measure.APP_CPU_CAP.max_flops:.0g} "
+           f"FLOPs, {fmt.mem(measure.APP_CPU_CAP.max_bytes, 'MB')}; MB = 10⁶ bytes).")
+key = (cfg, dropout_impl, whole)
+shown = st.session_state.get("check_pytorch_result")
+res = shown[1] if shown is not None and shown[0] == key else None
+if res is None and measure.torch_available() and st.button(
+        "Run the PyTorch measurement (a few seconds)", type="primary", key="pt_run",
+        help="Runs on a click only (never from a link): one measurement at a time on this server."):
+    lock = measure.APP_RUN_LOCK  # one PyTorch run at a time in this process, whatever the number of visitors
+    with st.spinner("Measuring with PyTorch…"):
+        if lock.acquire(timeout=measure.APP_WAIT_S):
+            try:
+                res = C.measured(cfg, dropout_impl, whole)
+                st.session_state["check_pytorch_result"] = (key, res)
+            except ValueError as e:
+                layout.input_error(e)
+                pg.stop()
+            finally:
+                lock.release()
+        else:
+            st.warning("Another visitor's PyTorch measurement is running (one at a time on this server); click "
+                       "again in a moment.", icon=":material/hourglass_top:")
 pred = C.ledger(cfg)
-if not go:
+if res is None:
     st.subheader("Predicted ledger (one layer)")
     layout.chart(K.ledger_bars(pred, cfg.model.n_layers), "pt_pred")
     layout.download_csv("Predicted ledger (CSV)", lambda: C.ledger(cfg), "predicted_ledger.csv", "pt_dl_pred")
     pg.finish()
     st.stop()
 
-with st.spinner("Measuring with PyTorch…"):
-    try:
-        res = C.measured(cfg, dropout_impl, whole)
-    except ValueError as e:
-        layout.input_error(e)
-        pg.stop()
 rows = pd.DataFrame(res["rows"])
 t = res["totals"]
 c = st.columns(3)
