@@ -570,7 +570,7 @@ def main(argv=None) -> int:
                 "MemoryError": "the input is too large for this machine's memory"}[type(e).__name__]
         return _fail(f"input: {what} ({type(e).__name__}); give smaller values")
     except Exception as e:
-        if type(e).__module__.split(".")[0] == "duckdb":  # not imported here: --help stays light
+        if type(e).__module__.lstrip("_").split(".")[0] == "duckdb":  # _duckdb; not imported: --help stays light
             lines = str(e).strip().splitlines()
             return _fail(f"database: {type(e).__name__}: {lines[0][:300] if lines else ''}")
         raise
