@@ -62,8 +62,8 @@ CATEGORICAL_RECORD = R.CATEGORICAL
 
 
 def connect(path: str | Path | None = None, threads: int | None = None, memory_limit: str | None = None,
-            temp_directory: str | Path | None = None, max_temp_directory_size: str | None = None
-            ) -> duckdb.DuckDBPyConnection:
+            temp_directory: str | Path | None = None, max_temp_directory_size: str | None = None,
+            allowed_directories: tuple = ()) -> duckdb.DuckDBPyConnection:
     """An embedded database (in memory, or the file `path`) with external access disabled and the configuration
     locked, and the catalog table created. `threads`, `memory_limit` (e.g. "1GB"), `temp_directory` (where
     blocks beyond the limit go; DuckDB's default is `.tmp` under the working directory) and
@@ -71,7 +71,11 @@ def connect(path: str | Path | None = None, threads: int | None = None, memory_l
 
     External access off still leaves the temp directory open to SQL (COPY … TO, ATTACH inside it): give the app a
     private one (`private_temp_directory`). Tables an interrupted run left half-written (``tmp_sweep_…``) are
-    dropped here: nothing else can be using a database that is being opened."""
+    dropped here: nothing else can be using a database that is being opened.
+
+    `allowed_directories`: the only directories SQL on this connection may read (sweep datasets on disk,
+    `open_dataset`); DuckDB's `allowed_directories` is set before external access is switched off and the
+    configuration locked, so nothing else on the file system is reachable."""
     config = {"enable_external_access": False, "autoinstall_known_extensions": False,
               "autoload_known_extensions": False, "preserve_insertion_order": False, "lock_configuration": True}
     if threads is not None:
@@ -82,8 +86,15 @@ def connect(path: str | Path | None = None, threads: int | None = None, memory_l
         config["temp_directory"] = str(temp_directory)
     if max_temp_directory_size is not None:
         config["max_temp_directory_size"] = str(max_temp_directory_size)
+    dirs = [str(Path(d).resolve()) + "/" for d in allowed_directories]
+    if dirs:  # set before the lock: DuckDB takes allowed_directories only while external access is on
+        config = {k: v for k, v in config.items() if k not in ("enable_external_access", "lock_configuration")}
     try:
         con = duckdb.connect(str(path) if path is not None else ":memory:", config=config)
+        if dirs:
+            con.execute("SET allowed_directories = ?", [dirs])
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
         with con.cursor() as cur:
             cur.execute(f"""CREATE TABLE IF NOT EXISTS {CATALOG} (
                 id VARCHAR PRIMARY KEY, spec VARCHAR NOT NULL, code_version VARCHAR NOT NULL,
@@ -186,6 +197,7 @@ def has_sweep(con, table: str, code_version: str | None = None) -> bool:
     with con.cursor() as cur:
         row = cur.execute(f"SELECT code_version FROM {CATALOG} WHERE id = ?", [table]).fetchall()
         exists = cur.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [table]).fetchone()[0]
+        exists += cur.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [table]).fetchone()[0]
     return bool(row) and bool(exists) and (code_version is None or row[0][0] == code_version)
 
 
@@ -197,7 +209,8 @@ def drop_sweep(con, table: str) -> None:
         cur.execute("BEGIN TRANSACTION")
         try:
             cur.execute(f"DELETE FROM {CATALOG} WHERE id = ?", [table])
-            cur.execute(f'DROP TABLE IF EXISTS "{table}"')
+            is_view = cur.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [table]).fetchone()[0]
+            cur.execute(f'DROP {"VIEW" if is_view else "TABLE"} IF EXISTS "{table}"')  # a view: open_dataset
             cur.execute("COMMIT")
         except BaseException:
             cur.execute("ROLLBACK")
@@ -524,3 +537,49 @@ def export(con, table: str, path: str | Path, fmt: str | None = None, filters=()
     with con.cursor() as cur:
         reader = cur.sql(sql, params=params).to_arrow_reader(batch_rows)
         return copy_to(reader, path, fmt)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Sweep datasets on disk (core/distributed.py): read in place
+# ---------------------------------------------------------------------------------------------------------------
+
+def open_dataset(con, path: str | Path) -> str:
+    """Register a complete sweep dataset (a directory with `_manifest.json`, hive-partitioned Parquet) as a view
+    named like its spec's table (``sweep_<16 hex>``) and catalogue it, so every query here (fit region, min GPUs,
+    max sequence, Pareto, filters, export) runs on it in place; filters on `model` and `gpu` prune partitions.
+    The connection must allow the directory (`connect(allowed_directories=…)`). Returns the view's name."""
+    root = Path(path).resolve()
+    manifest_path = root / "_manifest.json"
+    if not root.is_dir() or not manifest_path.is_file():
+        raise ValueError(f"dataset: {str(path)!r} is not a complete sweep dataset (no _manifest.json)")
+    try:
+        m = json.loads(manifest_path.read_text())
+        name = _check_name(m["table"])
+        spec_json = json.dumps(m["spec"], sort_keys=True, separators=(",", ":"))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"dataset: unreadable manifest in {str(path)!r} ({e})") from None
+    glob = str(root / "model=*" / "gpu=*" / "*.parquet")
+    if "'" in glob or "\0" in glob:
+        raise ValueError(f"dataset: {str(path)!r}: a path with quotes cannot be read")
+    with con.cursor() as cur:
+        try:
+            cur.execute("BEGIN TRANSACTION")
+            cur.execute(f'CREATE OR REPLACE VIEW "{name}" AS SELECT * FROM '
+                        f"read_parquet('{glob}', hive_partitioning = true)")
+            cur.execute(f"DELETE FROM {CATALOG} WHERE id = ?", [name])
+            cur.execute(f"INSERT INTO {CATALOG} VALUES (?, ?, ?, now()::TIMESTAMP, ?, ?, ?, ?)",
+                        [name, spec_json, m.get("code_version", ""), int(m.get("written", 0)),
+                         int(m.get("valid", 0)), int(m.get("fits", 0)), float(m.get("seconds", 0.0))])
+            cur.execute("COMMIT")
+        except duckdb.Error as e:
+            cur.execute("ROLLBACK")
+            raise ValueError(f"dataset: DuckDB cannot read {str(path)!r}: {_first_line(e)}") from None
+    return name
+
+
+def list_datasets(root: str | Path) -> list[str]:
+    """Names of the complete datasets (subdirectories with a manifest) directly under `root`, sorted."""
+    r = Path(root)
+    if not r.is_dir():
+        return []
+    return sorted(p.name for p in r.iterdir() if p.is_dir() and (p / "_manifest.json").is_file())

@@ -105,3 +105,34 @@ def test_bad_output_is_refused_by_name(client, tmp_path):
         D.run(SPEC, f, client)
     with pytest.raises(ValueError, match="^task_rows"):
         D.run(SPEC, tmp_path / "d", client, task_rows=0)
+
+
+def test_duckdb_reads_the_dataset_in_place_with_every_query(client, tmp_path):
+    """core.db.open_dataset: the queries on the dataset equal the same queries on the in-process table, filters on
+    the partition columns prune, and the connection reads nothing outside the allowed directory."""
+    from core import db
+    from core.sweep import run_sweep
+    out = tmp_path / "ds"
+    D.run(SPEC, out, client, task_rows=2000)
+    con = db.connect(allowed_directories=(out,))
+    name = db.open_dataset(con, out)
+    mem = db.connect()
+    table = run_sweep(SPEC, mem)
+    assert name == table
+    f = [db.Filter("model", "=", "llama-3.1-8b"), db.Filter("gpu", "=", "h100-sxm")]
+    assert db.count(con, name) == db.count(mem, table) == SPEC.n_rows
+    assert db.count(con, name, f) == db.count(mem, table, f) > 0
+    for q in (db.fit_region, db.pareto, db.min_gpus, db.max_seq_len):
+        a, b = q(con, name), q(mem, table)
+        # the best row of a group: any of equal best rows may stand, so compare the groups and their best values
+        keys = {db.pareto: ["model", "days", "cost_usd"], db.min_gpus: list(a.columns[:4]),
+                db.max_seq_len: list(a.columns[:3])}.get(q, list(a.columns))
+        a = a[keys].sort_values(keys[:3]).reset_index(drop=True)
+        b = b[keys].sort_values(keys[:3]).reset_index(drop=True)
+        assert a.astype(str).equals(b.astype(str)), q.__name__
+    with pytest.raises(Exception, match="Permission|disabled"):
+        con.execute("SELECT * FROM read_csv('/etc/passwd')")
+    assert db.list_datasets(tmp_path) == ["ds"]
+    (out / D.MANIFEST).unlink()
+    with pytest.raises(ValueError, match="^dataset"):
+        db.open_dataset(con, out)
