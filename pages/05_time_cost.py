@@ -7,9 +7,10 @@ from core.hardware import accelerator_names
 from ui import charts as K, compute as C, explain as X, fmt, layout, pickers
 
 pg = layout.start("time_cost", "How long, and how much?",
-                  "Each point is one accelerator type × count on which the run fits; the segment through it spans the "
-                  "MFU band; the black line is the Pareto frontier — nothing is both faster and cheaper than its "
-                  "points.")
+                  "Each point is one accelerator type × count on which the run fits, in that accelerator's colour "
+                  "(the same on every page); with a given MFU the segment through it spans the MFU band; the black "
+                  "line is the Pareto frontier — nothing is both faster and cheaper than its points — and the number "
+                  "beside each of its points is its GPU count.")
 sb = st.sidebar
 
 sb.header("Model and run")
