@@ -17,9 +17,10 @@ st.markdown("**Will this training run fit, how long will it take, what will it c
 st.subheader("Pages")
 layout.page_links()
 
-st.subheader("Start from the seeds' examples")
+st.subheader("Start from a published example")
 for ex in X.EXAMPLES:  # each link sets the Calculator's inputs; the ones it does not name start from their defaults
     st.page_link(registry.page("calculator").file, label=ex.label, icon=ex.icon, query_params=ex.params)
+    st.caption(ex.detail)
 
 st.subheader("The three ideas behind the numbers")
 st.markdown(X.WHY_16)

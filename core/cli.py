@@ -17,10 +17,19 @@ from . import inputs as I
 from . import memory as M
 from .record import STEP_PART_WORDS, STEP_PARTS, TOTAL_PARTS
 from .tables import DTYPE_BYTES
-from .units import GB, GiB, fmt_bytes, fmt_duration, fmt_si
+from .units import GB, GiB, fmt_bytes, fmt_count, fmt_duration, fmt_si
 
 
 # --- argument types: each error names the flag -------------------------------------------------------------------
+def _margin(text: str):
+    """--margin: 'realistic' or a fraction of GPU memory (core.advisor.check_margin); errors name the flag."""
+    from .advisor import check_margin
+    try:
+        return check_margin("realistic" if text.strip().lower() == "realistic" else text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _num(name: str, integer: bool = False):
     """A number for flag `name`: finite, an integer where the schema says so, within the schema's bounds."""
     inp = I.BY_NAME.get(name)
@@ -59,12 +68,13 @@ GROUP_TITLES = {"model": "model (one of: a preset, a raw count, a config.json, o
                 "measurement": "a measurement (gives the achieved MFU)"}
 
 
-def add_input_flags(p: argparse.ArgumentParser, groups: tuple = I.GROUPS) -> None:
-    """The schema's inputs of `groups` as flags, each with its meaning, unit or choices and default. Defaults are
-    None here so only given flags reach `config_from_inputs` (which applies the schema's defaults)."""
+def add_input_flags(p: argparse.ArgumentParser, groups: tuple = I.GROUPS, only: tuple | None = None) -> None:
+    """The schema's inputs of `groups` (of those, only the names in `only` when given) as flags, each with its
+    meaning, unit or choices and default. Defaults are None here so only given flags reach `config_from_inputs`
+    (which applies the schema's defaults)."""
     for group in groups:
         g = p.add_argument_group(GROUP_TITLES.get(group, group))
-        for inp in (i for i in I.INPUTS if i.group == group):
+        for inp in (i for i in I.INPUTS if i.group == group and (only is None or i.name in only)):
             kw = {"default": None, "help": inp.describe().replace("%", "%%")}
             if inp.kind in ("int", "float"):
                 kw["type"] = _num(inp.name, inp.kind == "int")
@@ -110,12 +120,22 @@ def cmd_estimate(args) -> int:
     rec = estimate(cfg)
     params = cfg.model.params()
     ledger = activation_ledger(cfg)
+    warn_margin(rec)
     if args.json:
         emit_json({**rec, "inputs": _config_inputs(cfg), "params_breakdown": params,
                    "activation_ledger": ledger, "model_note": cfg.model.shape_note})
         return 0
     print(render_estimate(cfg, rec, params, ledger))
     return 0
+
+
+def warn_margin(rec: dict) -> None:
+    """A warning on stderr when the setup fits with less headroom than the advisor's default margin."""
+    from .advisor import describe_margin, margin_bytes
+    need = float(margin_bytes(rec))
+    if rec["valid"] and rec["fits"] and rec["headroom_bytes"] < need:
+        print(f"warning: headroom {fmt_bytes(rec['headroom_bytes'])} is below the margin {fmt_bytes(need)} "
+              f"({describe_margin()}): a real run may not fit; see `python -m core advise`", file=sys.stderr)
 
 
 def _config_inputs(cfg) -> dict:
@@ -184,14 +204,30 @@ def render_step(rec) -> str:
 
 def cmd_limits(args) -> int:
     from .estimate import config_from_inputs
-    from .limits import limits
+    from .limits import LIMIT_WORDS, limits
     cfg = config_from_inputs(**inputs_from_args(args))
     lim = limits(cfg)
     if args.json:
         emit_json({**lim, "inputs": _config_inputs(cfg)})
         return 0
+    print(f"limits of {cfg.model.name} on {cfg.n_gpus:,} × {cfg.gpu.name} ({fmt_bytes(cfg.gpu.memory_bytes)} each), "
+          f"ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}; each changes one input and keeps the others")
     for k, v in lim.items():
-        print(f"{k:<18} {'does not fit at any count' if v is None else (f'{v:.4g}' if isinstance(v, float) else v)}")
+        label, unit = LIMIT_WORDS[k]
+        if k == "min_gpus":
+            label = f"fewest GPUs (ZeRO-{cfg.zero_stage}, as given)"
+        if v is None:
+            text = ("no GPT-3 shape takes this tp and pp" if k == "max_n_params" else
+                    "does not fit at any count (ZeRO-0 keeps a full copy of the state on every GPU)"
+                    if k.endswith("zero0") or (k == "min_gpus" and cfg.zero_stage == 0)
+                    else "does not fit at any count")
+        elif not v:
+            text = "does not fit (not even the smallest value)"
+        elif k == "max_n_params":
+            text = f"{fmt_count(v)} {unit}"
+        else:
+            text = f"{v:,} {unit}"
+        print(f"  {label:<34} {text}")
     return 0
 
 
@@ -199,22 +235,60 @@ def cmd_advise(args) -> int:
     from .advisor import advise
     from .estimate import config_from_inputs
     cfg = config_from_inputs(**inputs_from_args(args))
-    adv = advise(cfg)
+    adv = advise(cfg, margin=args.margin)
     if args.json:
         emit_json(adv)
         return 0
-    if adv["fits"]:
-        print(f"fits: {fmt_bytes(adv['total_bytes'])} of {fmt_bytes(adv['gpu_memory_bytes'])}")
-        return 0
-    print(f"does not fit: {fmt_bytes(adv['total_bytes'])} > {fmt_bytes(adv['gpu_memory_bytes'])}; "
-          f"largest term: {adv['binding']}")
-    for r in adv["remedies"]:
-        print(f"  {r['remedy']:<20} → {fmt_bytes(r['total_bytes'])}: {r['why']}")
-    if adv["best"]:
-        print(f"smallest change: {adv['best']['change']} → {fmt_bytes(adv['best']['total_bytes'])}")
-    else:
-        print("no combination of up to 4 changes fits")
+    print(render_advice(adv))
     return 0
+
+
+def render_advice(adv: dict) -> str:
+    """The advisor's answer in words: the diagnosis, the margin, then the ranked options with their cost."""
+    from .record import BINDING_WORDS
+    tot, cap, head, margin = adv["total_bytes"], adv["gpu_memory_bytes"], adv["headroom_bytes"], adv["margin_bytes"]
+    L = []
+    if adv["fits_with_margin"]:
+        L.append(f"fits: {fmt_bytes(tot)} of {fmt_bytes(cap)} per GPU, headroom {fmt_bytes(head)} "
+                 f"(margin {fmt_bytes(margin)}: {adv['margin_words']}); nothing to change")
+        return "\n".join(L)
+    verdict = "fits, but with less headroom than the margin" if adv["fits"] else "does not fit"
+    L.append(f"{verdict}: {fmt_bytes(tot)} per GPU of {fmt_bytes(cap)} (headroom {fmt_bytes(head)}); "
+             f"largest term: {BINDING_WORDS[adv['binding']]}")
+    L.append(f"margin kept by every option: {fmt_bytes(margin)} now ({adv['margin_words']})")
+    cur = adv.get("current")
+    if cur:
+        L.append(f"as it is (predicted step): step {fmt_si(cur['predicted_step_time_s'], 's')}, MFU "
+                 f"{cur['predicted_mfu']:.1%}, {cur['gpu_hours']:,.0f} GPU-hours, {fmt_duration(cur['days'] * 86400)}")
+    if not adv["options"]:
+        L.append("no option within the knobs fits with the margin; see `python -m core limits` for the fewest GPUs "
+                 "per ZeRO stage")
+        return "\n".join(L)
+    L.append("")
+    L.append("options, cheapest first (same GPUs, then more GPUs in whole nodes, then a shorter sequence); cost = "
+             "GPU-hours of the run at the predicted step:")
+    for i, o in enumerate(adv["options"], 1):
+        cost = "" if o["cost_usd"] != o["cost_usd"] else f", ${o['cost_usd']:,.0f}"
+        delta = "" if o["gpu_hours_change_frac"] != o["gpu_hours_change_frac"] else \
+            f" ({o['gpu_hours_change_frac']:+.0%} vs as it is)"
+        L.append(f"  {i}. [{o['tier']}] {o['what']}")
+        L.append(f"     {fmt_bytes(o['total_bytes'])} per GPU, headroom {fmt_bytes(o['headroom_bytes'])} ≥ margin "
+                 f"{fmt_bytes(o['margin_bytes'])}; step {fmt_si(o['predicted_step_time_s'], 's')}, MFU "
+                 f"{o['predicted_mfu']:.1%}, {o['gpu_hours']:,.0f} GPU-hours{delta}, "
+                 f"{fmt_duration(o['days'] * 86400)} on {o['n_gpus']:,} GPUs{cost}")
+    b = adv["best"]
+    L.append("")
+    L.append(f"best: {b['what']}  →  add: {change_flags(b['change'])}")
+    return "\n".join(L)
+
+
+def change_flags(change: dict) -> str:
+    """{'flash_attention': True, 'zero_stage': 2} -> '--flash-attention --zero-stage 2'."""
+    words = []
+    for k, v in change.items():
+        flag = "--" + k.replace("_", "-")
+        words.append((flag if v else "--no-" + flag[2:]) if isinstance(v, bool) else f"{flag} {v}")
+    return " ".join(words)
 
 
 def cmd_roofline(args) -> int:
@@ -459,7 +533,11 @@ SWEEP_MAX_ROWS = 50_000_000  # as core.spec.MAX_ROWS (not imported here: `--help
 SWEEP_CHUNK_ROWS = 1 << 17  # as core.sweep.CHUNK_ROWS
 PLAN_PINNABLE = ("tp", "pp", "cp", "ep", "virtual_stages", "micro_batch", "zero_stage", "recompute",
                  "sequence_parallel")
-MEASURE_GROUPS = ("model", "architecture", "layout", "recipe", "activations")  # what a PyTorch measurement reads
+MEASURE_GROUPS = ("model", "architecture", "layout", "recipe", "activations")
+# what a PyTorch measurement reads (core/measure.py): the model, one micro-batch of one sequence length, the activation
+# choices and the loss copy; a CUDA step also keeps the fp32 master copy. No price, MFU, GPU count or layout.
+MEASURE_INPUTS = ("model", "n_params", "hf_config", *(i.name for i in I.INPUTS if i.group == "architecture"),
+                  "seq_len", "micro_batch", "recompute", "flash_attention", "profile", "fp32_loss", "master_weights")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -471,6 +549,10 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=helptext, description=helptext)
         add_input_flags(sp)
         sp.set_defaults(func=fn)
+        if name == "advise":
+            from .advisor import MARGIN_HELP
+            sp.add_argument("--margin", type=_margin, default="realistic", metavar="realistic|FRACTION",
+                            help=MARGIN_HELP.replace("%", "%%"))
     sp = sub.add_parser("roofline", help="arithmetic intensity and attainable FLOP/s",
                         usage="python -m core roofline [--gpu NAME] (--op matmul|matvec|elementwise --m M [--n N] "
                               "--k K | --model NAME [--seq-len S] [--micro-batch B]) [--dtype DTYPE] [--json]")
@@ -526,8 +608,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("measure", help="check the activation ledger and FLOPs against a real PyTorch model",
                         description="Builds the configuration's block and a small whole model in PyTorch (bf16), "
                                     "runs them and prints predicted vs measured bytes kept for backward and FLOPs. "
-                                    "PyTorch is an optional extra: pip install -r requirements-measure.txt.")
-    add_input_flags(sp, MEASURE_GROUPS)
+                                    "Needs PyTorch (requirements-measure.txt; the README gives the CPU-only "
+                                    "install line).")
+    add_input_flags(sp, MEASURE_GROUPS, only=MEASURE_INPUTS)
     sp.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                     help="cuda also reports max_memory_allocated of a full training step (default: cpu)")
     sp.add_argument("--dropout-impl", choices=("native", "functional"), default="native",

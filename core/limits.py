@@ -106,6 +106,21 @@ def max_n_params(cfg: Config) -> float | None:
     return float(grid[idx[j]]) if j >= 0 else 0.0
 
 
+# what each limit means and its unit, for the CLI and the app (a limit of 0, or None for a GPU count, means even the
+# smallest value does not fit)
+LIMIT_WORDS = {
+    "max_seq_len": ("longest sequence", "tokens"),
+    "max_micro_batch": ("largest micro-batch", "sequences"),
+    "min_gpus": ("fewest GPUs (this ZeRO stage)", "GPUs"),
+    "min_gpus_zero0": ("fewest GPUs at ZeRO-0", "GPUs"),
+    "min_gpus_zero1": ("fewest GPUs at ZeRO-1", "GPUs"),
+    "min_gpus_zero2": ("fewest GPUs at ZeRO-2", "GPUs"),
+    "min_gpus_zero3": ("fewest GPUs at ZeRO-3", "GPUs"),
+    "max_n_layers": ("most layers (this width)", "layers"),
+    "max_n_params": ("largest model (GPT-3 shapes)", "parameters"),
+}
+
+
 def limits(cfg: Config) -> dict:
     """All limits for one setup, in the record vocabulary."""
     by_stage = min_gpus_by_stage(cfg)

@@ -47,6 +47,16 @@ def fmt_si(x: float, unit: str = "", digits: int = 3) -> str:
     return f"{x:.{digits - 1}e} {unit}".strip()
 
 
+def fmt_count(n: float) -> str:
+    """Parameter and token counts: '8.03 B', '405 B', '1.4 T', '16.4 k' (B = billion, T = trillion)."""
+    if n is None or (isinstance(n, float) and not math.isfinite(n)):
+        return "—"
+    for scale, p in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(n) >= scale:
+            return f"{n / scale:,.3g} {p}"
+    return f"{n:,.0f}"
+
+
 def fmt_duration(seconds: float) -> str:
     if seconds is None or not math.isfinite(seconds):
         return "—"

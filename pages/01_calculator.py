@@ -1,5 +1,6 @@
 """Calculator — will it fit? Memory per GPU by part against the GPU's memory, FLOPs, days and cost, MFU
-sensitivity, the advisor's smallest change, and the per-tensor activation ledger. URL keys: no prefix."""
+sensitivity, the advisor's cheapest changes (each applied with one click), and the per-tensor activation ledger. URL
+keys: no prefix."""
 import pandas as pd
 import streamlit as st
 
@@ -29,8 +30,8 @@ inputs.update(pickers.run_inputs(pg, sb))
 with sb.expander("More inputs"):
     inputs["attention_flops"] = pg.select("Attention FLOPs", ("full", "causal", "none"), "attn",
                                           help="full: 12·L·h·s per token (PaLM); causal: half; none: plain 6ND.")
-    inputs["overhead"] = pg.select("Memory overhead", ("none", "realistic"), "ovh",
-                                   help="realistic: 1.5 GiB CUDA context + NCCL buffers and 10% fragmentation.")
+    inputs["overhead"] = pickers.overhead_input(pg)
+    margin = pickers.margin_input(pg)
     inputs["fp32_loss"] = pg.toggle("fp32 copy of the logits for the loss", "f32loss")
     inputs["sequence_parallel"] = pg.toggle("Sequence parallelism (with TP)", "sp")
     inputs["profile"] = pg.select("Activation profile", ("fused", "eager"), "prof",
@@ -38,7 +39,7 @@ with sb.expander("More inputs"):
                                        "layernorm statistics).")
     inputs["virtual_stages"] = pg.integer("Interleaved virtual stages", "vs", 1, 1, 64)
     inputs["time_overhead_frac"] = pg.integer("Time overhead (%)", "tovh", 0, 0, 300,
-                                              help="Failures, restarts, evaluations (seed 001: budget 10–30%).") / 100
+                                              help=X.TIME_OVERHEAD_HELP) / 100
     tps = pg.number("Measured tokens/s (whole job, optional)", "tps", None, 0.0, 1e12)
     if tps:
         inputs["tokens_per_second"] = tps
@@ -81,27 +82,24 @@ c1, c2 = st.columns([3, 1])
 c1.caption(X.WHY_16)
 layout.download_csv("Bar data (CSV)", lambda: C.memory_parts(rec), "memory_per_gpu.csv", "dl_bar", where=c2)
 
-if not rec["fits"]:
-    adv = C.advice(cfg)
-    st.error(f"Does not fit: {fmt.both_bytes(rec['total_bytes'], unit)} per GPU > "
-             f"{fmt.both_bytes(rec['gpu_memory_bytes'], unit)}. Largest term: **{rec['binding']}**.",
-             icon=":material/block:")
-    best = adv["best"]
-    if best:
-        b1, b2 = st.columns([4, 1])
-        b1.success(f"Smallest change: **{advice.describe(best['change'])}** → "
-                   f"{fmt.mem(best['total_bytes'], unit)} per GPU (headroom {fmt.mem(best['headroom_bytes'], unit)}).",
-                   icon=":material/lightbulb:")
-        b2.button("Apply this change", on_click=pg.set_values, args=(advice.widget_values(best["change"]),),
-                  key="apply_best", type="primary")
+adv = C.advice(cfg, X.margin_value(margin), advice.CALCULATOR_KNOBS)
+if not adv["fits_with_margin"]:
+    if rec["fits"]:
+        st.warning(X.low_headroom(adv, unit), icon=":material/warning:")
     else:
-        st.warning("No combination of up to four single changes fits. Fewest GPUs by ZeRO stage: "
+        st.error(X.does_not_fit(adv, unit), icon=":material/block:")
+    if adv["options"]:
+        st.markdown(X.options_heading(adv))
+        for i, o in enumerate(adv["options"]):
+            b1, b2 = st.columns([5, 1], vertical_alignment="center")
+            with b1.container(border=True):
+                st.markdown(f"**{i + 1}. {o['what']}** · _{o['tier']}_  \n{X.option_line(o, unit)}")
+            b2.button("Apply this change" if i == 0 else "Apply", on_click=pg.set_values,
+                      args=(advice.widget_values(o["change"]),), key="apply_best" if i == 0 else f"apply_opt_{i + 1}",
+                      type="primary" if i == 0 else "secondary")
+    else:
+        st.warning("No option within this page's inputs fits with the margin. Fewest GPUs by ZeRO stage: "
                    f"{X.fewest_gpus_by_stage(C.limits(cfg))}.", icon=":material/lightbulb:")
-    if adv["remedies"]:
-        rem = pd.DataFrame([{"change": advice.describe(r["change"]), "addresses": r["addresses"], "why": r["why"],
-                             f"total ({unit})": fmt.gb_value(r["total_bytes"], unit)} for r in adv["remedies"]])
-        st.dataframe(rem, hide_index=True, width="stretch",
-                     column_config={f"total ({unit})": st.column_config.NumberColumn(format="%.2f")})
 
 left, right = st.columns(2)
 with left:
@@ -156,7 +154,7 @@ with pg.expander("Parameters by part and the limits of this setup (longest seque
         params = pd.DataFrame([{"part": k, "parameters": v} for k, v in m.params().items()])
         p1.dataframe(params, hide_index=True, width="stretch",
                      column_config={"parameters": st.column_config.NumberColumn(format="%,.0f")})
-        p2.dataframe(pd.DataFrame(X.limit_rows(C.limits(cfg), cfg.zero_stage)), hide_index=True, width="stretch")
+        p2.dataframe(pd.DataFrame(X.limit_rows(C.limits(cfg), cfg, rec, unit)), hide_index=True, width="stretch")
         p2.caption("Each limit changes one input and keeps the others; solved by bisection over the estimate "
                    "(core.limits): per-GPU memory grows with sequence length, micro-batch and depth, and falls with "
                    "the data-parallel degree. The largest model is searched over the GPT-3 shapes (Brown et al. "

@@ -17,7 +17,7 @@ sb.header("Setup")
 inputs = pickers.gpu_picker(pg, sb, price=False)
 inputs.update(pickers.recipe_picker(pg, sb, dtypes=False))
 inputs.update(pickers.batch_inputs(pg, sb))
-inputs.update(pickers.memory_savers(pg, sb, zero_default=3))
+inputs.update(pickers.memory_savers(pg, sb, overhead=True))
 
 COUNTS = tuple(2 ** k for k in range(0, 15))
 SIZES = C.preset_sizes()

@@ -16,7 +16,7 @@ sb.header("Setup")
 inputs.update(pickers.gpu_picker(pg, sb, price=False))
 inputs.update(pickers.recipe_picker(pg, sb, dtypes=False))
 inputs.update(pickers.batch_inputs(pg, sb, seq=False))
-inputs.update(pickers.memory_savers(pg, sb, recompute=False, flash=False, zero_default=3))
+inputs.update(pickers.memory_savers(pg, sb, recompute=False, flash=False, overhead=True))
 inputs["n_gpus"] = pg.integer("GPUs", "gpus", 8, 1, 1 << 20, container=sb)
 POW2 = tuple(2 ** k for k in range(6, 23))
 c1, c2, c3 = st.columns([1, 1, 1])
@@ -36,8 +36,9 @@ curves = C.activation_curves(cfg, seqs)
 layout.chart(K.activation_curves(curves, rec["gpu_memory_bytes"], rec["state_bytes"], unit, cross), "ac_curves")
 lim = C.max_seq_by_mode(cfg)
 cols = st.columns(len(lim))
-for col, row in zip(cols, lim.itertuples()):
-    col.metric(f"longest that fits — {row.mode}", f"{row.max_seq_len:,}" if row.max_seq_len else X.NOT_FIT,
+for col, row in zip(cols, lim.itertuples()):  # a mode where nothing fits says why (the state leaves no room)
+    col.metric(f"longest (tokens) — {row.mode}", f"{row.max_seq_len:,}" if row.max_seq_len else X.NOT_FIT,
+               None if row.max_seq_len else X.no_fit_reason(rec, unit), delta_color="off", delta_arrow="off",
                border=True, help="Solved by bisection over the estimate (core.limits.max_seq_len).")
 layout.download_csv("Curves (CSV)", lambda: C.activation_curves(cfg, seqs), "activations_vs_seq.csv", "ac_dl_curves")
 

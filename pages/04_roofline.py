@@ -1,9 +1,9 @@
 """Roofline — compute- or memory-bound? Log-log rooflines with ridge points for one or more accelerators, a model's
-ops at a chosen tokens-per-step as points, and the seeds' three examples. URL keys: prefix `rf_`."""
+ops at a chosen tokens-per-step as points, and three textbook examples (CS336 lecture 2). URL keys: prefix `rf_`."""
 import streamlit as st
 
 from core.hardware import accelerator_names
-from ui import charts as K, compute as C, explain as X, layout, pickers
+from ui import charts as K, compute as C, explain as X, fmt, layout, pickers
 
 pg = layout.start("roofline", "Compute-bound or memory-bound?",
                   "Attainable FLOP/s = min(peak, intensity × bandwidth) (Williams et al. 2009). Points are the forward "
@@ -22,7 +22,8 @@ if "custom" in gpus:
 sb.header("Model and tokens per step")
 model_inputs = pickers.model_picker(pg, sb)
 inputs = pickers.batch_inputs(pg, sb)
-seeds = pg.toggle("Show the seeds' three examples (matmul, matrix-vector, ReLU)", "seeds", True, container=sb)
+seeds = pg.toggle("Show three textbook examples (matmul, matrix-vector, ReLU; CS336 lecture 2)", "seeds", True,
+                  container=sb)
 
 rows, skipped = C.roof_rows(tuple(gpus), dtype, custom)
 if skipped:
@@ -36,14 +37,11 @@ ops = C.roofline_ops(tuple(sorted(model_inputs.items())), cfg.seq_len, cfg.micro
 layout.chart(K.roofline(roofs, ridges, ops), "rf_chart")
 st.markdown(X.WHY_ROOFLINE)
 st.subheader(f"Ops on {rows[0][0]} at {cfg.seq_len * cfg.micro_batch:,} tokens per step ({cfg.model.name})")
-st.dataframe(ops[["n", "label", "flops", "bytes_moved", "arithmetic_intensity", "attainable_flops_per_s", "time_s",
-                  "bound"]], hide_index=True, width="stretch",
-             column_config={"n": "#", "label": "op", "flops": st.column_config.NumberColumn("FLOPs", format="%.3e"),
-                            "bytes_moved": st.column_config.NumberColumn("bytes moved", format="%.3e"),
-                            "arithmetic_intensity": st.column_config.NumberColumn("FLOP/B", format="%.3g"),
-                            "attainable_flops_per_s": st.column_config.NumberColumn("attainable FLOP/s",
-                                                                                    format="%.3e"),
-                            "time_s": st.column_config.NumberColumn("time (s)", format="%.3e")})
+table, config = fmt.table(ops, {"n": ("#", None), "label": ("op", None), "flops": ("FLOPs", "GFLOP"),
+                                "bytes_moved": ("bytes moved", "MB"), "arithmetic_intensity": ("intensity", "FLOP/B"),
+                                "attainable_flops_per_s": ("attainable", "TFLOP/s"), "time_s": ("time", "µs"),
+                                "bound": ("bound by", None)})
+st.dataframe(table, hide_index=True, width="stretch", column_config=config)
 c1, c2, c3 = st.columns(3)
 layout.download_csv("Ops (CSV)", lambda: ops, "roofline_ops.csv", "rf_dl_ops", where=c1)
 layout.download_csv("Ridge points (CSV)", lambda: ridges, "roofline_ridges.csv", "rf_dl_ridges", where=c2)

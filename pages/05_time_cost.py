@@ -34,7 +34,7 @@ if predicted:
 sb.header("Setup")
 inputs.update(pickers.recipe_picker(pg, sb, dtypes=False))
 inputs.update(pickers.batch_inputs(pg, sb))
-inputs.update(pickers.memory_savers(pg, sb, zero_default=3, flash_default=True))
+inputs.update(pickers.memory_savers(pg, sb, overhead=True))
 
 DEFAULT_GPUS = ["h100-sxm", "h200", "b200", "a100-80gb", "mi300x"]
 COUNTS = tuple(2 ** k for k in range(0, 17))

@@ -188,7 +188,8 @@ def test_charts_stay_light():
 def test_advisor_changes_map_to_calculator_inputs():
     assert advice.widget_values({"zero_stage": 3, "flash_attention": True, "master_weights": False}) == \
         {"zero": 3, "flash": True, "master": "no"}
-    assert advice.describe({"n_gpus": 64, "recompute": "full"}) == "64 GPUs + full recomputation"
+    assert advice.describe({"n_gpus": 64, "recompute": "full"}) == "full recomputation + 64 GPUs"
+    assert advice.widget_values({"global_batch": 16, "micro_batch": 1}) == {"gbs": 16, "mb": 1}
 
 
 def test_sweep_filters_are_typed_by_column():
@@ -344,9 +345,12 @@ def test_limit_rows_read_as_words():
     from ui.explain import limit_rows
     lim = {"max_seq_len": 0, "max_micro_batch": 3, "min_gpus": None, "min_gpus_zero0": None, "min_gpus_zero1": None,
            "min_gpus_zero2": 11, "min_gpus_zero3": 1, "max_n_layers": 12, "max_n_params": 18.67e9}
-    rows = {r["limit"]: r["that fits"] for r in limit_rows(lim, 0)}
-    assert rows["Longest sequence"] == "does not fit" and rows["Largest micro-batch"] == "3 sequences"
-    assert rows["Fewest GPUs (this setup, ZeRO-0)"] == "does not fit" and rows["Fewest GPUs at ZeRO-3"] == "1 GPU"
+    cfg = C.build_config({"model": "llama-3.1-8b"})
+    rows = {r["limit"]: r["that fits"] for r in limit_rows(lim, cfg, C.record(cfg))}
+    assert rows["Longest sequence"].startswith("does not fit: the model state alone")  # the reason, with the bytes
+    assert rows["Largest micro-batch"] == "3 sequences"
+    assert rows["Fewest GPUs (this setup, ZeRO-0)"].startswith("does not fit: ZeRO-0 keeps a full copy")
+    assert rows["Fewest GPUs at ZeRO-3"] == "1 GPU"
     assert rows["Fewest GPUs at ZeRO-2"] == "11 GPUs" and rows["Largest model (GPT-3 shapes)"] == "18.7 B parameters"
     assert all("_" not in k for k in rows)  # labels, not record keys
 

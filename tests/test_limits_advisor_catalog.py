@@ -78,15 +78,18 @@ def test_limits_record_names():
 
 
 def test_advisor_names_term_and_remedy_that_fits():
-    # the seed 000 exercise at s=2048: activations doubled break the tight case
+    # the 1.24B exercise of CS336-style accounting at s=2048: activations doubled break the tight case
     cfg = config_from_inputs(n_params=1.24e9, n_layers=16, d_model=2048, n_heads=32, vocab_size=128000,
                              seq_len=2048, gpu="custom", gpu_memory_bytes=24e9, peak_flops_per_s=165e12,
                              memory_bandwidth_bytes_per_s=1e12)
-    adv = advise(cfg)
-    assert not adv["fits"] and adv["best"] is not None
-    assert {r["remedy"] for r in adv["remedies"]} >= {"flash_attention", "recompute_full", "seq_len"}
-    for r in adv["remedies"]:
-        assert estimate(cfg.replace(**r["change"]))["fits"]
+    adv = advise(cfg, margin=0.0)  # no margin: the plain fit of the exercise
+    assert not adv["fits"]
+    assert adv["best"]["change"] == {"flash_attention": True}  # free, and it removes the s×s matrices
+    adv = advise(cfg)  # with the realistic margin, 16 bytes per parameter on a 24 GB card need more room
+    assert adv["best"] is not None
+    for o in adv["options"]:
+        r = estimate(cfg.replace(**o["change"]))
+        assert r["fits"] and r["headroom_bytes"] >= o["margin_bytes"]
 
 
 def test_advisor_state_bound_suggests_sharding():
@@ -100,7 +103,7 @@ def test_advisor_state_bound_suggests_sharding():
 def test_advisor_combines_when_one_change_is_not_enough():
     cfg = config_from_inputs(model="llama-3.1-8b", seq_len=8192, n_gpus=8)
     adv = advise(cfg)
-    assert adv["remedies"] == [] and len(adv["best"]["changes"]) >= 2
+    assert len(adv["best"]["changes"]) >= 2
     assert estimate(cfg.replace(**adv["best"]["change"]))["fits"]
 
 

@@ -1,5 +1,8 @@
-"""The advisor's changes in words, and as Calculator inputs (URL names) so one click applies them."""
+"""The advisor's changes as Calculator inputs (URL names), so one click applies an option; the words come from the
+core (`core.advisor.describe`), the same the CLI prints."""
 from __future__ import annotations
+
+from core import advisor
 
 # advisor change key -> (Calculator input name, how the value maps to the widget)
 TO_WIDGET = {
@@ -12,7 +15,10 @@ TO_WIDGET = {
     "tp": ("tp", int),
     "n_gpus": ("gpus", int),
     "seq_len": ("seq", int),
+    "global_batch": ("gbs", int),
 }
+# the knobs the Calculator can apply (the advisor proposes nothing else there)
+CALCULATOR_KNOBS = tuple(k for k in advisor.KNOBS if k in TO_WIDGET)
 
 
 def widget_values(change: dict) -> dict:
@@ -25,27 +31,6 @@ def widget_values(change: dict) -> dict:
     return out
 
 
-def describe(change: dict) -> str:
-    words = []
-    for k, v in change.items():
-        if k == "flash_attention":
-            words.append("turn on flash attention" if v else "turn off flash attention")
-        elif k == "zero_stage":
-            words.append(f"ZeRO stage {v}")
-        elif k == "fp32_loss":
-            words.append("compute the loss without an fp32 logits copy")
-        elif k == "recompute":
-            words.append(f"{v} recomputation")
-        elif k == "micro_batch":
-            words.append(f"micro-batch {v}")
-        elif k == "master_weights":
-            words.append("drop the fp32 master copy" if not v else "keep an fp32 master copy")
-        elif k == "tp":
-            words.append(f"tensor parallel {v}")
-        elif k == "n_gpus":
-            words.append(f"{v:,} GPUs")
-        elif k == "seq_len":
-            words.append(f"sequence length {v:,}")
-        else:
-            words.append(f"{k} = {v}")
-    return " + ".join(words)
+def describe(change: dict, cfg=None) -> str:
+    """'flash attention on + ZeRO stage 2' (core.advisor.describe)."""
+    return advisor.describe(change, cfg)

@@ -40,8 +40,9 @@ def record(cfg: Config) -> dict:
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def advice(cfg: Config) -> dict:
-    return advisor.advise(cfg)
+def advice(cfg: Config, margin="realistic", knobs: tuple = advisor.KNOBS) -> dict:
+    """`core.advisor.advise`: the ranked options that fit with the margin, using only the `knobs` a page can set."""
+    return advisor.advise(cfg, margin=margin, knobs=knobs)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
@@ -238,8 +239,8 @@ OP_LABELS = {
     "qkv_proj": "QKV projection", "attn_scores_qk": "attention QKᵀ (no flash)", "attn_softmax": "softmax (no flash)",
     "attn_av": "attention AV (no flash)", "attn_flash": "attention (flash, fused)", "out_proj": "output projection",
     "mlp": "MLP matmuls", "norm": "norm (elementwise)", "decode_matvec": "decode: weights × one token",
-    "seed_matmul": "seed: 1024² × 1024² matmul", "seed_matvec": "seed: 1024² matrix × vector",
-    "seed_relu": "seed: ReLU on 1024²",
+    "seed_matmul": "example: 1024² × 1024² matmul", "seed_matvec": "example: 1024² matrix × vector",
+    "seed_relu": "example: ReLU on 1024²",
 }
 
 

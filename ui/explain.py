@@ -1,5 +1,5 @@
-"""The words beside the numbers: short explanations carrying the seeds' ideas, and for every KPI of the Calculator
-its formula with this configuration's numbers substituted and its source."""
+"""The words beside the numbers: short explanations of the ideas behind them (with their published sources), for every
+KPI of the Calculator its formula with this configuration's numbers substituted, and the advisor's answer in words."""
 from __future__ import annotations
 
 import shlex
@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from core import memory as M
 from core.estimate import Config
 from core.inputs import INPUTS
+from core.limits import LIMIT_WORDS
+from core.record import BINDING_WORDS
 
 from . import fmt
 
@@ -84,26 +86,28 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
             f"per GPU ({sh}).\n\nState per GPU: each part ÷ tp·pp, then ZeRO divides optimizer + master (stage ≥1), "
             "gradients (≥2) and weights (3) by the data-parallel degree — ZeRO §5, Fig. 1. Activations: the "
             "per-tensor ledger below × layers held by the busiest pipeline stage (Korthikanti et al. 2022 §4). "
-            "Source: seeds 000/001/002."),
+            "Sources: CS336 lecture 2 (bytes per parameter); Rajbhandari et al. 2020 (ZeRO); Korthikanti et al. "
+            "2022 (activations)."),
         Kpi("Fits?", "yes" if rec["fits"] else "no",
             f"{'+' if rec['headroom_bytes'] >= 0 else ''}{fmt.mem(rec['headroom_bytes'], unit)} headroom",
             f"fits ⇔ total ≤ GPU memory\n\n{fmt.both_bytes(tot, unit)} vs {fmt.both_bytes(cap, unit)} "
             f"({g.label or g.name}, {fmt.mem(cap, g.memory_unit)} as the vendor states it).\n\n"
             f"headroom = {fmt.mem(cap, unit)} − {fmt.mem(tot, unit)} = **{fmt.mem(rec['headroom_bytes'], unit)}**; "
-            f"largest term: {rec['binding']}. Source: {g.source or 'user input'}."),
+            f"largest term: {BINDING_WORDS[rec['binding']]}. Source: {g.source or 'user input'}."),
         Kpi("Training FLOPs", fmt.flops(rec["train_flops"]), f"6ND = {fmt.flops(rec['train_flops_6nd'])}",
             f"FLOPs per token = 6·N + 12·L·h·s{scale}\n\n= 6 × {fmt.count(N)} + 12 × {L} × {h} × {s:,}{scale} "
             f"= {fmt.si(rec['flops_per_token'], 'FLOPs')}\n\ntotal = per token × D = × {fmt.count(D)} tokens = "
             f"**{fmt.flops(rec['train_flops'])}** (6ND alone: {fmt.flops(rec['train_flops_6nd'])}).\n\n"
             "6N: 2N forward + 4N backward (N = active parameters for MoE); 12·L·h·s: the attention score and value "
-            "matmuls, forward + backward. Source: seed 001; PaLM App. B (as in nanoGPT's estimate_mfu)."),
+            "matmuls, forward + backward. Sources: Kaplan et al. 2020 (6N); PaLM (Chowdhery et al. 2022) App. B "
+            "(attention, as in nanoGPT's estimate_mfu)."),
         Kpi("Days", fmt.days(rec["time_s"]), f"at {fmt.pct(_mfu(cfg, rec))} MFU{_time_basis(rec)} on "
             f"{fmt.gpus(cfg.n_gpus)}",
             f"time = FLOPs ÷ (GPUs × peak × MFU) × (1 + overhead)\n\n= {fmt.flops(rec['train_flops'])} ÷ "
             f"({cfg.n_gpus:,} × {fmt.si(rec['peak_flops_per_s'], 'FLOP/s')} × {_mfu(cfg, rec):.2f}) × "
             f"(1 + {cfg.time_overhead_frac:g}) = **{fmt.days(rec['time_s'])}**\n\nPeak: {cfg.compute_dtype} dense, "
             f"no sparsity. Recomputation's extra FLOPs are not model FLOPs: they show up as a lower MFU. "
-            "Source: seeds 000/001/002 (CS336: 70B on 15T tokens, 1,024 H100s, 50% → ≈144 days)."),
+            "Source: CS336 lecture 2 (70B on 15T tokens, 1,024 H100s, 50% → ≈144 days)."),
         Kpi("Cost", fmt.usd(rec["cost_usd"]), f"{rec['gpu_hours']:,.0f} GPU-hours",
             f"cost = GPU-hours × price = time × GPUs ÷ 3600 × price\n\n= {rec['gpu_hours']:,.0f} GPU-h × "
             f"{price_text} = **{fmt.usd(rec['cost_usd'])}**\n\nPrice: {price_src}."),
@@ -132,22 +136,40 @@ def _time_basis(rec: dict) -> str:
 NOT_FIT = "does not fit"
 
 
-def limit_rows(lim: dict, zero_stage: int) -> list[dict]:
-    """`core.limits.limits` as labelled rows with units; 0 / None read "does not fit" (the core's convention: 0
-    when not even the smallest value fits, None when no count does)."""
-    def n(v, unit: str) -> str:
-        return NOT_FIT if not v else f"{v:,} {unit}"
-    by = lambda z: NOT_FIT if lim[f"min_gpus_zero{z}"] is None else fmt.gpus(lim[f"min_gpus_zero{z}"])  # noqa: E731
-    if lim["max_n_params"] is None:
-        params = "no GPT-3 shape takes this tp and pp"
-    else:
-        params = NOT_FIT if not lim["max_n_params"] else f"{fmt.count(lim['max_n_params'])} parameters"
-    rows = [("Longest sequence", n(lim["max_seq_len"], "tokens")),
-            ("Largest micro-batch", n(lim["max_micro_batch"], "sequences")),
-            (f"Fewest GPUs (this setup, ZeRO-{zero_stage})", by(zero_stage))]
-    rows += [(f"Fewest GPUs at ZeRO-{z}", by(z)) for z in range(4) if z != zero_stage]
-    rows += [("Most layers (this width)", n(lim["max_n_layers"], "layers")),
-             ("Largest model (GPT-3 shapes)", params)]
+def no_fit_reason(rec: dict, unit: str = "GB") -> str:
+    """Why not even the smallest value of a limit fits: what the GPU's memory already holds without activations."""
+    state, cap = rec["state_bytes"], rec["gpu_memory_bytes"]
+    if state >= cap:
+        return f"the model state alone ({fmt.mem(state, unit)} per GPU) exceeds the GPU's {fmt.mem(cap, unit)}"
+    return (f"the model state ({fmt.mem(state, unit)} per GPU), logits and overhead leave no room in "
+            f"{fmt.mem(cap, unit)}")
+
+
+def _gpus_reason(z: int, rec: dict, unit: str) -> str:
+    if z == 0:
+        return f"{NOT_FIT}: ZeRO-0 keeps a full copy of the state on every GPU ({fmt.mem(rec['state_bytes'], unit)})"
+    return f"{NOT_FIT} at any count: what ZeRO-{z} does not shard (activations, logits, overhead) exceeds the GPU"
+
+
+def limit_rows(lim: dict, cfg: Config, rec: dict, unit: str = "GB") -> list[dict]:
+    """`core.limits.limits` as labelled rows with units (core.limits.LIMIT_WORDS); where nothing fits (the core's
+    0, or None for a GPU count) the row says why."""
+    def row(k: str, label: str | None = None) -> tuple[str, str]:
+        v = lim[k]
+        name, what = LIMIT_WORDS[k]
+        name = (label or name)[:1].upper() + (label or name)[1:]
+        if k.startswith("min_gpus"):
+            z = cfg.zero_stage if k == "min_gpus" else int(k[-1])
+            return name, _gpus_reason(z, rec, unit) if v is None else fmt.gpus(v)
+        if k == "max_n_params":
+            if v is None:
+                return name, "no GPT-3 shape takes this tp and pp"
+            return name, f"{NOT_FIT}: not even the smallest GPT-3 shape" if not v else f"{fmt.count(v)} {what}"
+        return name, f"{NOT_FIT}: {no_fit_reason(rec, unit)}" if not v else f"{v:,} {what}"
+    rows = [row("max_seq_len"), row("max_micro_batch"),
+            row("min_gpus", f"fewest GPUs (this setup, ZeRO-{cfg.zero_stage})")]
+    rows += [row(f"min_gpus_zero{z}") for z in range(4) if z != cfg.zero_stage]
+    rows += [row("max_n_layers"), row("max_n_params")]
     return [{"limit": a, "that fits": b} for a, b in rows]
 
 
@@ -155,6 +177,49 @@ def fewest_gpus_by_stage(lim: dict) -> str:
     """'ZeRO-0: does not fit, …, ZeRO-3: 5 GPUs'."""
     return ", ".join(f"ZeRO-{z}: " + (NOT_FIT if lim[f"min_gpus_zero{z}"] is None else fmt.gpus(lim[f"min_gpus_zero{z}"]))
                      for z in range(4))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The advisor's answer in words (core.advisor)
+# ---------------------------------------------------------------------------------------------------------------
+
+TIME_OVERHEAD_HELP = ("Extra wall time for failures, restarts, checkpoints and evaluation; a budget of 10–30% is a "
+                      "common rule of thumb for large runs.")
+
+
+def margin_value(choice: str):
+    """The margin widget's value ('realistic' or a percentage) as core.advisor takes it."""
+    return choice if choice == "realistic" else float(choice) / 100
+
+
+def does_not_fit(adv: dict, unit: str = "GB") -> str:
+    return (f"Does not fit: {fmt.both_bytes(adv['total_bytes'], unit)} per GPU > "
+            f"{fmt.both_bytes(adv['gpu_memory_bytes'], unit)}. Largest term: **{adv['binding_words']}**.")
+
+
+def low_headroom(adv: dict, unit: str = "GB") -> str:
+    return (f"Fits, but only just: headroom {fmt.mem(adv['headroom_bytes'], unit)} is less than the margin "
+            f"{fmt.mem(adv['margin_bytes'], unit)} ({adv['margin_words']}). A real run may run out of memory; the "
+            "options below keep the margin free.")
+
+
+def options_heading(adv: dict) -> str:
+    cur = adv.get("current") or {}
+    base = (f" As it is, the predicted step gives {fmt.duration_days(cur['days'])} and "
+            f"{cur['gpu_hours']:,.0f} GPU-hours." if cur else "")
+    return (f"**The {len(adv['options'])} cheapest changes that fit with the margin**, ranked: the same GPUs first, "
+            "then more GPUs (whole nodes), then a shorter sequence; within each by the run's GPU-hours at the "
+            f"predicted step (core/steptime.py).{base}")
+
+
+def option_line(o: dict, unit: str = "GB") -> str:
+    """One option's trade-off: memory and headroom against the margin, the predicted step, and what the run costs."""
+    delta = o["gpu_hours_change_frac"]
+    change = "" if delta != delta else f" ({delta:+.0%} GPU-hours vs as it is)"
+    return (f"{fmt.mem(o['total_bytes'], unit)} per GPU · headroom {fmt.mem(o['headroom_bytes'], unit)} "
+            f"(margin {fmt.mem(o['margin_bytes'], unit)}) · step {fmt.si(o['predicted_step_time_s'], 's')}, "
+            f"MFU {fmt.pct(o['predicted_mfu'], 1)} · {fmt.duration_days(o['days'])} on {fmt.gpus(o['n_gpus'])}, "
+            f"{o['gpu_hours']:,.0f} GPU-hours{change}, {fmt.usd(o['cost_usd'])}")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -202,24 +267,30 @@ def _eq(a, b) -> bool:
 
 @dataclass(frozen=True)
 class Example:
-    label: str
+    label: str  # the link: short enough for one line
     icon: str
-    params: dict  # Calculator URL parameters
+    params: dict  # Calculator URL parameters; the conventions the published number uses are pinned in them
     fits: bool  # the verdict the label states
-    claims: dict = field(default_factory=dict)  # record field -> the value the label quotes (±1%)
+    claims: dict = field(default_factory=dict)  # record field -> the value the label or detail quotes (±1%)
+    detail: str = ""  # one line under the link: the numbers and where they come from
 
 
+# the published ledgers count no memory overhead and no memory savers unless they say so: each link pins that
+_AS_PUBLISHED = {"flash": "false", "zero": "0", "ovh": "none"}
 EXAMPLES = (
-    Example("The seeds' 7B on one 80 GB H100: it does not fit — weights, gradients, Adam moments and the fp32 master "
-            "copy (16 bytes per parameter) already need ≈107 GB, 110 GB with the activations",
-            ":material/block:", {"model": "gpt-3-6.7b", "gpus": "1", "seq": "512"}, fits=False,
-            claims={"state_bytes": 107e9, "total_bytes": 110e9}),
-    Example("A 1.24B fine-tune on a 24 GB GPU at 1,024 tokens: it fits, tightly (≈22.4 GB), and 1B tokens take ≈1.1 "
-            "days", ":material/check_circle:",
-            {"model": "llama-3.2-1b", "gpus": "1", "seq": "1024", "gpu": "rtx-4090", "tokens": "1"}, fits=True,
-            claims={"total_bytes": 22.4e9, "days": 1.1}),
-    Example("70B on 15T tokens, 1,024 H100s at 50% MFU (ZeRO-3, full recomputation, 6ND FLOPs): ≈145 days "
-            "(CS336's ≈144)", ":material/schedule:",
+    Example("7B on one 80 GB H100: does not fit", ":material/block:",
+            {"model": "gpt-3-6.7b", "gpus": "1", "seq": "512", **_AS_PUBLISHED}, fits=False,
+            claims={"state_bytes": 107e9, "total_bytes": 110e9},
+            detail="Weights, gradients, Adam moments and the fp32 master copy (16 bytes per parameter: CS336 lecture "
+                   "2, the ZeRO paper) already need ≈107 GB; 110 GB with the activations of 512 tokens."),
+    Example("1.24B fine-tune on a 24 GB GPU: fits, tightly", ":material/check_circle:",
+            {"model": "llama-3.2-1b", "gpus": "1", "seq": "1024", "gpu": "rtx-4090", "tokens": "1", **_AS_PUBLISHED},
+            fits=True, claims={"total_bytes": 22.4e9, "days": 1.1},
+            detail="≈22.4 GB at 1,024 tokens (Llama 3.2 1B on an RTX 4090), and 1B tokens take ≈1.1 days at 50% "
+                   "MFU — with less headroom than a real run needs, which the page warns about."),
+    Example("70B on 15T tokens and 1,024 H100s: ≈145 days", ":material/schedule:",
             {"model": "llama-3.1-70b", "gpus": "1024", "tokens": "15000", "zero": "3", "rc": "full", "flash": "true",
-             "attn": "none"}, fits=True, claims={"days": 145.0}),
+             "attn": "none", "ovh": "none"}, fits=True, claims={"days": 145.0},
+            detail="At 50% MFU with ZeRO-3 and full recomputation, counting 6ND FLOPs as CS336 lecture 2 does "
+                   "(its estimate: ≈144 days)."),
 )

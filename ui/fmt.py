@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from core.units import GB, SECONDS_PER_DAY, GiB, fmt_bytes, fmt_duration, fmt_si
+from core.units import GB, SECONDS_PER_DAY, GiB, fmt_bytes, fmt_count, fmt_duration, fmt_si
 
-UNIT_HELP = "GB = 10⁹ bytes (datasheets, the ZeRO paper, the seeds); GiB = 2³⁰ bytes (what PyTorch prints as 'GB')."
+UNIT_HELP = "GB = 10⁹ bytes (datasheets, the ZeRO paper, CS336); GiB = 2³⁰ bytes (what PyTorch prints as 'GB')."
 
 
 def _bad(x) -> bool:
@@ -36,13 +36,8 @@ def flops(x: float) -> str:
 
 
 def count(n: float) -> str:
-    """Parameter/token counts: '8.03 B', '405 B', '1.4 T'."""
-    if _bad(n):
-        return "—"
-    for scale, p in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if abs(n) >= scale:
-            return f"{n / scale:,.3g} {p}"
-    return f"{n:,.0f}"
+    """Parameter/token counts: '8.03 B', '405 B', '1.4 T' (core.units.fmt_count, as the CLI prints them)."""
+    return fmt_count(n)
 
 
 def days(seconds: float) -> str:
@@ -70,6 +65,68 @@ def usd(x: float) -> str:
 
 def pct(frac: float, digits: int = 0) -> str:
     return "—" if _bad(frac) else f"{frac * 100:.{digits}f}%"
+
+
+# Table columns in human units: display unit -> (SI units per display unit, Streamlit number format)
+DISPLAY_UNITS = {
+    "GB": (GB, "%.1f"), "GiB": (GiB, "%.1f"), "MB": (1e6, "%.1f"), "GFLOP": (1e9, "%.3g"), "TFLOP/s": (1e12, "%.1f"),
+    "FLOP/B": (1.0, "%.3g"), "µs": (1e-6, "%.1f"), "ms": (1e-3, "%.1f"), "s": (1.0, "%.3g"), "USD": (1.0, "dollar"),
+    "GPU-hours": (1.0, "localized"), "%": (0.01, "%.1f"), "count": (1.0, "localized"),
+}
+
+
+def table(df, columns: dict):
+    """A frame for `st.dataframe` in human units: `columns` maps a source column (SI) to (title, display unit or
+    None); returns (frame with the columns renamed 'title (unit)' and converted, its column_config). Sorting stays
+    numeric (the values are numbers, only the format is human)."""
+    import streamlit as st
+    out, config = {}, {}
+    for col, (title, unit) in columns.items():
+        if unit is None:
+            out[title] = df[col].to_numpy()
+            continue
+        per, form = DISPLAY_UNITS[unit]
+        name = title if unit in ("USD", "count", "percent", "days", "GPU-hours", "FLOPs") else f"{title} ({unit})"
+        name = f"{title} (GPU-hours)" if unit == "GPU-hours" and "hour" not in title else name
+        out[name] = df[col].to_numpy() if unit == "count" else df[col].to_numpy(dtype=float) / per
+        config[name] = st.column_config.NumberColumn(name, format=form)
+    import pandas as pd
+    return pd.DataFrame(out), config
+
+
+# a record or input column's unit (core/record.py, core/inputs.py) -> its display unit in tables
+_UNIT_DISPLAY = {"bytes": "GB", "FLOP/s": "TFLOP/s", "s": "s", "days": "days", "GPU-hours": "GPU-hours",
+                 "USD": "USD", "USD per GPU-hour": "USD", "fraction": "percent", "count": "count",
+                 "tokens/s": "count", "FLOPs": "FLOPs"}
+DISPLAY_UNITS.update({"days": (1.0, "%.1f"), "percent": (1.0, "percent"), "FLOPs": (1.0, "%.3e")})
+
+
+def record_table(df):
+    """`table` for a frame of record and input columns (a sweep's rows, its frontier): each column's display unit
+    and title come from its declaration (core/record.py, core/inputs.py) — bytes as GB, FLOP/s as TFLOP/s, USD as
+    dollars, fractions as percent, counts with separators; other columns pass through."""
+    from core import inputs as I, record as R
+    spec = {}
+    for col in df.columns:
+        decl = R.BY_NAME.get(col) or I.BY_NAME.get(col)
+        unit = getattr(decl, "unit", "") or ""
+        key = next((k for k in _UNIT_DISPLAY if unit == k or unit.startswith(k + " ")), None)
+        kind = getattr(decl, "kind", "")
+        if key is None or kind not in ("float", "int") or not _numeric(df[col]):
+            spec[col] = (col, None)
+            continue
+        shown = _UNIT_DISPLAY[key]
+        title = col
+        for suffix in ("_flops_per_s", "_bytes", "_usd", "_frac", "_s"):
+            if col.endswith(suffix) and shown not in ("count", "percent"):
+                title = col.removesuffix(suffix)
+                break
+        spec[col] = (title, shown)
+    return table(df, spec)
+
+
+def _numeric(s) -> bool:
+    return s.dtype.kind in "iuf"
 
 
 def gb_value(n: float, unit: str) -> float:

@@ -9,7 +9,7 @@ import streamlit as st
 
 from core import memory as M
 from core import safejson
-from core.tables import COMPUTE_DTYPES, OPTIMIZERS_TABLE, WEIGHT_DTYPES
+from core.tables import COMPUTE_DTYPES, OPTIMIZERS_TABLE, OVERHEADS, WEIGHT_DTYPES
 from core.hardware import accelerator_names, catalog
 from core.model import from_hf_config, get_preset, preset_info, preset_names
 
@@ -18,6 +18,11 @@ from .state import Page
 
 DEFAULT_MODEL = "llama-3.1-8b"
 DEFAULT_GPU = "h100-sxm"
+# One set of defaults for every page of the app: memory savers a planner would switch on first and the realistic
+# overhead, so a page's first view is a run that could launch. The CLI keeps the schema's defaults (core/inputs.py:
+# no flash, ZeRO-0, no overhead), which reproduce the published numbers; the landing page's examples pin those.
+APP_DEFAULTS = {"flash_attention": True, "zero_stage": 3, "overhead": "realistic", "recompute": "none",
+                "seq_len": 4096, "micro_batch": 1, "n_gpus": 8, "mfu_pct": 50, "tokens_b": 1000.0}
 SOURCES = ("preset", "architecture", "params", "hf-config")
 SOURCE_HELP = ("Where the model comes from: **preset** (published shapes, data/models.csv), **architecture** "
                "(type the fields), **params** (only a parameter count; the activations use the nearest GPT-3 shape), "
@@ -238,11 +243,13 @@ FLASH_LABEL = "Flash attention (no s×s matrices stored)"
 ZERO_HELP = "1: shard optimizer + master; 2: + gradients; 3: + weights (= FSDP)."
 
 
-def memory_savers(pg: Page, container=None, *, zero_default: int = 0, recompute: bool = True, flash: bool = True,
-                  zero: bool = True, flash_default: bool = False, zero_container=None) -> dict:
-    """Recomputation, flash attention and ZeRO stage (the Calculator's names, so they carry between pages);
-    `zero_container` places the ZeRO stage elsewhere (the Calculator's row with TP and PP)."""
+def memory_savers(pg: Page, container=None, *, recompute: bool = True, flash: bool = True, zero: bool = True,
+                  overhead: bool = False, zero_container=None) -> dict:
+    """Recomputation, flash attention, ZeRO stage and the memory overhead (the Calculator's names, so they carry
+    between pages), with the app's defaults (`APP_DEFAULTS`); `zero_container` places the ZeRO stage elsewhere (the
+    Calculator's row with TP and PP)."""
     c = container or st
+    zero_default, flash_default = APP_DEFAULTS["zero_stage"], APP_DEFAULTS["flash_attention"]
     out = {}
     if recompute:
         out["recompute"] = pg.select("Activation recomputation", M.RECOMPUTE_MODES, "rc", container=c, radio=True,
@@ -252,16 +259,42 @@ def memory_savers(pg: Page, container=None, *, zero_default: int = 0, recompute:
     if zero:
         out["zero_stage"] = pg.select("ZeRO stage", (0, 1, 2, 3), "zero", zero_default,
                                       container=zero_container or c, help=ZERO_HELP)
+    if overhead:
+        out["overhead"] = overhead_input(pg, c)
     return out
 
 
-def batch_inputs(pg: Page, container=None, *, seq_default: int = 4096, seq: bool = True, mb: bool = True) -> dict:
+OVERHEAD_HELP = ("realistic (the app's default): 1.5 GiB CUDA context + NCCL buffers and 10% allocator fragmentation "
+                 "(core/tables.py); none: what the published ledgers count (CS336, ZeRO, Korthikanti et al.), so "
+                 "their numbers reproduce.")
+
+
+def overhead_input(pg: Page, container=None) -> str:
+    """The memory overhead preset (core/tables.py OVERHEADS), realistic by default."""
+    return pg.select("Memory overhead", tuple(OVERHEADS), "ovh", APP_DEFAULTS["overhead"], container=container,
+                     help=OVERHEAD_HELP)
+
+
+MARGINS = ("realistic", "5", "10", "20")  # the advisor's margin: core.advisor's "realistic", or % of GPU memory
+
+
+def margin_input(pg: Page, container=None) -> str:
+    """The headroom the advice keeps free: 'realistic' or a percentage of GPU memory (URL values as shown)."""
+    from core.advisor import describe_margin
+    return pg.select("Advice keeps this headroom free (% of GPU memory)", MARGINS, "margin", "realistic",
+                     container=container, help=f"realistic: {describe_margin('realistic')}. A number: that "
+                                               "percentage of the GPU's memory. Every suggested change keeps it free.")
+
+
+def batch_inputs(pg: Page, container=None, *, seq_default: int = APP_DEFAULTS["seq_len"], seq: bool = True,
+                 mb: bool = True) -> dict:
     """Sequence length and micro-batch, side by side."""
     c = container or st
     out = {}
     cols = c.columns(2)
     if seq:
-        out["seq_len"] = pg.integer("Sequence length", "seq", seq_default, 1, 1 << 21, step=1024, container=cols[0])
+        out["seq_len"] = pg.integer("Sequence length", "seq", seq_default, 1, 1 << 21, step=1024, container=cols[0],
+                                    help="Tokens per sequence s.")
     if mb:
         out["micro_batch"] = pg.integer("Micro-batch", "mb", 1, 1, 4096, container=cols[1],
                                         help="Sequences per GPU per step (the global batch comes from accumulation).")
@@ -272,8 +305,11 @@ def run_inputs(pg: Page, container=None) -> dict:
     """Token budget (typed in billions) and MFU (typed in percent), returned in the core's units."""
     c = container or st
     cols = c.columns(2)
-    tokens_b = pg.number("Tokens (billions)", "tokens", 1000.0, 0.0, 1e7, step=100.0, container=cols[0],
-                         help="Training tokens D (the seeds' 7B example: 1,400; CS336's 70B: 15,000).")
-    mfu_pct = pg.integer("MFU (%)", "mfu", 50, 1, 100, container=cols[1],
-                         help="Model FLOPs utilisation: the fraction of peak that goes into the model's own FLOPs.")
+    tokens_b = pg.number("Tokens (billions)", "tokens", APP_DEFAULTS["tokens_b"], 0.0, 1e7, step=100.0,
+                         container=cols[0], help="Training tokens D (Chinchilla: ≈20 per parameter; CS336's 70B "
+                                                 "example: 15,000).")
+    # the widget takes 0 (and the core refuses it by name): a value the widget clamped would revert silently
+    mfu_pct = pg.integer("MFU (%)", "mfu", APP_DEFAULTS["mfu_pct"], 0, 100, container=cols[1],
+                         help="Model FLOPs utilisation: the fraction of peak that goes into the model's own FLOPs "
+                              "(more than 0, at most 100).")
     return {"tokens": (tokens_b or 0.0) * 1e9, "mfu": mfu_pct / 100}

@@ -39,10 +39,10 @@ class PageInfo:
 
 
 HOME = PageInfo("app.py", "Home", ":material/home:", "", 0,
-                "What the planner answers, the seeds' examples, and the three ideas behind the numbers.")
+                "What the planner answers, published examples to start from, and the three ideas behind the numbers.")
 PAGES = (
     PageInfo("pages/01_calculator.py", "Calculator", ":material/calculate:", "", 4,
-             "Will it fit? Memory per GPU, time, cost, and the smallest change when it does not fit."),
+             "Will it fit? Memory per GPU, time, cost, and the cheapest changes when it does not fit."),
     PageInfo("pages/02_fit_map.py", "Fit map", ":material/grid_view:", "fm_", 2,
              "Heatmaps of the fit region: model size × GPU count, sequence length × micro-batch."),
     PageInfo("pages/03_activations.py", "Activations", ":material/show_chart:", "ac_", 2,
