@@ -17,7 +17,9 @@ from . import steptime as ST
 from .hardware import Accelerator, get_accelerator, peak_field, peak_or_nan  # noqa: F401  (peak_or_nan: re-export)
 from .inputs import (BY_NAME, CONFIG_FIELDS, GPU_FIELDS, MAX_INT, MEASURED_ABOVE_PEAK, PRESET_INPUTS, REASONS,  # noqa: F401
                      check, reason_text)
+from . import model as MD
 from .model import ARCH_FIELDS, Model, get_preset, raw_model
+from .tables import BASE_FORMATS
 from .record import BINDING, STATE_PARTS, TOTAL_PARTS  # noqa: F401  (re-exported for callers of the estimate)
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -32,11 +34,11 @@ def stage_split(c: dict, pp) -> dict:
     with tied embeddings the last stage keeps its own copy of the table for the head (Megatron-LM shares it by
     all-reducing its gradient). With p = 1 one GPU holds all n_params. In raw-N mode the stand-in shape's split
     is scaled to n_params (`outside_params` then scales too, so hardware FLOPs never fall below model FLOPs).
+    Multi-token-prediction modules (DeepSeek-V3) train with the model (full training) and sit with the head on the
+    last stage (`mtp_params`; DeepSeek-V3 §3.2.2); `block_share` is the blocks' share a stage holds.
     """
-    from .model import param_breakdown
-    pb = param_breakdown(*(c[k] for k in ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "vocab_size",
-                                          "mlp", "norm", "bias", "tied_embeddings", "position", "max_position",
-                                          "n_experts", "top_k")))
+    arch = MD.arch_columns(c)
+    pb = MD.param_breakdown(**arch)
     N = np.asarray(c["n_params"], dtype=np.float64)
     scale = N / pb["total"]
     table = pb["embedding"] * scale
@@ -46,14 +48,62 @@ def stage_split(c: dict, pp) -> dict:
     L = np.asarray(c["n_layers"], dtype=np.float64)
     share = np.ceil(L / pp) / L
     one = pp == 1
-    experts = np.where(np.asarray(c["n_experts"]) > 1, pb["mlp"] * scale, 0.0)  # routed expert MLPs
+    experts = np.where(np.asarray(c["n_experts"]) > 1, pb["experts"] * scale, 0.0)  # routed expert MLPs
+    mtp = MD.mtp_breakdown(**arch)
+    full = np.asarray(c.get("training", "full")) == "full"  # LoRA fine-tuning loads the main model only
+    mtp_p = np.where(full, mtp["mtp"], 0.0)
     return {
         "shape_params": pb["total"],
         "outside_params": outside,
-        "first_stage_params": np.where(one, N, blocks * share + inputs),
-        "last_stage_params": np.where(one, N, blocks * share + table),
+        "first_stage_params": np.where(one, N + mtp_p, blocks * share + inputs),
+        "last_stage_params": np.where(one, N + mtp_p, blocks * share + table + mtp_p),
         "stage_expert_params": np.where(one, experts, experts * share),
+        "mtp_params": mtp_p,
+        "mtp_active_params": np.where(full, mtp["mtp_active"], 0.0),
+        "block_share": np.where(one, 1.0, share),
     }
+
+
+def training_split(c: dict, split: dict) -> dict:
+    """What trains and how the frozen rest is stored, per pipeline stage (parameters, before tp and ZeRO).
+
+    full: every parameter trains, except `frozen_frac` of them (kept in the weight dtype). lora / qlora: the base
+    is frozen; adapters (`model.lora_params`, in the blocks, so a stage holds its block share of them) train. A
+    quantised base (`base_dtype` int8 or nf4, `tables.BASE_FORMATS`) stores the blocks' linear weights
+    (`model.block_linear_params`) at its bytes per parameter with the quantisation constants (NF4: 4.127 bits
+    with double quantization); the rest of the frozen model stays in the weight dtype. In raw-N mode the stand-in
+    shape's adapter and linear counts scale to n_params."""
+    arch = MD.arch_columns(c)
+    lora = np.isin(np.asarray(c["training"]), ("lora", "qlora"))
+    scale = np.asarray(c["n_params"], dtype=np.float64) / split["shape_params"]
+    if np.any(lora):
+        adapters = np.where(lora, MD.lora_params(c["lora_rank"], c["lora_targets"], **arch) * scale, 0.0)
+        adapters_active = np.where(lora, MD.lora_params(c["lora_rank"], c["lora_targets"], True, **arch) * scale,
+                                   0.0)
+    else:
+        adapters = adapters_active = np.zeros(np.shape(lora))
+    base = np.asarray(c["base_dtype"])
+    quantized = np.zeros(base.shape, dtype=bool)
+    qbytes = np.zeros(base.shape)
+    for f in BASE_FORMATS.values():
+        if f.quantized:
+            quantized = quantized | (base == f.name)
+            qbytes = np.where(base == f.name, np.where(np.asarray(c["double_quant"], dtype=bool),
+                                                       f.bytes_per_param_double_quant, f.bytes_per_param), qbytes)
+    quantized = quantized & lora
+    linear = MD.block_linear_params(**arch) * scale if np.any(quantized) else 0.0
+    frozen_frac = np.where(lora, 1.0, np.asarray(c["frozen_frac"], dtype=np.float64))
+    float_bytes = M.dtype_bytes_array(np.where(np.isin(base, M.STATE_DTYPES), base, "bf16"))
+    share = split["block_share"]
+    out = {"adapters": adapters, "adapters_active": adapters_active, "quantized_bytes": qbytes,
+           "frozen_bytes": np.where(lora & ~quantized, float_bytes, M.dtype_bytes_array(c["weight_dtype"])),
+           "frozen_frac": frozen_frac, "lora": lora, "quantized_total": np.where(quantized, linear, 0.0)}
+    for st in ("first", "last"):
+        P = split[f"{st}_stage_params"]
+        out[f"{st}_trainable"] = np.where(frozen_frac == 0, P, P * (1.0 - frozen_frac))
+        out[f"{st}_adapters"] = adapters * share
+        out[f"{st}_quantized"] = np.where(quantized, linear * share, 0.0)
+    return out
 
 
 def derived_columns(c: dict) -> dict:
@@ -64,12 +114,23 @@ def derived_columns(c: dict) -> dict:
     c.setdefault("mfu_auto", False)
     c.setdefault("cp", 1)
     c.setdefault("ep", 1)
+    for k, v in {**MD.ARCH_DEFAULTS, **TRAINING_DEFAULTS}.items():  # issue-12 inputs "off" where not given
+        c.setdefault(k, v)
+    if c.get("host_memory_bytes") is None:
+        c["host_memory_bytes"] = np.nan
+    if c.get("base_dtype") is None:  # LoRA's base in the weight dtype, QLoRA's in NF4
+        c["base_dtype"] = np.where(np.asarray(c["training"]) == "qlora", "nf4", np.asarray(c["weight_dtype"]))
     gb = np.asarray(c.get("global_batch", np.nan) if c.get("global_batch") is not None else np.nan,
                     dtype=np.float64)
     dp = np.floor(np.asarray(c["n_gpus"], dtype=np.float64)
                   / np.maximum(np.asarray(c["tp"]) * np.asarray(c["pp"]) * np.asarray(c["cp"]), 1))
     c["global_batch_used"] = np.where(np.isnan(gb), dp * np.asarray(c["micro_batch"]), gb)
     return c
+
+
+# the issue-12 training inputs with their "off" values (for column dicts built without them)
+TRAINING_DEFAULTS = {"training": "full", "lora_rank": 16, "lora_targets": "all", "double_quant": True,
+                     "frozen_frac": 0.0, "offload": "none", "zero_convention": "paper"}
 
 
 def adafactor_elements(c: dict, shape_params=None):
@@ -81,16 +142,33 @@ def adafactor_elements(c: dict, shape_params=None):
                                       shape_params)
 
 
-def _stage_state(c, n_gpus, tp, pp, ep, ada, stage_params, expert_params) -> dict:
+def _stage_state(c, n_gpus, tp, pp, ep, ada, stage_params, expert_params, tr=None, stage="first") -> dict:
     """Model-state parts per GPU for a pipeline stage holding `stage_params`. With expert parallelism the stage's
     routed experts (`expert_params`) split over ep ranks of the data-parallel group, so their ZeRO sharding runs
-    over the remaining n_gpus/(tp·pp·ep) ranks (Megatron's expert-data-parallel group)."""
+    over the remaining n_gpus/(tp·pp·ep) ranks (Megatron's expert-data-parallel group). `tr` (`training_split`):
+    what of the stage trains, its adapters, and how its frozen part is stored (spread evenly over its parameters
+    where expert parallelism splits them)."""
     args = (c["weight_dtype"], c["grad_dtype"], c["master_weights"], c["grad_accum_fp32"], c["optimizer"],
             c["zero_stage"])
+    kw = {}
+    if tr is not None:
+        kw = dict(trainable_params=tr[f"{stage}_trainable"], adapter_params=tr[f"{stage}_adapters"],
+                  quantized_params=tr[f"{stage}_quantized"], frozen_bytes=tr["frozen_bytes"],
+                  quantized_bytes=tr["quantized_bytes"], zero_convention=c["zero_convention"])
     if not np.any(np.asarray(ep) > 1):
-        return M.state_bytes(c["n_params"], *args, n_gpus, tp, pp, ada, stage_params)
-    dense = M.state_bytes(c["n_params"], *args, n_gpus, tp, pp, ada, stage_params - expert_params)
-    experts = M.state_bytes(c["n_params"], *args, n_gpus / ep, tp, pp, ada, expert_params / ep)
+        return M.state_bytes(c["n_params"], *args, n_gpus, tp, pp, ada, stage_params, **kw)
+    dense_kw, expert_kw = dict(kw), dict(kw)
+    if tr is not None:
+        keep = 1.0 - tr["frozen_frac"]
+        frac = expert_params / np.where(stage_params > 0, stage_params, 1.0)  # the experts' share of the stage
+        dense_kw.update(trainable_params=(stage_params - expert_params) * keep,
+                        adapter_params=tr[f"{stage}_adapters"] * (1.0 - frac),
+                        quantized_params=tr[f"{stage}_quantized"] * (1.0 - frac))
+        expert_kw.update(trainable_params=expert_params / ep * keep,
+                         adapter_params=tr[f"{stage}_adapters"] * frac / ep,
+                         quantized_params=tr[f"{stage}_quantized"] * frac / ep)
+    dense = M.state_bytes(c["n_params"], *args, n_gpus, tp, pp, ada, stage_params - expert_params, **dense_kw)
+    experts = M.state_bytes(c["n_params"], *args, n_gpus / ep, tp, pp, ada, expert_params / ep, **expert_kw)
     return {k: dense[k] + experts[k] for k in dense}
 
 
@@ -119,48 +197,94 @@ def evaluate(**c) -> dict:
 
     # --- model state, per pipeline stage -------------------------------------------------------------------
     split = stage_split(c, pp)
+    tr = training_split(c, split)
     ada = adafactor_elements(c, split["shape_params"])
-    st_first = _stage_state(c, n_gpus, tp, pp, ep, ada, split["first_stage_params"], split["stage_expert_params"])
-    st_last = _stage_state(c, n_gpus, tp, pp, ep, ada, split["last_stage_params"], split["stage_expert_params"])
+    st_first = _stage_state(c, n_gpus, tp, pp, ep, ada, split["first_stage_params"], split["stage_expert_params"],
+                            tr, "first")
+    st_last = _stage_state(c, n_gpus, tp, pp, ep, ada, split["last_stage_params"], split["stage_expert_params"],
+                           tr, "last")
+    st_first, host_first = M.offload_split(st_first, c["offload"])
+    st_last, host_last = M.offload_split(st_last, c["offload"])
+    # gathered-parameter buffers (ZeRO-3/FSDP conventions, parameter offload) and QLoRA's dequantised layer
+    arch = MD.arch_columns(c)
+    units = MD.unit_params(**arch)
+    scale = np.asarray(c["n_params"], dtype=np.float64) / split["shape_params"]
+    lora = tr["lora"]
+    blocks_total = np.maximum(split["shape_params"] * scale - split["outside_params"], 1.0)
+    q_frac = tr["quantized_total"] / blocks_total
+    wb = M.dtype_bytes_array(c["weight_dtype"])
+    gathered = np.where(lora, q_frac * tr["quantized_bytes"] + (1.0 - q_frac) * tr["frozen_bytes"], wb)
+    trained_frac = np.where(lora, 0.0, 1.0 - tr["frozen_frac"])
+    buffers = M.param_buffer_bytes(c["zero_stage"], c["zero_convention"], c["offload"],
+                                   units["largest_layer"] * scale, np.maximum(units["block"], units["root"]) * scale,
+                                   tp, gathered, M.dtype_bytes_array(c["grad_dtype"]), trained_frac,
+                                   np.where(tr["quantized_total"] > 0, units["largest_linear"] * scale, 0.0))
 
     # --- activations ---------------------------------------------------------------------------------------
     led = M.ledger(c, recompute="none", tp=tp, seq_len=s)
     full_layer = sum(led.values())
+    n_dense, n_moe = MD.layer_counts(L, c["n_experts"], c["n_dense_layers"])
+    mixed = (n_dense > 0) & (n_moe > 0)
+    if np.any(mixed):  # dense-first MoE models: the layers' average (exact for one stage, see docs/formulas.md)
+        dense_layer = sum(M.ledger(c, recompute="none", tp=tp, seq_len=s, n_experts=1, top_k=1).values())
+        full_layer = np.where(mixed, (n_dense * dense_layer + n_moe * full_layer) / np.asarray(L, dtype=np.float64),
+                              full_layer)
     core = led["softmax_output"] + led["softmax_dropout_mask"] + led["dropout_output"] + led["softmax_lse"]
     layer_input = led["norm1_input"]  # 2sbh (÷t with sequence parallelism): what full recomputation keeps
     rec = np.asarray(c["recompute"])
     per_layer = np.select([rec == "selective", rec == "full"], [full_layer - core, layer_input], full_layer)
     first = M.activation_bytes(L, per_layer, layer_input, full_layer, rec, pp, c["virtual_stages"])
-    acts_first = first["stored_bytes"] + first["recompute_peak_bytes"]
+    # multi-token prediction modules: one more block and its logits each, with the head on the last stage
+    n_mtp = np.where(np.asarray(c["training"]) == "full", np.asarray(c["n_mtp_layers"], dtype=np.float64), 0.0)
+    mtp_acts = np.where(rec == "full", layer_input, per_layer) * n_mtp
+    acts_first = first["stored_bytes"] + first["recompute_peak_bytes"] + np.where(pp == 1, mtp_acts, 0.0)
     # the last pipeline stage holds one micro-batch of its ⌈L/p⌉ layers (1F1B), and the logits
     acts_last = (np.where(rec == "full", layer_input, per_layer) * np.ceil(np.asarray(L) / pp)
-                 + first["recompute_peak_bytes"])
-    logits = M.logits_bytes(s, b, c["vocab_size"], tp, c["fp32_loss"])
+                 + first["recompute_peak_bytes"] + mtp_acts)
+    logits = M.logits_bytes(s, b, c["vocab_size"], tp, c["fp32_loss"]) * (1.0 + n_mtp)
     state_first, state_last = sum(st_first.values()), sum(st_last.values())
     last_is_worst = (pp > 1) & (state_last + acts_last + logits > state_first + acts_first)
     st = {k: np.where(last_is_worst, st_last[k], st_first[k]) for k in st_first}
     state = np.where(last_is_worst, state_last, state_first)
+    offloaded = np.where(last_is_worst, host_last, host_first)
     activations = np.where(last_is_worst, acts_last, acts_first)
     logits_here = np.where(pp > 1, np.where(last_is_worst, logits, 0.0), logits)
 
-    subtotal = state + activations + logits_here
+    subtotal = state + buffers + activations + logits_here
     overhead = M.overhead_bytes(subtotal, c["overhead_fixed_bytes"], c["fragmentation_frac"])
     total = subtotal + overhead
     cap = np.asarray(c["gpu_memory_bytes"], dtype=np.float64)
-    groups = np.stack(np.broadcast_arrays(state, activations, logits_here, overhead))
+    groups = np.stack(np.broadcast_arrays(state + buffers, activations, logits_here, overhead))
     binding = np.asarray(BINDING, dtype=object)[np.argmax(groups, axis=0)]
+    host = offloaded * np.minimum(n_gpus, np.asarray(c["gpus_per_node"], dtype=np.float64))
+    host_cap = np.asarray(c["host_memory_bytes"], dtype=np.float64)
+    host_fits = np.isnan(host_cap) | (host <= host_cap)
 
     # --- compute, time, cost -------------------------------------------------------------------------------
-    attn = F.attention_flops_per_token(L, h, s_full, c["attention_flops"])
-    fpt = F.model_flops_per_token(c["n_active_params"], L, h, s_full, c["attention_flops"])
-    hw = F.hardware_flops_per_token(fpt, attn, rec, 6.0 * split["outside_params"])
+    attn_kw = dict(attn_width=F.attention_width(h, c["n_heads"], c["head_dim"], c["v_head_dim"]),
+                   sliding_window=c["sliding_window"], global_every=c["global_every"])
+    attn = F.attention_flops_per_token(L, h, s_full, c["attention_flops"], **attn_kw)
+    if np.any(n_mtp > 0):  # each MTP module: a global-attention block, and the shared LM head once more
+        attn = attn + F.attention_flops_per_token(n_mtp, h, s_full, c["attention_flops"],
+                                                  attn_width=attn_kw["attn_width"])
+    vh = np.asarray(c["vocab_size"], dtype=np.float64) * np.asarray(h, dtype=np.float64)
+    n_flop = np.asarray(c["n_active_params"], dtype=np.float64) + split["mtp_active_params"] + n_mtp * vh
+    trained = np.where(lora, 0.0, np.where(tr["frozen_frac"] == 0, n_flop, n_flop * (1.0 - tr["frozen_frac"])))
+    fpt = F.matmul_flops_per_token(n_flop, trained, tr["adapters_active"]) + attn
+    frozen_any = lora | (tr["frozen_frac"] > 0)
+    rerun = np.where(frozen_any, 2.0 * (n_flop - split["outside_params"]) + 2.0 * tr["adapters_active"] + attn / 3.0,
+                     np.nan)  # the blocks' forward, which full recomputation runs again
+    hw = F.hardware_flops_per_token(fpt, attn, rec, 6.0 * split["outside_params"],
+                                    rerun if np.any(frozen_any) else None)
     tokens = np.asarray(c["tokens"], dtype=np.float64)
     train_flops = fpt * tokens
 
     # --- the predicted step (core/steptime.py) -------------------------------------------------------------
     step = ST.step_parts({**c, "tp": tp, "pp": pp, "cp": cp, "ep": ep, "n_gpus": n_gpus,
-                          "weight_dtype_bytes": M.dtype_bytes_array(c["weight_dtype"]),
-                          "grad_dtype_bytes": M.dtype_bytes_array(c["grad_dtype"])},
+                          "weight_dtype_bytes": np.where(lora, gathered, wb),
+                          "grad_dtype_bytes": M.dtype_bytes_array(c["grad_dtype"]),
+                          "trained_frac": trained_frac + np.where(lora, tr["adapters"] / np.maximum(
+                              np.asarray(c["n_params"], dtype=np.float64), 1.0), 0.0)},
                          state, np.maximum(split["first_stage_params"], split["last_stage_params"]))
     peak = np.asarray(c["peak_flops_per_s"], dtype=np.float64)
     tokens_per_step = np.asarray(c["global_batch_used"], dtype=np.float64) * np.asarray(s_full, dtype=np.float64)
@@ -190,6 +314,9 @@ def evaluate(**c) -> dict:
         "reason_code": code,
         "n_params": c["n_params"],
         "n_active_params": c["n_active_params"],
+        "n_trainable_params": np.where(lora, tr["adapters"], (np.asarray(c["n_params"], dtype=np.float64)
+                                                             + split["mtp_params"]) * (1.0 - tr["frozen_frac"])),
+        "n_mtp_params": split["mtp_params"],
         "dp": np.where(valid, n_gpus // np.maximum(tp * pp * cp, 1), 1),
         **st,
         "state_bytes": state,
@@ -197,11 +324,15 @@ def evaluate(**c) -> dict:
         "activations_per_layer_bytes": per_layer,
         "recompute_peak_bytes": first["recompute_peak_bytes"],
         "logits_bytes": logits_here,
+        "param_buffer_bytes": buffers + 0.0 * total,
         "overhead_bytes": overhead,
         "total_bytes": total,
         "gpu_memory_bytes": cap,
         "headroom_bytes": cap - total,
-        "fits": total <= cap,
+        "fits": (total <= cap) & host_fits,
+        "offloaded_bytes": offloaded + 0.0 * total,
+        "host_bytes": host + 0.0 * total,
+        "host_fits": host_fits,
         "binding": binding,
         "worst_stage": np.where(last_is_worst, "last", "first"),
         "flops_per_token": fpt,
@@ -230,7 +361,7 @@ def evaluate(**c) -> dict:
         v = np.broadcast_to(v, shape)
         if k not in ("valid", "reason", "reason_code") and v.dtype.kind == "f":
             v = np.where(valid, v, nan)
-        elif k == "fits":
+        elif k in ("fits", "host_fits"):
             v = v & valid
         out[k] = v
     return out
@@ -432,9 +563,10 @@ def build_model(model: str | None = None, n_params: float | None = None, hf_conf
         raise ValueError("model: give one of model (preset), n_params (raw) or hf_config")
     arch = {k: v for k, v in arch.items() if v is not None}
     for k, v in arch.items():
-        if k not in ("mlp", "norm", "bias", "position", "dropout", "tied_embeddings") and (
-                isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < (0 if k == "max_position" else 1)):
-            raise ValueError(f"{k}: must be an integer ≥ {0 if k == 'max_position' else 1}, got {v!r}")
+        lo = BY_NAME[k].lo if k in BY_NAME else 1
+        if BY_NAME.get(k) is not None and BY_NAME[k].kind == "int" and (
+                isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo):
+            raise ValueError(f"{k}: must be an integer ≥ {lo:g}, got {v!r}")
     if hf_config is not None:
         from .model import from_hf_config
         base = from_hf_config(hf_config)

@@ -7,24 +7,60 @@ from __future__ import annotations
 
 import numpy as np
 
+from .model import head_dims
 from .tables import ATTENTION_FLOPS  # noqa: F401  (the counting conventions, a row each)
 from .units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 
-def attention_flops_per_token(n_layers, d_model, seq_len, attention_flops="full"):
+def attention_flops_per_token(n_layers, d_model, seq_len, attention_flops="full", attn_width=None,
+                              sliding_window=0, global_every=0):
     """Attention score and value matmuls per token, forward + backward: 12·L·h·s (seed 001; PaLM appendix B,
     as in nanoGPT's estimate_mfu). 'causal' halves it (only the lower triangle is computed; Megatron-LM's
-    convention since 2025); 'none' drops it (the seeds' 6ND planning number)."""
+    convention since 2025); 'none' drops it (the seeds' 6ND planning number).
+
+    Issue 12: h is the attention width w = a·(d_h + d_v)/2 (`attn_width`; QKᵀ is 2·s·a·d_h and AV 2·s·a·d_v FLOPs
+    per token forward), which is d_model for the classic block. A sliding window w_s < s (Mistral 7B v0.1; Gemma
+    2/3's local layers) leaves each query w_s keys: the causal count of a sequence is w_s·s − w_s²/2 scores instead
+    of s²/2, so a windowed layer counts s_eff = (2·w_s·s − w_s²)/s in place of s (continuous at w_s = s).
+    `global_every` k > 0 keeps every k-th layer global (⌊L/k⌋ layers)."""
     L, h, s = (np.asarray(x, dtype=np.float64) for x in (n_layers, d_model, seq_len))
+    w = h if attn_width is None else np.asarray(attn_width, dtype=np.float64)
     mode = np.asarray(attention_flops)
     scale = np.select([mode == "full", mode == "causal", mode == "none"], [1.0, 0.5, 0.0], np.nan)
-    return 12.0 * L * h * s * scale
+    win = np.asarray(sliding_window, dtype=np.float64)
+    every = np.asarray(global_every, dtype=np.float64)
+    windowed = (win > 0) & (win < s)
+    if not np.any(windowed):
+        return 12.0 * L * w * s * scale
+    n_global = np.where(every > 0, np.floor(L / np.maximum(every, 1.0)), 0.0)
+    s_eff = np.where(windowed, (2.0 * win * s - win * win) / s, s)
+    return np.where(windowed, 12.0 * w * ((L - n_global) * s_eff + n_global * s) * scale, 12.0 * L * w * s * scale)
 
 
-def model_flops_per_token(n_active_params, n_layers, d_model, seq_len, attention_flops="full"):
-    """Model FLOPs per token = 6·N (dense; N = active parameters for MoE) + attention term."""
+def attention_width(d_model, n_heads, head_dim=0, v_head_dim=0):
+    """w = a·(d_h + d_v)/2: the width the attention matmuls run over (d_model for the classic block)."""
+    hd, vd = head_dims(d_model, n_heads, head_dim, v_head_dim)
+    return np.asarray(n_heads, dtype=np.float64) * (hd + vd) / 2.0
+
+
+def model_flops_per_token(n_active_params, n_layers, d_model, seq_len, attention_flops="full", **attention):
+    """Model FLOPs per token = 6·N (dense; N = active parameters for MoE) + attention term (`attention`: the
+    keywords of `attention_flops_per_token`)."""
     return 6.0 * np.asarray(n_active_params, dtype=np.float64) + attention_flops_per_token(
-        n_layers, d_model, seq_len, attention_flops)
+        n_layers, d_model, seq_len, attention_flops, **attention)
+
+
+def matmul_flops_per_token(n_active_params, trained_active_params=None, adapter_active_params=0.0):
+    """The parameters' share of the FLOPs per token: 6·N when everything trains (2N forward, 2N for the gradients
+    of the activations, 2N for those of the weights). A frozen parameter skips its weight gradient: 4·N + 2·N_t for
+    the N_t that train, and LoRA adapters A add 6·A (Hu et al. 2021 §4.2: no gradients for most parameters, ~25%
+    faster on GPT-3 175B). With N_t = N and A = 0 this is 6·N exactly."""
+    N = np.asarray(n_active_params, dtype=np.float64)
+    if trained_active_params is None:
+        return 6.0 * N
+    Nt = np.asarray(trained_active_params, dtype=np.float64)
+    A = np.asarray(adapter_active_params, dtype=np.float64)
+    return np.where((Nt == N) & (A == 0), 6.0 * N, 4.0 * N + 2.0 * Nt + 6.0 * A)
 
 
 def megatron_flops_per_token(n_layers, d_model, seq_len, vocab_size):
@@ -35,17 +71,22 @@ def megatron_flops_per_token(n_layers, d_model, seq_len, vocab_size):
 
 
 def hardware_flops_per_token(model_flops_per_token_, attention_flops_per_token_, recompute="none",
-                             outside_blocks_flops_per_token=0.0):
+                             outside_blocks_flops_per_token=0.0, rerun_flops_per_token=None):
     """FLOPs the hardware executes, recomputation included (for HFU). Full recomputation runs the transformer
     blocks' forward once more: + (model − outside_blocks)/3, where `outside_blocks` = 6 × the parameters outside
     the blocks (embedding, positions, LM head), which checkpointing does not rerun — as in Narayanan et al. 2021
     Eq. 3 with recomputation, 96·B·s·L·h²·(1 + s/(6h) + V/(16hL)), whose logit term stays 6·B·s·V·h. With
     outside = 0 this is seed 001's "one extra forward pass, ≈ +33%". Selective recomputes the attention core's
-    forward: + attention/3 (Korthikanti §5). None: equal to the model FLOPs."""
+    forward: + attention/3 (Korthikanti §5). None: equal to the model FLOPs. `rerun_flops_per_token`, where given
+    (not NaN), is the blocks' forward itself: a frozen model's FLOPs are not 3 × its forward
+    (`matmul_flops_per_token`)."""
     rec = np.asarray(recompute)
     mf = np.asarray(model_flops_per_token_, dtype=np.float64)
     af = np.asarray(attention_flops_per_token_, dtype=np.float64)
     full_extra = (mf - np.asarray(outside_blocks_flops_per_token, dtype=np.float64)) / 3.0
+    if rerun_flops_per_token is not None:
+        rr = np.asarray(rerun_flops_per_token, dtype=np.float64)
+        full_extra = np.where(np.isnan(rr), full_extra, rr)
     return mf + np.select([rec == "full", rec == "selective", rec == "none"], [full_extra, af / 3.0, 0.0 * mf],
                           np.nan)
 

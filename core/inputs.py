@@ -77,9 +77,9 @@ INPUTS: tuple[Input, ...] = (
     Input("d_ff", "int", None, "count (MLP width)", "MLP hidden width (default 4·d_model)", "architecture", "model",
           lo=1, hi=1 << 22),
     Input("vocab_size", "int", None, "count (tokens)", "vocabulary size V", "architecture", "model", lo=1, hi=1 << 24),
-    Input("mlp", "choice", None, "", "MLP kind: gelu (2 matrices) or swiglu (gated, 3 matrices)", "architecture",
+    Input("mlp", "choice", None, "", "MLP kind: gelu (2 matrices), swiglu or geglu (gated, 3 matrices)", "architecture",
           "model", T.MLP_KINDS),
-    Input("norm", "choice", None, "", "normalisation layer", "architecture", "model", T.NORM_KINDS),
+    Input("norm", "choice", None, "", "normalisation layer (nonparametric: LayerNorm without weight or bias, OLMo)", "architecture", "model", T.NORM_KINDS),
     Input("bias", "choice", None, "", "which linear layers carry biases", "architecture", "model", T.BIAS_KINDS),
     Input("dropout", "bool", None, "", "dropout layers present (their 1-byte masks are kept)", "architecture",
           "model"),
@@ -91,6 +91,40 @@ INPUTS: tuple[Input, ...] = (
           lo=1, hi=1 << 16),
     Input("top_k", "int", None, "count", "MoE experts each token is routed to", "architecture", "model",
           lo=1, hi=1 << 16),
+    Input("head_dim", "int", None, "count (per head)", "query/key width per head when it is not d_model/n_heads "
+          "(Gemma, Qwen3, Mistral NeMo; MLA: nope + rope part); 0 = d_model/n_heads", "architecture", "model",
+          lo=0, hi=1 << 16),
+    Input("v_head_dim", "int", None, "count (per head)", "value width per head (MLA); 0 = head_dim", "architecture",
+          "model", lo=0, hi=1 << 16),
+    Input("attention", "choice", None, "", "attention kind: standard (MHA/GQA/MQA by n_kv_heads) or mla (DeepSeek "
+          "multi-head latent attention)", "architecture", "model", T.ATTENTION_KINDS),
+    Input("q_lora_rank", "int", None, "count", "MLA: query compression rank (0 = none)", "architecture", "model",
+          lo=0, hi=1 << 20),
+    Input("kv_lora_rank", "int", None, "count", "MLA: compressed key/value width", "architecture", "model",
+          lo=0, hi=1 << 20),
+    Input("qk_rope_head_dim", "int", None, "count (per head)", "MLA: the decoupled RoPE part of head_dim",
+          "architecture", "model", lo=0, hi=1 << 16),
+    Input("qk_norm", "choice", None, "", "RMSNorm on queries and keys: per_head (Qwen3, Gemma 3), full (OLMo 2)",
+          "architecture", "model", T.QK_NORMS),
+    Input("norms_per_layer", "int", None, "count", "norms per block: 2 (pre-norms), 4 (Gemma 2/3 post-norms too), "
+          "1 (one norm for parallel attention and MLP, Falcon 7B)", "architecture", "model", lo=1, hi=4),
+    Input("embedding_norm", "bool", None, "", "a LayerNorm after the embedding (BLOOM)", "architecture", "model"),
+    Input("moe_d_ff", "int", None, "count (MLP width)", "routed expert width when it differs from d_ff "
+          "(DeepSeek, Qwen MoE); 0 = d_ff", "architecture", "model", lo=0, hi=1 << 22),
+    Input("n_shared_experts", "int", None, "count", "MoE experts every token also uses (DeepSeekMoE)",
+          "architecture", "model", lo=0, hi=1 << 16),
+    Input("shared_d_ff", "int", None, "count (MLP width)", "each shared expert's width; 0 = moe_d_ff",
+          "architecture", "model", lo=0, hi=1 << 22),
+    Input("shared_expert_gate", "bool", None, "", "a sigmoid gate on the shared expert (Qwen2-MoE)",
+          "architecture", "model"),
+    Input("n_dense_layers", "int", None, "count", "MoE: the first layers use a dense MLP of width d_ff "
+          "(DeepSeek first_k_dense_replace)", "architecture", "model", lo=0, hi=100_000),
+    Input("sliding_window", "int", None, "count (tokens)", "attention window (Mistral 7B v0.1, Gemma 2/3 local "
+          "layers); 0 = none", "architecture", "model", lo=0, hi=MAX_INT),
+    Input("global_every", "int", None, "count", "with a window: every k-th layer attends globally (Gemma 2: 2, "
+          "Gemma 3: 6); 0 = every layer windowed", "architecture", "model", lo=0, hi=100_000),
+    Input("n_mtp_layers", "int", None, "count", "multi-token prediction modules (DeepSeek-V3: 1): trained with the "
+          "model, counted apart from n_params", "architecture", "model", lo=0, hi=64),
     # --- accelerator -------------------------------------------------------------------------------------------------
     Input("gpu", "str", "h100-sxm", "", "accelerator name (python -m core list), or 'custom' with "
           "peak_flops_per_s, gpu_memory_bytes and memory_bandwidth_bytes_per_s", "accelerator", "gpu"),
@@ -137,6 +171,22 @@ INPUTS: tuple[Input, ...] = (
     Input("master_weights", "bool", True, "", "keep an fp32 master copy of the weights", "recipe"),
     Input("grad_accum_fp32", "bool", False, "", "keep an fp32 gradient-accumulation buffer", "recipe"),
     Input("fp32_loss", "bool", False, "", "cross-entropy in fp32 (an fp32 copy of the logits is kept)", "recipe"),
+    # --- what trains (issue 12) ------------------------------------------------------------------------------------
+    Input("training", "choice", "full", "", "full: every parameter trains; lora: frozen base + rank-r adapters "
+          "(Hu et al. 2021); qlora: LoRA on a 4-bit NF4 base with double quantization (Dettmers et al. 2023)",
+          "fine-tuning", choices=T.TRAINING_MODES),
+    Input("lora_rank", "int", 16, "count", "LoRA rank r: each adapted d_in×d_out matrix gets r·(d_in + d_out) "
+          "trainable parameters (alpha only scales them: no bytes)", "fine-tuning", lo=1, hi=1 << 20),
+    Input("lora_targets", "choice", "all", "", "which matrices carry adapters: qv (W_q, W_v: the LoRA paper), "
+          "attention (q, k, v, o), all (also every MLP and expert matrix: QLoRA)", "fine-tuning",
+          choices=T.LORA_TARGETS),
+    Input("base_dtype", "choice", None, "", "storage of the frozen base under LoRA (nf4, int8: the blocks' linear "
+          "weights quantised, the rest 16-bit); default: nf4 for qlora, else weight_dtype", "fine-tuning",
+          choices=T.BASE_DTYPES),
+    Input("double_quant", "bool", True, "", "NF4 with double quantization of its constants: 4.127 instead of 4.5 "
+          "bits per base weight (QLoRA §3)", "fine-tuning"),
+    Input("frozen_frac", "float", 0.0, "fraction (0–1)", "full training: the share of the parameters that is "
+          "frozen (no gradients, optimizer state or master copy)", "fine-tuning", lo=-1e18, hi=1e18),
     # --- activations -----------------------------------------------------------------------------------------------------
     Input("recompute", "choice", "none", "", "activation recomputation: selective = the attention core "
           "(Korthikanti §5), full = keep only each layer's input", "activations", choices=T.RECOMPUTE_MODES),
@@ -150,6 +200,14 @@ INPUTS: tuple[Input, ...] = (
           lo=-1e18, hi=1e18),
     Input("fragmentation_frac", "float", 0.0, "fraction (0–1)", "allocator fragmentation as a share of the rest",
           "memory", lo=-1e18, hi=1e18),
+    Input("offload", "choice", "none", "", "host (CPU) offload: optimizer = gradients, master copy and moments "
+          "(ZeRO-Offload); optimizer_params = the weights too (ZeRO-Infinity, ZeRO-3)", "memory",
+          choices=T.OFFLOAD_MODES),
+    Input("host_memory_bytes", "float", None, "bytes per node (GB = 1e9)", "host memory a node offers for "
+          "offloaded state (checked when given: host_fits)", "memory", lo=0.0, hi=1e18),
+    Input("zero_convention", "choice", "paper", "", "how ZeRO's buffers are counted: paper (ZeRO Fig. 1, none), "
+          "deepspeed (its estimators: full 16-bit grads at ZeRO-1/2, the largest gathered layer at ZeRO-3), fsdp "
+          "(two gathered blocks + one block's gradients at ZeRO-3)", "memory", choices=T.ZERO_CONVENTION_NAMES),
     # --- run: FLOPs, time, cost ----------------------------------------------------------------------------------------------
     Input("attention_flops", "choice", "full", "", "how attention FLOPs count: full (12·L·h·s per token), causal "
           "(half), none (6N only)", "run", choices=T.ATTENTION_FLOPS),
@@ -221,6 +279,15 @@ def _div(a, b):
     return np.mod(a, np.maximum(b, 1)) != 0
 
 
+def _is(g, name, value):
+    return np.asarray(g(name)) == value
+
+
+def _hd(g):
+    """head_dim as used (d_model / n_heads where 0)."""
+    return np.where(g("head_dim") > 0, g("head_dim"), g("d_model") / np.maximum(g("n_heads"), 1))
+
+
 RULES: tuple[Rule, ...] = (
     Rule("n_gpus", "must be ≥ 1", lambda g: g("n_gpus") < 1),
     Rule("tp", "must be an integer ≥ 1", lambda g: _pos_int(g("tp"))),
@@ -267,6 +334,34 @@ RULES: tuple[Rule, ...] = (
     Rule("gpus_per_node", "must be ≥ 1", lambda g: g("gpus_per_node") < 1),
     Rule("tokens_per_second", "the measured throughput would exceed 100% of peak (check it, the GPU count or the "
          "GPU)", None),
+    # --- issue 12: architecture fields (the scalar forms are model.arch_problem) and training modes -------------------
+    Rule("attention", "mla needs kv_lora_rank ≥ 1, qk_rope_head_dim < head_dim and no qk_norm",
+         lambda g: _is(g, "attention", "mla") & ((g("kv_lora_rank") < 1) | (g("qk_rope_head_dim") >= _hd(g))
+                                                 | ~_is(g, "qk_norm", "none"))),
+    Rule("q_lora_rank/kv_lora_rank/qk_rope_head_dim", "only with attention=mla",
+         lambda g: ~_is(g, "attention", "mla") & ((g("q_lora_rank") > 0) | (g("kv_lora_rank") > 0)
+                                                  | (g("qk_rope_head_dim") > 0))),
+    Rule("norms_per_layer", "must be 1, 2 or 4", lambda g: ~np.isin(g("norms_per_layer"), T.NORMS_PER_LAYER)),
+    Rule("shared_expert_gate/shared_d_ff", "need n_shared_experts ≥ 1",
+         lambda g: (g("shared_expert_gate").astype(bool) | (g("shared_d_ff") > 0)) & (g("n_shared_experts") < 1)),
+    Rule("global_every", "needs a sliding_window", lambda g: (g("global_every") > 0) & (g("sliding_window") <= 0)),
+    Rule("moe_d_ff", "not divisible by tp", lambda g: (g("n_experts") > 1) & _div(g("moe_d_ff"), g("tp"))),
+    Rule("training", "must be full, lora or qlora", lambda g: ~np.isin(g("training"), T.TRAINING_MODES)),
+    Rule("base_dtype", "qlora stores its base in nf4; int8 and nf4 bases are for lora/qlora",
+         lambda g: (_is(g, "training", "qlora") & ~_is(g, "base_dtype", "nf4"))
+         | (_is(g, "training", "full") & np.isin(g("base_dtype"), ("int8", "nf4")))
+         | ~np.isin(g("base_dtype"), T.BASE_DTYPES)),
+    Rule("frozen_frac", "must be in [0, 1), and 0 under lora/qlora (their base is frozen whole)",
+         lambda g: ~((g("frozen_frac") >= 0) & (g("frozen_frac") < 1))
+         | (~_is(g, "training", "full") & (g("frozen_frac") != 0))),
+    Rule("optimizer", "adafactor with lora/qlora is not modelled", lambda g: _is(g, "optimizer", "adafactor")
+         & ~_is(g, "training", "full")),
+    Rule("offload", "optimizer_params needs ZeRO-3 (DeepSpeed offload_param)",
+         lambda g: ~np.isin(g("offload"), T.OFFLOAD_MODES) | (_is(g, "offload", "optimizer_params")
+                                                             & (g("zero_stage") != 3))),
+    Rule("zero_convention", "must be paper, deepspeed or fsdp",
+         lambda g: ~np.isin(g("zero_convention"), T.ZERO_CONVENTION_NAMES)),
+    Rule("host_memory_bytes", "must be ≥ 0", lambda g: g("host_memory_bytes") < 0),
 )
 REASONS = ("",) + tuple(r.text for r in RULES)
 MEASURED_ABOVE_PEAK = 1 + next(i for i, r in enumerate(RULES) if r.test is None)

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tables import (DTYPE_BYTES, OPTIMIZERS, OPTIMIZERS_TABLE, OVERHEADS, PROFILES, RECIPES,  # noqa: F401
-                     RECOMPUTE_MODES, STATE_DTYPES)
+from .model import head_dims, moe_widths
+from .tables import (BASE_FORMATS, DEEPSPEED_PREFETCH_PARAMS, DTYPE_BYTES, GATED_MLPS, OPTIMIZERS,  # noqa: F401
+                     OPTIMIZERS_TABLE, OVERHEADS, PROFILES, RECIPES, RECOMPUTE_MODES, STATE_DTYPES)
 
 # ---------------------------------------------------------------------------------------------------------------
 # Model state (optimizers, recipes and dtypes are rows of core/tables.py)
@@ -76,7 +77,9 @@ def adafactor_state_elements(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab
 
 
 def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights=True, grad_accum_fp32=False,
-                optimizer="adamw", zero_stage=0, n_gpus=1, tp=1, pp=1, adafactor_elements=None, stage_params=None):
+                optimizer="adamw", zero_stage=0, n_gpus=1, tp=1, pp=1, adafactor_elements=None, stage_params=None,
+                trainable_params=None, adapter_params=0.0, quantized_params=0.0, frozen_bytes=None,
+                quantized_bytes=0.0, zero_convention="paper"):
     """Model-state bytes per GPU as named parts: weights, grads, grad_accum, optimizer, master.
 
     Per parameter: weights = bytes(weight_dtype); grads = bytes(grad_dtype); grad_accum = 4 if an fp32
@@ -84,6 +87,15 @@ def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights
     A GPU holds its pipeline stage's parameters (`stage_params`; n_params/pp when not given) divided by tp, then
     ZeRO divides by d = n_gpus/(tp·pp): stage ≥1 optimizer + master, stage ≥2 grads + grad_accum, stage 3
     weights (ZeRO Fig. 1; FSDP = stage 3). `adafactor_elements` are the whole model's, scaled to the stage.
+
+    Only what trains has gradients, optimizer state and a master copy (issue 12): `trainable_params` of the stage's
+    parameters (all of them unless given: full training; a frozen fraction; none under LoRA) plus `adapter_params`
+    (LoRA's A and B, in the weight dtype, Hu et al. 2021). Frozen parameters keep only their weights, at
+    `frozen_bytes` each (the weight dtype unless given), except `quantized_params` of them stored at
+    `quantized_bytes` (QLoRA's NF4 blocks with their constants, `tables.BASE_FORMATS`).
+    zero_convention 'deepspeed' (DeepSpeed's stage_1_and_2.py / stage3.py and their memory estimators): the
+    optimizer's gradients are an fp32 partition, 4 bytes per trained parameter ÷ d (in grad_accum); ZeRO-1/2 also
+    keep the full 16-bit gradients (not sharded), ZeRO-3 none (the gathered layer's are `param_buffer_bytes`).
     """
     N = np.asarray(n_params, dtype=np.float64)
     t = np.asarray(tp, dtype=np.float64)
@@ -91,19 +103,78 @@ def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights
     d = np.asarray(n_gpus, dtype=np.float64) / (t * p)
     z = np.asarray(zero_stage)
     n_gpu = (N / p if stage_params is None else np.asarray(stage_params, dtype=np.float64)) / t  # params per GPU
+    base_t = n_gpu if trainable_params is None else np.asarray(trainable_params, dtype=np.float64) / t
+    trained = base_t + np.asarray(adapter_params, dtype=np.float64) / t  # parameters with gradients and moments
+    q = np.asarray(quantized_params, dtype=np.float64) / t
+    wb = dtype_bytes_array(weight_dtype)
+    fb = wb if frozen_bytes is None else np.asarray(frozen_bytes, dtype=np.float64)
     opt_pp = optimizer_bytes_per_param(optimizer)
     if adafactor_elements is not None:
-        opt_b = np.where(np.asarray(optimizer) == "adafactor", 4.0 * adafactor_elements * n_gpu / N, opt_pp * n_gpu)
+        opt_b = np.where(np.asarray(optimizer) == "adafactor", 4.0 * adafactor_elements * trained / N, opt_pp * trained)
     else:
-        opt_b = opt_pp * n_gpu
+        opt_b = opt_pp * trained
+    ds = np.asarray(zero_convention) == "deepspeed"
+    grads = trained * dtype_bytes_array(grad_dtype)
     parts = {
-        "weights_bytes": n_gpu * dtype_bytes_array(weight_dtype),
-        "grads_bytes": n_gpu * dtype_bytes_array(grad_dtype),
-        "grad_accum_bytes": np.where(np.asarray(grad_accum_fp32, dtype=bool), 4.0 * n_gpu, 0.0),
+        "weights_bytes": trained * wb + (n_gpu - base_t - q) * fb + q * np.asarray(quantized_bytes, dtype=np.float64),
+        "grads_bytes": np.where(ds & (z == 3), 0.0, grads),
+        "grad_accum_bytes": np.where(np.asarray(grad_accum_fp32, dtype=bool) | (ds & (z >= 1)), 4.0 * trained, 0.0),
         "optimizer_bytes": opt_b,
-        "master_bytes": np.where(np.asarray(master_weights, dtype=bool), 4.0 * n_gpu, 0.0),
+        "master_bytes": np.where(np.asarray(master_weights, dtype=bool), 4.0 * trained, 0.0),
     }
-    return {k: v / np.where(z >= ZERO_SHARD_STAGE[k], d, 1.0) for k, v in parts.items()}
+    out = {k: v / np.where(z >= ZERO_SHARD_STAGE[k], d, 1.0) for k, v in parts.items()}
+    # DeepSpeed ZeRO-1/2: the 16-bit gradients are kept whole; the fp32 partition is sharded from stage 1 on
+    out["grads_bytes"] = np.where(ds & ((z == 1) | (z == 2)), parts["grads_bytes"], out["grads_bytes"])
+    out["grad_accum_bytes"] = np.where(ds & (z >= 1), parts["grad_accum_bytes"] / d, out["grad_accum_bytes"])
+    return out
+
+
+# host offload (tables.OFFLOAD_MODES): which state parts move to host memory
+OFFLOADED_PARTS = {"optimizer": ("grads_bytes", "grad_accum_bytes", "optimizer_bytes", "master_bytes"),
+                   "optimizer_params": ("weights_bytes", "grads_bytes", "grad_accum_bytes", "optimizer_bytes",
+                                        "master_bytes")}
+
+
+def offload_split(parts: dict, offload="none") -> tuple[dict, np.ndarray]:
+    """(the parts left on the GPU, bytes per GPU moved to host memory). 'optimizer' (ZeRO-Offload, Ren et al. 2021
+    §4): gradients stream to the host, where the fp32 master copy and the moments live and the update runs; the GPU
+    keeps the 16-bit weights. 'optimizer_params' (ZeRO-Infinity's CPU offload of parameters, ZeRO-3): the weights
+    too; the GPU keeps only gathered layers (`param_buffer_bytes`)."""
+    o = np.asarray(offload)
+    host = 0.0
+    gpu = dict(parts)
+    for k in parts:
+        moved = (o == "optimizer_params") | ((o == "optimizer") & (k in OFFLOADED_PARTS["optimizer"]))
+        if np.any(moved):
+            host = host + np.where(moved, parts[k], 0.0)
+            gpu[k] = np.where(moved, 0.0, parts[k])
+    return gpu, host + 0.0 * sum(parts.values())
+
+
+def param_buffer_bytes(zero_stage, zero_convention, offload, largest_layer_params, unit_params, tp=1,
+                       gathered_bytes_per_param=2.0, grad_bytes_per_param=2.0, trained_frac=1.0,
+                       dequant_params=0.0):
+    """Working buffers of sharded parameters, per GPU (0 under the ZeRO paper's accounting, the default).
+
+    deepspeed (ZeRO-3, or parameters offloaded): 4 bytes × the largest layer's parameters — its gathered 16-bit
+      parameters and gradients, DeepSpeed's `estimate_zero3_model_states_mem_needs` — plus the prefetch bucket,
+      stage3_prefetch_bucket_size = 5e7 parameters in the gathered dtype (deepspeed/runtime/zero/config.py).
+    fsdp (ZeRO-3): two units gathered (the one computing and the next, prefetched; FSDP's default
+      backward_prefetch and limit_all_gathers) in their stored dtype, and one unit's unsharded gradients before their
+      reduce-scatter (Zhao et al. 2023 §3.3); a unit is a transformer block or the root (embedding, LM head).
+    And, with a quantised base (QLoRA), the one linear layer being dequantised to 16 bits (`dequant_params` × 2).
+    Tensor parallelism divides all of it."""
+    z = np.asarray(zero_stage)
+    conv = np.asarray(zero_convention)
+    params_off = np.asarray(offload) == "optimizer_params"
+    gb = np.asarray(gathered_bytes_per_param, dtype=np.float64)
+    ds = ((conv == "deepspeed") & (z == 3)) | (params_off & (conv != "fsdp"))
+    fsdp = (conv == "fsdp") & (z == 3)
+    largest, unit = (np.asarray(x, dtype=np.float64) for x in (largest_layer_params, unit_params))
+    ds_b = 4.0 * largest + DEEPSPEED_PREFETCH_PARAMS * gb
+    fsdp_b = 2.0 * unit * gb + unit * np.asarray(grad_bytes_per_param, dtype=np.float64) * trained_frac
+    out = np.where(ds, ds_b, np.where(fsdp, fsdp_b, 0.0)) + 2.0 * np.asarray(dequant_params, dtype=np.float64)
+    return out / np.asarray(tp, dtype=np.float64)
 
 
 # bytes of state per parameter for each recipe (12, 16, 18, 20, 16), derived rather than typed
@@ -147,13 +218,27 @@ LEDGER_TENSORS = (
     ("expert_inputs", "MoE: tokens gathered for their top_k experts (top_k copies of the MLP input)", "expert linear"),
     ("expert_outputs", "MoE: each expert's output, kept for the routing-weight multiply (top_k copies)",
      "routing-weight multiply"),
+    ("shared_experts", "MoE: the shared experts' d_ff-wide tensors (as an MLP's: gate, up, [SiLU,] down input), and "
+                       "with a shared-expert gate its output and sigmoid", "shared expert MLP"),
+    ("qk_norm_input", "QK-norm: queries and keys before their RMSNorm (eager: the fp32 copy, and x·rstd)",
+     "q_norm / k_norm"),
+    ("qk_norm_stats", "QK-norm: fp32 rstd per head and row (full: per row)", "q_norm / k_norm"),
+    ("mla_latents", "MLA: the compressed query and KV latents, input of their RMSNorms (eager: the fp32 copy)",
+     "q_a_layernorm / kv_a_layernorm"),
+    ("mla_latent_stats", "MLA: fp32 rstd of the latents' norms", "q_a_layernorm / kv_a_layernorm"),
+    ("mla_latents_normed", "MLA: the normalised latents, input of the up-projections (eager: also x·rstd)",
+     "q_b_proj / kv_b_proj"),
+    ("post_norms", "Gemma 2/3: the post-attention and post-MLP norms' inputs and statistics", "post-norms"),
+    ("lora_hidden", "LoRA: each adapter's rank-r intermediate x·Aᵀ, kept for B's gradient", "lora_B"),
 )
 LEDGER_NAMES = tuple(t[0] for t in LEDGER_TENSORS)
 
 
 def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=None, mlp="gelu", norm="layernorm",
                  dropout=True, flash_attention=False, recompute="none", tp=1, sequence_parallel=False,
-                 profile="fused", act_bytes=2.0, n_experts=1, top_k=1):
+                 profile="fused", act_bytes=2.0, n_experts=1, top_k=1, head_dim=0, v_head_dim=0, attention="standard",
+                 q_lora_rank=0, kv_lora_rank=0, qk_norm="none", norms_per_layer=2, moe_d_ff=0, n_shared_experts=0,
+                 shared_d_ff=0, shared_expert_gate=False, training="full", lora_rank=16, lora_targets="all"):
     """Bytes of each tensor one transformer layer keeps for its backward pass, per GPU (vectorised).
 
     Legend: s, b, h, a, k, f, t = seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, tp. Activations are
@@ -179,8 +264,22 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     QKV/MLP inputs and dropout masks outside (10sbh) divide by t only with sequence parallelism (§4.2.3).
     K/V with k < t heads are replicated: k/t is floored at 1 head per GPU.
     Mixture of experts (dropless top-k routing, as Mixtral's reference implementation): each token's d_ff-wide
-    tensors exist once per chosen expert (× top_k), plus the fp32 router probabilities (4·s·b·E), the gathered
-    expert inputs and the expert outputs kept for the routing-weight multiply (top_k · 2sbh each).
+    tensors exist once per chosen expert (× top_k, width f_e = moe_d_ff), plus the fp32 router probabilities
+    (4·s·b·E), the gathered expert inputs and the expert outputs kept for the routing-weight multiply (top_k · 2sbh
+    each); shared experts (DeepSeekMoE, Qwen2-MoE) keep an MLP's tensors of width E_s·f_s, and a shared-expert gate
+    its output (2sbh) and sigmoid (2sb).
+    Issue 12, derived tensor by tensor: head_dim d_h and v_head_dim d_v set q, k (a·d_h, k·d_h) and v, O (k·d_v,
+    a·d_v) — with d_h = d_v = h/a the classic sizes; QK-norm keeps q and k before their norms and an rstd per head
+    (per row for 'full'); MLA (DeepSeek-V2 §2.1) keeps the query and KV latents (r_q + r_kv wide) for their norms,
+    an rstd each, and the normalised latents for the up-projections, then q and k of a heads × d_h and v of a × d_v;
+    norms_per_layer 4 (Gemma 2/3) adds two norms' inputs and statistics, 1 (one norm for a parallel block) drops
+    norm 2 and the MLP input (the MLP reads the attention's normalised input, already kept as qkv_input).
+    LoRA / QLoRA (frozen base, Hu et al. 2021): a frozen linear layer keeps no input for its weight's gradient, so
+    the input of the output projection (unless adapted, or flash keeps O), of the MLP and of the down projection
+    (unless the MLP is adapted: targets 'all') and the experts' gathered inputs are dropped, and so is eager
+    RMSNorm's x·rstd (its weight is frozen); each adapted matrix keeps its rank-r intermediate x·Aᵀ (2·s·b·r; per
+    chosen expert); lora_dropout 0 (PEFT's default), so A's input is the base layer's. A quantised base (QLoRA)
+    keeps the same: bitsandbytes' 4-bit matmul saves no input for a frozen weight.
     Selective recomputation (§5): the attention core (softmax, its mask, dropout output; flash's LSE) is
     recomputed, so those entries are 0. Full recomputation: see `activation_bytes`; this ledger is the
     per-layer working set that is rebuilt during that layer's backward.
@@ -198,79 +297,131 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     flash = np.asarray(flash_attention, dtype=bool)
     rec = np.asarray(recompute)
     selective = rec == "selective"
-    swiglu = np.asarray(mlp) == "swiglu"
+    swiglu = np.isin(np.asarray(mlp), GATED_MLPS)
     rms = np.asarray(norm) == "rmsnorm"
     eager = np.asarray(profile) == "eager"
     E = np.asarray(n_experts, dtype=np.float64)
     moe = E > 1
     kx = np.where(moe, np.asarray(top_k, dtype=np.float64), 1.0)  # copies of each d_ff-wide tensor
+    hd, vd = head_dims(d_model, n_heads, head_dim, v_head_dim)
+    mla = np.asarray(attention) == "mla"
+    kh = np.where(mla, a, k)  # key/value heads (MLA: one per query head)
+    fe, fs = moe_widths(f, moe_d_ff, shared_d_ff)
+    fw = np.where(moe, fe, f)  # the width of this layer's (routed) MLP
+    npl = np.asarray(norms_per_layer, dtype=np.float64)
+    lora = np.isin(np.asarray(training), ("lora", "qlora"))
+    tgt = np.asarray(lora_targets)
+    o_kept = ~lora | (tgt != "qv") | flash  # the output projection's input: trained/adapted, or flash keeps O
+    mlp_kept = ~lora | (tgt == "all")  # the MLP's linear inputs: trained or adapted
 
     sbh = s * b * h
     t_out = np.where(sp, t, 1.0)  # divisor of tensors outside the TP regions
-    kv_per_gpu = np.maximum(k / t, 1.0) * h / a  # K/V width per GPU (replicated below one head)
+    kv_per_gpu = np.maximum(kh / t, 1.0) * hd  # K width per GPU (replicated below one head)
+    v_per_gpu = np.maximum(kh / t, 1.0) * vd
     s2 = a * s * s * b / t  # per-GPU s×s elements over all heads
     no_core = flash | selective  # s×s tensors absent
     # fp32 statistics per row: layernorm keeps mean and rstd, rmsnorm rstd; Korthikanti (fused) ignores layernorm's
     stats = np.where(rms, 4.0 * s * b, np.where(eager, 8.0 * s * b, 0.0)) / t_out
     eager_rms = eager & rms  # unfused RMSNorm: fp32 copy of the input and a 16-bit normalised copy
     upcast = np.where(eager_rms, (4.0 - p) * sbh, 0.0) / t_out
-    normalized = np.where(eager_rms, p * sbh, 0.0) / t_out
+    normalized = np.where(eager_rms & ~lora, p * sbh, 0.0) / t_out
+    one_norm = npl == 1  # a parallel block: the MLP reads the attention's normalised input
 
-    z = np.zeros(np.broadcast(s, b, h, a, k, f, t, p, sp, drop, flash, rec, swiglu, rms, eager, kx).shape)
-    sbf = kx * s * b * f / t  # d_ff-wide elements per GPU, over the chosen experts
+    z = np.zeros(np.broadcast(s, b, h, a, k, f, t, p, sp, drop, flash, rec, swiglu, rms, eager, kx, hd, vd, npl,
+                              lora).shape)
+    sbf = kx * s * b * fw / t  # d_ff-wide elements per GPU, over the chosen experts
+    # shared experts: an MLP of width E_s·f_s (its input is mlp_input), and a gate's output and sigmoid
+    sbs = np.where(moe, np.asarray(n_shared_experts, dtype=np.float64), 0.0) * s * b * fs / t
+    shared_mlp = np.where(swiglu, (2.0 + eager) * p * sbs, p * sbs) + np.where(mlp_kept, p * sbs, 0.0)
+    gate_on = moe & np.asarray(shared_expert_gate, dtype=bool)
+    shared = shared_mlp + np.where(gate_on, p * sbh / t_out + p * s * b / t_out, 0.0)
+    # QK-norm: q and k before the norm (fused: 16-bit; eager: the fp32 copy, and x·rstd unless frozen)
+    qkn = np.asarray(qk_norm)
+    qk_elems = np.where(qkn == "none", 0.0, s * b * (a / t * hd + np.maximum(kh / t, 1.0) * hd))
+    qk_bytes = np.where(eager_rms, 4.0 + np.where(lora, 0.0, p), p)
+    qk_rows = np.select([qkn == "per_head", qkn == "full"], [s * b * (a / t + np.maximum(kh / t, 1.0)),
+                                                              2.0 * s * b / t_out], 0.0)
+    # MLA latents (not split by tensor parallelism: the down-projections are replicated)
+    qr = np.where(mla, np.asarray(q_lora_rank, dtype=np.float64), 0.0)
+    kvr = np.where(mla, np.asarray(kv_lora_rank, dtype=np.float64), 0.0)
+    lat = s * b * (qr + kvr) / t_out
+    lat_rows = s * b * (np.where(qr > 0, 1.0, 0.0) + np.where(mla, 1.0, 0.0)) / t_out
+    # LoRA: adapted matrices per layer (q, k, v, o; MLA: the query path, the KV down and up, o) and per MLP
+    std_attn = np.where(tgt == "qv", 2.0, 4.0)
+    mla_attn = np.where(qr > 0, 2.0, 1.0) + 2.0 + np.where(tgt == "qv", 0.0, 1.0)
+    n_mlp_mats = np.where(swiglu, 3.0, 2.0) * (kx + np.where(moe, np.asarray(n_shared_experts, dtype=np.float64), 0.0))
+    lora_mats = np.where(mla, mla_attn, std_attn) + np.where(tgt == "all", n_mlp_mats, 0.0)
+    sbq = s * b * (a * hd)  # query elements (= sbh for the classic block)
+    sbo = s * b * (a * vd)  # attention output elements
     led = {
         "norm1_input": z + p * sbh / t_out,
         "norm1_stats": z + stats,
         "norm1_upcast": z + upcast,
         "norm1_normalized": z + normalized,
         "qkv_input": z + p * sbh / t_out,
-        "q": z + p * sbh / t,
+        "q": z + p * sbq / t,
         "k": z + p * s * b * kv_per_gpu,
         "softmax_output": np.where(no_core, 0.0, p * s2),
         "softmax_dropout_mask": np.where(no_core | ~drop, 0.0, 1.0 * s2),
         "dropout_output": np.where(no_core | ~drop, 0.0, p * s2),
-        "v": z + p * s * b * kv_per_gpu,
+        "v": z + p * s * b * v_per_gpu,
         "softmax_lse": np.where(flash & ~selective, 4.0 * a * s * b / t, 0.0),
-        "attn_output": z + p * sbh / t,
+        "attn_output": np.where(o_kept, p * sbo / t, 0.0) + z,
         "attn_dropout_mask": np.where(drop, 1.0 * sbh / t_out, 0.0),
-        "norm2_input": z + p * sbh / t_out,
-        "norm2_stats": z + stats,
-        "norm2_upcast": z + upcast,
-        "norm2_normalized": z + normalized,
-        "mlp_input": z + p * sbh / t_out,
+        "norm2_input": np.where(one_norm, 0.0, p * sbh / t_out) + z,
+        "norm2_stats": np.where(one_norm, 0.0, stats) + z,
+        "norm2_upcast": np.where(one_norm, 0.0, upcast) + z,
+        "norm2_normalized": np.where(one_norm, 0.0, normalized) + z,
+        "mlp_input": np.where(one_norm | ~mlp_kept, 0.0, p * sbh / t_out) + z,
         "gelu_input": np.where(swiglu, 0.0, p * sbf),
         "gate": np.where(swiglu, p * sbf, 0.0),
         "up": np.where(swiglu, p * sbf, 0.0),
         "silu_output": np.where(swiglu & eager, p * sbf, 0.0),
-        "mlp_hidden": z + p * sbf,
+        "mlp_hidden": np.where(mlp_kept, p * sbf, 0.0) + z,
         "mlp_dropout_mask": np.where(drop, 1.0 * sbh / t_out, 0.0),
         "router_probs": np.where(moe, 4.0 * s * b * E / t_out, 0.0),
-        "expert_inputs": np.where(moe, kx * p * sbh / t_out, 0.0),
+        "expert_inputs": np.where(moe & mlp_kept, kx * p * sbh / t_out, 0.0),
         "expert_outputs": np.where(moe, kx * p * sbh / t_out, 0.0),
+        "shared_experts": z + shared,
+        "qk_norm_input": z + qk_bytes * qk_elems,
+        "qk_norm_stats": z + 4.0 * qk_rows,
+        "mla_latents": z + np.where(eager_rms, 4.0, p) * lat,
+        "mla_latent_stats": z + 4.0 * lat_rows,
+        "mla_latents_normed": z + (p + np.where(eager_rms & ~lora, p, 0.0)) * lat,
+        "post_norms": np.where(npl == 4, 2.0 * (p * sbh / t_out + stats + upcast + normalized), 0.0) + z,
+        "lora_hidden": np.where(lora, p * s * b * np.asarray(lora_rank, dtype=np.float64) * lora_mats, 0.0) + z,
     }
     return led
 
 
 # The ledger's tensors grouped by part of the block (for per-part curves and summaries); every tensor is in one group.
 LEDGER_INPUTS = ("seq_len", "micro_batch", "d_model", "n_heads", "n_kv_heads", "d_ff", "mlp", "norm", "dropout",
-                 "flash_attention", "recompute", "tp", "sequence_parallel", "profile", "n_experts", "top_k")
+                 "flash_attention", "recompute", "tp", "sequence_parallel", "profile", "n_experts", "top_k",
+                 "head_dim", "v_head_dim", "attention", "q_lora_rank", "kv_lora_rank", "qk_norm", "norms_per_layer",
+                 "moe_d_ff", "n_shared_experts", "shared_d_ff", "shared_expert_gate", "training", "lora_rank",
+                 "lora_targets")
+LEDGER_DEFAULTS = {"training": "full", "lora_rank": 16, "lora_targets": "all"}  # + model.ARCH_DEFAULTS
 
 
 def ledger(c, **over) -> dict:
     """`layer_ledger` for a configuration: `c` is any mapping of `evaluate`'s input columns (a sweep chunk, or
     `Config.columns()`); keyword arguments override single inputs (e.g. recompute="none", tp=1)."""
-    kw = {k: over[k] if k in over else c[k] for k in LEDGER_INPUTS}
+    from .model import ARCH_DEFAULTS
+    dflt = {**ARCH_DEFAULTS, **LEDGER_DEFAULTS}
+    kw = {k: over[k] if k in over else c[k] if k in c else dflt[k] for k in LEDGER_INPUTS}
     return layer_ledger(**kw)
 
 
 LEDGER_GROUPS = {
     "attention scores (∝ s²)": ("softmax_output", "softmax_dropout_mask", "dropout_output"),
-    "attention, linear in s": ("qkv_input", "q", "k", "v", "attn_output", "softmax_lse"),
-    "MLP": ("mlp_input", "gelu_input", "gate", "up", "silu_output", "mlp_hidden"),
+    "attention, linear in s": ("qkv_input", "q", "k", "v", "attn_output", "softmax_lse", "qk_norm_input",
+                               "qk_norm_stats", "mla_latents", "mla_latent_stats", "mla_latents_normed"),
+    "MLP": ("mlp_input", "gelu_input", "gate", "up", "silu_output", "mlp_hidden", "shared_experts"),
     "MoE routing": ("router_probs", "expert_inputs", "expert_outputs"),
     "norms": ("norm1_input", "norm1_stats", "norm1_upcast", "norm1_normalized", "norm2_input", "norm2_stats",
-              "norm2_upcast", "norm2_normalized"),
+              "norm2_upcast", "norm2_normalized", "post_norms"),
     "dropout masks": ("attn_dropout_mask", "mlp_dropout_mask"),
+    "LoRA adapters": ("lora_hidden",),
 }
 QUADRATIC_TENSORS = LEDGER_GROUPS["attention scores (∝ s²)"]
 

@@ -2,15 +2,21 @@
 
 A `Model` is built from architecture fields (or a preset from data/models.csv, or a Hugging Face
 config.json, or a raw parameter count). The parameter count is derived from the fields as named
-parts — embedding, position, attention, mlp, router, norms, lm_head — plus a total, and for
-mixture-of-experts an active count (top_k of n_experts MLPs per token).
+parts — embedding, position, attention, mlp (dense), experts (routed), shared_experts, router, norms, lm_head —
+plus a total, and for mixture-of-experts an active count (top_k of n_experts routed MLPs per token, every shared
+expert). A multi-token-prediction module (DeepSeek-V3) is counted apart (`mtp_breakdown`), as its publisher does.
 
 Symbols inside formulas: L, h, a, k, f, V = n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab_size;
-head dim = h / a; the K and V projections have k·h/a columns (GQA/MQA; k = a is multi-head).
+d_h = head_dim (query/key width per head; h / a unless given), d_v = v_head_dim (= d_h unless given); the K and V
+projections have k·d_h and k·d_v columns (GQA/MQA; k = a is multi-head). MLA (multi-head latent attention, DeepSeek-V2
+arXiv:2405.04434 §2.1): r_q, r_kv = q_lora_rank, kv_lora_rank, d_r = qk_rope_head_dim (the decoupled RoPE part of d_h).
+MoE: E, E_s = n_experts, n_shared_experts; f_e = moe_d_ff (routed expert width; d_ff unless given), f_s = shared_d_ff
+(each shared expert's width; f_e unless given); L_d = n_dense_layers (the first layers, dense with width f).
 """
 from __future__ import annotations
 
 import csv
+import json
 import math
 from dataclasses import dataclass, fields, replace
 from functools import lru_cache
@@ -18,61 +24,249 @@ from pathlib import Path
 
 import numpy as np
 
-from .tables import BIAS_KINDS, MLP_KINDS, NORM_KINDS, POSITION_KINDS  # noqa: F401
+from .tables import (ATTENTION_KINDS, BIAS_KINDS, GATED_MLPS, LORA_TARGETS, MLP_KINDS, NORM_KINDS,  # noqa: F401
+                     NORMS_PER_LAYER, POSITION_KINDS, QK_NORMS)
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
-# Names of the architecture fields, in the CLI/JSON vocabulary.
+# Names of the architecture fields, in the CLI/JSON vocabulary. The second group (issue 12) defaults to "off" (0,
+# false, standard, none, 2 norms), so a model that does not set them is counted exactly as before.
 ARCH_FIELDS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "vocab_size", "mlp", "norm", "bias",
-               "dropout", "tied_embeddings", "position", "max_position", "n_experts", "top_k")
+               "dropout", "tied_embeddings", "position", "max_position", "n_experts", "top_k",
+               "head_dim", "v_head_dim", "attention", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_norm",
+               "norms_per_layer", "embedding_norm", "moe_d_ff", "n_shared_experts", "shared_d_ff",
+               "shared_expert_gate", "n_dense_layers", "sliding_window", "global_every", "n_mtp_layers")
+# the issue-12 fields with their "off" values (a model, a sweep column or a hand-built column dict without them)
+ARCH_DEFAULTS = {"head_dim": 0, "v_head_dim": 0, "attention": "standard", "q_lora_rank": 0, "kv_lora_rank": 0,
+                 "qk_rope_head_dim": 0, "qk_norm": "none", "norms_per_layer": 2, "embedding_norm": False,
+                 "moe_d_ff": 0, "n_shared_experts": 0, "shared_d_ff": 0, "shared_expert_gate": False,
+                 "n_dense_layers": 0, "sliding_window": 0, "global_every": 0, "n_mtp_layers": 0}
+_INT_ARCH = ("head_dim", "v_head_dim", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "norms_per_layer",
+             "moe_d_ff", "n_shared_experts", "shared_d_ff", "n_dense_layers", "sliding_window", "global_every",
+             "n_mtp_layers")
+
+
+def _f(x) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64)
+
+
+def head_dims(d_model, n_heads, head_dim=0, v_head_dim=0):
+    """(d_h, d_v): the query/key and value widths per head; d_h = h / a and d_v = d_h where not given (0)."""
+    hd = np.where(_f(head_dim) > 0, _f(head_dim), _f(d_model) / _f(n_heads))
+    return hd, np.where(_f(v_head_dim) > 0, _f(v_head_dim), hd)
+
+
+def moe_widths(d_ff, moe_d_ff=0, shared_d_ff=0):
+    """(f_e, f_s): a routed expert's width (d_ff unless moe_d_ff is given) and a shared expert's (f_e unless given)."""
+    fe = np.where(_f(moe_d_ff) > 0, _f(moe_d_ff), _f(d_ff))
+    return fe, np.where(_f(shared_d_ff) > 0, _f(shared_d_ff), fe)
+
+
+def layer_counts(n_layers, n_experts, n_dense_layers=0):
+    """(dense layers, MoE layers): a dense model's layers are all dense; an MoE model's first n_dense_layers are."""
+    L, E = _f(n_layers), _f(n_experts)
+    dense = np.where(E > 1, np.minimum(_f(n_dense_layers), L), L)
+    return dense, L - dense
+
+
+def norm_params(d_model, norm):
+    """Parameters of one norm over d_model: 2h layernorm (weight + bias), h rmsnorm, 0 nonparametric."""
+    n = np.asarray(norm)
+    return np.select([n == "layernorm", n == "nonparametric"], [2.0, 0.0], 1.0) * _f(d_model)
+
+
+def attention_parts(d_model, n_heads, n_kv_heads, head_dim=0, v_head_dim=0, attention="standard", q_lora_rank=0,
+                    kv_lora_rank=0, qk_rope_head_dim=0, qk_norm="none", norm="rmsnorm", bias="none"):
+    """One layer's attention projections as (in + out) sums per group, for LoRA, and the layer's parameters.
+
+    Standard (Vaswani et al. 2017; GQA, Ainslie et al. 2023): Q h×a·d_h, K h×k·d_h, V h×k·d_v, O a·d_v×h
+      [+ a·d_h + k·d_h + k·d_v biases if bias ∈ {qkv, all}] [+ h output bias if bias = all]; with d_h = d_v = h/a
+      this is 2h² + 2h·kh/a.
+    MLA (DeepSeek-V2 §2.1, DeepSeek-V3 config fields): queries h×r_q, an RMSNorm r_q, r_q×a·d_h (or h×a·d_h when
+      r_q = 0); the compressed KV and the shared RoPE key h×(r_kv + d_r), an RMSNorm r_kv, the up-projection
+      r_kv×a·(d_h − d_r + d_v) to the per-head keys (without RoPE) and values; O a·d_v×h.
+    QK-norm: per_head 2·d_h (Qwen3, Gemma 3), full a·d_h + k·d_h (OLMo 2); × 2 for a layernorm (weight and bias).
+    Returns {"params", "norms" (the MLA latents' and the QK-norms' weights, part of params), "q", "k", "v", "o"}
+    (the last four: Σ (in + out) of the group's matrices, for `lora_params`)."""
+    h, a, k = _f(d_model), _f(n_heads), _f(n_kv_heads)
+    hd, vd = head_dims(d_model, n_heads, head_dim, v_head_dim)
+    mla = np.asarray(attention) == "mla"
+    qr, kvr, dr = _f(q_lora_rank), _f(kv_lora_rank), _f(qk_rope_head_dim)
+    b = np.asarray(bias)
+    qkv_bias = (b == "qkv") | (b == "all")
+    all_bias = b == "all"
+    nrm = np.select([np.asarray(norm) == "layernorm", np.asarray(norm) == "nonparametric"], [2.0, 0.0], 1.0)
+    qkn = np.asarray(qk_norm)
+    qk_norm_p = nrm * np.select([qkn == "per_head", qkn == "full"], [2 * hd, (a + k) * hd], 0.0)
+
+    std = (h * (a * hd) + h * (k * hd) + h * (k * vd) + (a * vd) * h
+           + np.where(qkv_bias, a * hd + k * hd + k * vd, 0.0) + np.where(all_bias, h, 0.0))
+    q_mla = np.where(qr > 0, h * qr + qr + qr * (a * hd), h * (a * hd))
+    kv_mla = h * (kvr + dr) + kvr + kvr * (a * (hd - dr + vd))
+    mla_p = q_mla + kv_mla + (a * vd) * h
+    params = np.where(mla, mla_p, std) + qk_norm_p
+    norms = qk_norm_p + np.where(mla, np.where(qr > 0, qr, 0.0) + kvr, 0.0)
+    q_io = np.where(mla & (qr > 0), (h + qr) + (qr + a * hd), h + a * hd)
+    k_io = np.where(mla, (h + kvr + dr) + (kvr + a * (hd - dr + vd)), h + k * hd)
+    v_io = np.where(mla, 0.0, h + k * vd)
+    o_io = a * vd + h
+    return {"params": params, "norms": norms, "q": q_io, "k": k_io, "v": v_io, "o": o_io}
 
 
 def param_breakdown(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab_size, mlp="swiglu", norm="rmsnorm",
                     bias="none", tied_embeddings=False, position="rotary", max_position=0, n_experts=1, top_k=1,
-                    dropout=None):
+                    dropout=None, head_dim=0, v_head_dim=0, attention="standard", q_lora_rank=0, kv_lora_rank=0,
+                    qk_rope_head_dim=0, qk_norm="none", norms_per_layer=2, embedding_norm=False, moe_d_ff=0,
+                    n_shared_experts=0, shared_d_ff=0, shared_expert_gate=False, n_dense_layers=0, sliding_window=0,
+                    global_every=0, n_mtp_layers=0):
     """Parameter count as named parts (vectorised; arrays broadcast).
 
-    Per layer (Vaswani et al. 2017 block; GQA as in Ainslie et al. 2023):
-      attention = h·h (Q) + 2·h·(k·h/a) (K, V) + h·h (output) [+ h + 2k·h/a biases if bias ∈ {qkv, all}]
-                  [+ h output bias if bias = all]
-      mlp       = E · (2·h·f [+ f + h biases if bias = all])  for gelu (2 matrices)
-                  E · 3·h·f                                   for swiglu (gate, up, down)
-      router    = h·E when E > 1 (Mixtral)
-      norms     = 2 per layer · (2h layernorm with bias | h rmsnorm)
-    Whole model: embedding V·h, learned positions max_position·h, final norm, LM head V·h unless tied.
-    `active` counts top_k of the E expert MLPs (the parameters one token touches).
-    `dropout` is accepted (and ignored) so a model's whole field dict can be passed.
+    Per layer (Vaswani et al. 2017 block; GQA as in Ainslie et al. 2023; MLA, head_dim and QK-norm: see
+    `attention_parts`):
+      attention = 2h² + 2h·(k·h/a) for the classic block [+ biases]
+      mlp       = 2·h·f [+ f + h biases if bias = all]  for gelu (2 matrices)
+                  3·h·f                                 for swiglu / geglu (gate, up, down)
+      MoE layer = E routed experts of width f_e + E_s shared experts of width f_s (DeepSeekMoE, arXiv:2401.06066
+                  §3; Qwen1.5/2-MoE), router h·E (Mixtral) [+ h for a shared-expert gate, Qwen2-MoE]
+      norms     = norms_per_layer · (2h layernorm | h rmsnorm | 0 nonparametric) — 2 pre-norms (GPT, Llama), 4 with
+                  Gemma 2/3's post-norms, 1 for a parallel block with one norm (Falcon 7B)
+    Dense-first MoE models (DeepSeek-V3 first_k_dense_replace): the first L_d layers have a dense MLP of width f.
+    Whole model: embedding V·h, learned positions max_position·h, [embedding LayerNorm (BLOOM)], final norm, LM head
+    V·h unless tied. `active` counts top_k of the E routed experts (and every shared expert): what one token
+    touches. `dropout`, `sliding_window`, `global_every` and `n_mtp_layers` are accepted (and ignored: no
+    parameters; the MTP module is `mtp_breakdown`) so a model's whole field dict can be passed.
     Checked against GPT-3 175B = 174.6B (Brown et al. Table 2.1) and the presets' published counts.
     """
-    L, h, a, k, f, V = (np.asarray(x, dtype=np.float64) for x in (n_layers, d_model, n_heads, n_kv_heads, d_ff,
-                                                                      vocab_size))
-    E = np.asarray(n_experts, dtype=np.float64)
-    topk = np.asarray(top_k, dtype=np.float64)
-    swiglu = np.asarray(mlp) == "swiglu"
-    ln = np.asarray(norm) == "layernorm"
-    bias = np.asarray(bias)
-    qkv_bias = (bias == "qkv") | (bias == "all")
-    all_bias = bias == "all"
-    kv_dim = k * h / a
+    L, h, f, V = _f(n_layers), _f(d_model), _f(d_ff), _f(vocab_size)
+    E, topk = _f(n_experts), _f(top_k)
+    gated = np.isin(np.asarray(mlp), GATED_MLPS)
+    all_bias = np.asarray(bias) == "all"
+    fe, fs = moe_widths(d_ff, moe_d_ff, shared_d_ff)
+    Ld, Lm = layer_counts(n_layers, n_experts, n_dense_layers)
+    Es = _f(n_shared_experts)
 
-    attn = 2 * h * h + 2 * h * kv_dim + np.where(qkv_bias, h + 2 * kv_dim, 0.0) + np.where(all_bias, h, 0.0)
-    one_mlp = np.where(swiglu, 3 * h * f, 2 * h * f + np.where(all_bias, f + h, 0.0))
-    router = np.where(E > 1, h * E, 0.0)
-    norm_per = np.where(ln, 2 * h, h)
-    layer_norms = 2 * norm_per
+    def one_mlp(width):
+        return np.where(gated, 3 * h * width, 2 * h * width + np.where(all_bias, width + h, 0.0))
 
+    attn = attention_parts(d_model, n_heads, n_kv_heads, head_dim, v_head_dim, attention, q_lora_rank, kv_lora_rank,
+                           qk_rope_head_dim, qk_norm, norm, bias)["params"]
+    moe = E > 1
+    router = np.where(moe, h * E + np.where(np.asarray(shared_expert_gate, dtype=bool), h, 0.0), 0.0)
+    norm_per = norm_params(d_model, norm)
+    expert = one_mlp(fe)
     parts = {
         "embedding": V * h,
-        "position": np.where(np.asarray(position) == "learned", np.asarray(max_position, dtype=np.float64) * h, 0.0),
+        "position": np.where(np.asarray(position) == "learned", _f(max_position) * h, 0.0),
         "attention": L * attn,
-        "mlp": L * E * one_mlp,
-        "router": L * router,
-        "norms": L * layer_norms + norm_per,
+        "mlp": Ld * one_mlp(f),
+        "experts": np.where(moe, Lm * E * expert, 0.0),
+        "shared_experts": np.where(moe, Lm * Es * one_mlp(fs), 0.0),
+        "router": Lm * router,
+        "norms": L * _f(norms_per_layer) * norm_per + norm_per
+                 + np.where(np.asarray(embedding_norm, dtype=bool), norm_per, 0.0),
         "lm_head": np.where(np.asarray(tied_embeddings, dtype=bool), 0.0, V * h),
     }
     total = sum(parts.values())
-    active = total - L * (E - topk) * one_mlp
+    active = total - np.where(moe, Lm * (E - topk) * expert, 0.0)
     return {**parts, "total": total, "active": active}
+
+
+def arch_columns(c) -> dict:
+    """The architecture fields of a mapping of columns (a Model's `arch()`, `evaluate`'s inputs, a sweep chunk),
+    the issue-12 fields filled with their "off" values where absent."""
+    return {k: c[k] if k in c else ARCH_DEFAULTS[k] for k in ARCH_FIELDS}
+
+
+def mtp_breakdown(**arch) -> dict:
+    """Multi-token prediction modules (DeepSeek-V3, arXiv:2412.19437 §2.2): each is one more transformer block (an
+    MoE block when the model's layers are MoE), a projection of [h; embedding] 2h×h and three RMSNorms (the two
+    inputs', and the shared output head's); the embedding and the output head are shared with the main model and
+    not counted again. Returns {"mtp": total, "mtp_active": per token} (0 without MTP modules). The checkpoint on
+    Hugging Face also stores a copy of the embedding and of the head per module, which training does not need."""
+    a = arch_columns(arch)
+    n = _f(a["n_mtp_layers"])
+    one = param_breakdown(**{**a, "n_layers": 1, "n_dense_layers": 0, "vocab_size": 0, "tied_embeddings": True,
+                             "embedding_norm": False, "position": "rotary"})
+    norm_per = norm_params(a["d_model"], a["norm"])
+    # a 1-layer model's count is its block plus one final norm; the module has 3 norms of its own
+    extra = 2 * _f(a["d_model"]) ** 2 + 2 * norm_per
+    return {"mtp": n * (one["total"] + extra), "mtp_active": n * (one["active"] + extra)}
+
+
+def lora_params(rank, targets, active=False, **arch):
+    """LoRA adapter parameters (Hu et al. 2021 §4.1): a frozen d_in×d_out matrix W gets B·A with A r×d_in and B
+    d_out×r, r·(d_in + d_out) parameters. `targets`: qv (W_q and W_v, the LoRA paper's choice; MLA: the query path
+    and the KV down- and up-projections, which make K and V together), attention (Q, K, V, O), all (also every MLP
+    matrix: QLoRA §4, Dettmers et al. 2023 — each routed and shared expert's, not the router). `active`: the adapters
+    one token uses (top_k of the routed experts'). Vectorised; MTP modules carry none."""
+    a = arch_columns(arch)
+    h = _f(a["d_model"])
+    p = attention_parts(a["d_model"], a["n_heads"], a["n_kv_heads"], a["head_dim"], a["v_head_dim"], a["attention"],
+                        a["q_lora_rank"], a["kv_lora_rank"], a["qk_rope_head_dim"], a["qk_norm"], a["norm"], a["bias"])
+    t = np.asarray(targets)
+    mla = np.asarray(a["attention"]) == "mla"
+    qv = p["q"] + np.where(mla, p["k"], p["v"])
+    attn = np.where(t == "qv", qv, p["q"] + p["k"] + p["v"] + p["o"])
+    n_mat = np.where(np.isin(np.asarray(a["mlp"]), GATED_MLPS), 3.0, 2.0)
+    fe, fs = moe_widths(a["d_ff"], a["moe_d_ff"], a["shared_d_ff"])
+    Ld, Lm = layer_counts(a["n_layers"], a["n_experts"], a["n_dense_layers"])
+    E = _f(a["n_experts"])
+    routed = np.where(active, _f(a["top_k"]), E)
+    moe_mlp = np.where(E > 1, routed * n_mat * (h + fe) + _f(a["n_shared_experts"]) * n_mat * (h + fs), 0.0)
+    mlp = np.where(t == "all", Ld * n_mat * (h + _f(a["d_ff"])) + Lm * moe_mlp, 0.0)
+    return _f(rank) * (_f(a["n_layers"]) * attn + mlp)
+
+
+def block_linear_params(**arch):
+    """Parameters of the blocks' linear layers (attention projections, MLPs, experts; not the router, the norms,
+    the embedding or the LM head): what a 4-bit or 8-bit base quantises (bitsandbytes keeps the rest 16-bit)."""
+    a = arch_columns(arch)
+    pb = param_breakdown(**a)
+    attn = attention_parts(a["d_model"], a["n_heads"], a["n_kv_heads"], a["head_dim"], a["v_head_dim"], a["attention"],
+                           a["q_lora_rank"], a["kv_lora_rank"], a["qk_rope_head_dim"], a["qk_norm"], a["norm"],
+                           a["bias"])
+    return (pb["attention"] - _f(a["n_layers"]) * attn["norms"]) + pb["mlp"] + pb["experts"] + pb["shared_experts"]
+
+
+def unit_params(**arch) -> dict:
+    """Sizes that gathered-parameter buffers follow (ZeRO-3 / FSDP), in parameters:
+    largest_layer = the largest single module's own parameters (DeepSpeed's `model_to_params`: the embedding or LM
+      head table, or the largest projection or expert matrix; experts as separate modules);
+    largest_linear = the largest matrix inside a block (what a quantised base dequantises at a time);
+    block = the largest transformer block (FSDP's usual unit: one decoder layer with all its experts);
+    root = what the root unit keeps (embedding, learned positions, final and embedding norms, an untied LM head)."""
+    a = arch_columns(arch)
+    h, f, V = _f(a["d_model"]), _f(a["d_ff"]), _f(a["vocab_size"])
+    hd, vd = head_dims(a["d_model"], a["n_heads"], a["head_dim"], a["v_head_dim"])
+    an, kn = _f(a["n_heads"]), _f(a["n_kv_heads"])
+    fe, fs = moe_widths(a["d_ff"], a["moe_d_ff"], a["shared_d_ff"])
+    E = _f(a["n_experts"])
+    mla = np.asarray(a["attention"]) == "mla"
+    qr, kvr, dr = _f(a["q_lora_rank"]), _f(a["kv_lora_rank"]), _f(a["qk_rope_head_dim"])
+    Ld, Lm = layer_counts(a["n_layers"], a["n_experts"], a["n_dense_layers"])
+    std = ~mla
+    mats = [V * h, np.where(std, h * an * hd, 0.0), np.where(std, h * kn * vd, 0.0), an * vd * h,
+            h * np.where(Ld > 0, f, 0.0), h * np.where(Lm > 0, fe, 0.0),
+            h * np.where(Lm > 0, fs * _f(a["n_shared_experts"]), 0.0), h * np.where(Lm > 0, E, 0.0),
+            np.where(mla, np.maximum(np.where(qr > 0, np.maximum(h * qr, qr * an * hd), h * an * hd),
+                                     np.maximum(h * (kvr + dr), kvr * an * (hd - dr + vd))), 0.0),
+            np.where(np.asarray(a["position"]) == "learned", _f(a["max_position"]) * h, 0.0)]
+    largest = mats[0]
+    for m in mats[1:]:
+        largest = np.maximum(largest, m)
+    linear = mats[1]
+    for m in mats[2:9]:
+        linear = np.maximum(linear, m)
+    one = {**a, "n_layers": 1, "vocab_size": 0, "tied_embeddings": True, "embedding_norm": False,
+           "position": "rotary"}
+    norm_per = norm_params(a["d_model"], a["norm"])
+    dense_block = param_breakdown(**{**one, "n_experts": 1, "top_k": 1})["total"] - norm_per
+    moe_block = param_breakdown(**{**one, "n_dense_layers": 0})["total"] - norm_per
+    block = np.maximum(np.where(Ld > 0, dense_block, 0.0), np.where(Lm > 0, moe_block, 0.0))
+    pb = param_breakdown(**a)
+    root = pb["embedding"] + pb["position"] + pb["lm_head"] + norm_per * np.where(
+        np.asarray(a["embedding_norm"], dtype=bool), 2.0, 1.0)
+    return {"largest_layer": largest, "largest_linear": linear, "block": block, "root": root}
 
 
 # GPT-like shapes used when only a parameter count is given (raw-N mode, as in seed 002's calculator):
@@ -104,6 +298,24 @@ class Model:
     max_position: int = 2048
     n_experts: int = 1
     top_k: int = 1
+    # issue 12 (every default is "off": a model that does not set them is the classic block)
+    head_dim: int = 0  # 0 -> d_model / n_heads (query/key width per head; MLA: nope + rope part)
+    v_head_dim: int = 0  # 0 -> head_dim
+    attention: str = "standard"  # standard (MHA/GQA/MQA) | mla
+    q_lora_rank: int = 0  # MLA: query compression rank (0: no compression, DeepSeek-V2-Lite)
+    kv_lora_rank: int = 0  # MLA: compressed KV width
+    qk_rope_head_dim: int = 0  # MLA: the decoupled RoPE part of head_dim (one shared key)
+    qk_norm: str = "none"  # none | per_head | full
+    norms_per_layer: int = 2  # 1, 2 or 4
+    embedding_norm: bool = False  # LayerNorm after the embedding (BLOOM)
+    moe_d_ff: int = 0  # routed expert width (0 -> d_ff)
+    n_shared_experts: int = 0  # experts every token uses (DeepSeekMoE, Qwen2-MoE)
+    shared_d_ff: int = 0  # each shared expert's width (0 -> moe_d_ff)
+    shared_expert_gate: bool = False  # a sigmoid gate h->1 on the shared expert (Qwen2-MoE)
+    n_dense_layers: int = 0  # MoE: the first layers are dense, width d_ff (DeepSeek first_k_dense_replace)
+    sliding_window: int = 0  # attention window in tokens (0: none)
+    global_every: int = 0  # with a window: every k-th layer attends globally (Gemma 2: 2, Gemma 3: 6; 0: none)
+    n_mtp_layers: int = 0  # multi-token prediction modules (DeepSeek-V3: 1), counted apart from the model
     name: str = "custom"
     n_params_override: float = 0.0
     shape_note: str = ""
@@ -116,22 +328,27 @@ class Model:
         for f in ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "vocab_size", "n_experts", "top_k"):
             _check_int(f, getattr(self, f), minimum=1)
         _check_int("max_position", self.max_position, minimum=0)
-        if self.d_model % self.n_heads:
+        for f in _INT_ARCH:
+            _check_int(f, getattr(self, f), minimum=0)
+        if self.d_model % self.n_heads:  # kept with head_dim too (the sweep engine's array checks are the same)
             raise ValueError(f"d_model: {self.d_model} is not divisible by n_heads={self.n_heads}")
         if self.n_kv_heads > self.n_heads or self.n_heads % self.n_kv_heads:
             raise ValueError(f"n_kv_heads: {self.n_kv_heads} must divide n_heads={self.n_heads}")
         if self.top_k > self.n_experts:
             raise ValueError(f"top_k: {self.top_k} exceeds n_experts={self.n_experts}")
         for f, allowed in (("mlp", MLP_KINDS), ("norm", NORM_KINDS), ("bias", BIAS_KINDS),
-                           ("position", POSITION_KINDS)):
+                           ("position", POSITION_KINDS), ("attention", ATTENTION_KINDS), ("qk_norm", QK_NORMS)):
             if getattr(self, f) not in allowed:
                 raise ValueError(f"{f}: {getattr(self, f)!r} is not one of {', '.join(allowed)}")
-        for f in ("dropout", "tied_embeddings"):
+        for f in ("dropout", "tied_embeddings", "embedding_norm", "shared_expert_gate"):
             if not isinstance(getattr(self, f), (bool, np.bool_)):
                 raise ValueError(f"{f}: expected true/false, got {getattr(self, f)!r}")
         if not isinstance(self.n_params_override, (int, float)) or not math.isfinite(self.n_params_override) \
                 or self.n_params_override < 0:
             raise ValueError(f"n_params: must be a positive number, got {self.n_params_override!r}")
+        msg = arch_problem(**self.arch())
+        if msg:
+            raise ValueError(msg)
 
     def arch(self) -> dict:
         """The architecture fields as a dict (the CLI/JSON vocabulary)."""
@@ -140,6 +357,17 @@ class Model:
     def params(self) -> dict:
         """Named parts + total + active, as Python floats."""
         return {k: float(v) for k, v in param_breakdown(**self.arch()).items()}
+
+    def mtp_params(self) -> dict:
+        """The multi-token-prediction modules' parameters (`mtp_breakdown`), apart from `params()`."""
+        return {k: float(v) for k, v in mtp_breakdown(**self.arch()).items()}
+
+    @property
+    def attention_kind(self) -> str:
+        """MHA, GQA, MQA or MLA, for display."""
+        if self.attention == "mla":
+            return "MLA"
+        return "MHA" if self.n_kv_heads == self.n_heads else "MQA" if self.n_kv_heads == 1 else "GQA"
 
     @property
     def n_params(self) -> float:
@@ -169,6 +397,37 @@ class Model:
             changed = ", ".join(f"{k}={kw[k]}" for k in ARCH_FIELDS if k in kw)
             new = replace(new, shape_note=f"{self.shape_note}; overridden: {changed}")
         return new
+
+
+def arch_problem(**arch) -> str:
+    """The first inconsistency among the issue-12 fields of one model, as 'field: message', or '' (the scalar form
+    of the rules `core.inputs` checks over arrays). Fields that only qualify another are ignored, not refused, where
+    that other makes them moot — so overriding a classic field never refuses a preset: the MoE fields (moe_d_ff,
+    shared experts, n_dense_layers) apply only with n_experts > 1 (n_dense_layers ≥ n_layers: every layer dense), and
+    MLA has a key and value per head whatever n_kv_heads says."""
+    a = arch_columns(arch)
+    mla = a["attention"] == "mla"
+    hd = a["head_dim"] or (a["d_model"] / a["n_heads"])
+    if not mla:
+        for f in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim"):
+            if a[f]:
+                return f"{f}: only with attention=mla (got {a[f]} with attention={a['attention']})"
+    else:
+        if a["kv_lora_rank"] < 1:
+            return "kv_lora_rank: attention=mla needs the compressed KV width (≥ 1)"
+        if a["qk_rope_head_dim"] >= hd:
+            return f"qk_rope_head_dim: {a['qk_rope_head_dim']} must be smaller than head_dim ({hd:g})"
+        if a["qk_norm"] != "none":
+            return "qk_norm: not with attention=mla (its latents are normalised instead)"
+    if a["norms_per_layer"] not in NORMS_PER_LAYER:
+        return f"norms_per_layer: {a['norms_per_layer']} is not one of {', '.join(map(str, NORMS_PER_LAYER))}"
+    if a["shared_expert_gate"] and not a["n_shared_experts"]:
+        return "shared_expert_gate: needs n_shared_experts ≥ 1"
+    if a["shared_d_ff"] and not a["n_shared_experts"]:
+        return "shared_d_ff: needs n_shared_experts ≥ 1"
+    if a["global_every"] and not a["sliding_window"]:
+        return "global_every: needs a sliding_window (the other layers' window)"
+    return ""
 
 
 def _check_int(name, v, minimum):
@@ -207,7 +466,20 @@ def get_preset(name: str) -> Model:
             "top_k")
     return Model(**{k: int(r[k]) for k in ints}, mlp=r["mlp"], norm=r["norm"], bias=r["bias"],
                  dropout=_bool(r["dropout"]), tied_embeddings=_bool(r["tied_embeddings"]), position=r["position"],
-                 name=name)
+                 name=name, **_arch_cell(name, r.get("arch")))
+
+
+def _arch_cell(name: str, cell: str | None) -> dict:
+    """The catalog's `arch` column: the issue-12 fields a preset sets, as space-separated key=value pairs
+    (head_dim=256 norms_per_layer=4); a row without the column, or with it empty, sets none."""
+    out = {}
+    for item in (cell or "").split():
+        k, _, v = item.partition("=")
+        if k not in ARCH_DEFAULTS:
+            raise ValueError(f"model: preset {name!r} sets {k!r}, not an architecture field")
+        d = ARCH_DEFAULTS[k]
+        out[k] = _bool(v) if isinstance(d, bool) else int(v) if isinstance(d, int) else v
+    return out
 
 
 def raw_model(n_params: float) -> Model:
@@ -258,9 +530,11 @@ def _short(v) -> str:
 def from_hf_config(path_or_dict, bounds: dict | None = None) -> Model:
     """Build a Model from a Hugging Face config.json (a local file path or an already-parsed dict).
 
-    Reads the Llama/Mistral/Qwen2/Mixtral (`num_hidden_layers`, `hidden_size`, `intermediate_size`,
-    `num_key_value_heads`, `num_local_experts`, `num_experts_per_tok`) and GPT-2 style (`n_layer`, `n_embd`,
-    `n_head`, `n_positions`) field names. No network access. A file is read through `core.safejson` (at most
+    Recognises the model types in `HF_MODEL_TYPES` (llama, mistral, mixtral, qwen2/qwen3 and their MoE, gemma,
+    gemma2, gemma3_text, deepseek_v2/v3, phi3, olmo, olmo2, gpt2, gpt_neox, bloom, falcon), each with its library
+    defaults for absent fields (`_hf_fields`); a model type not in the list, or a feature of a listed one that the
+    fields cannot express (a multimodal config, a gated MLP with biases, MoE on every k-th layer, ...), is refused
+    by name, never approximated. What is read by convention is said in the model's `shape_note`. No network access. A file is read through `core.safejson` (at most
     1 MiB, nesting bounded, finite numbers). `bounds` maps model fields (`d_model`, …) to inclusive (lo, hi)
     limits, for a caller whose inputs are narrower than the model's own 1 to 2^31−1 (an app's widgets); a value
     outside is refused with a message naming the config's field and the model's."""
@@ -303,30 +577,196 @@ def from_hf_config(path_or_dict, bounds: dict | None = None) -> Model:
             raise ValueError(f"config: field {keys[0]!r} must be a number, got {_short(v)}")
         return float(v)
 
-    mt = str(c.get("model_type", "")).lower()
-    gpt2_like = mt in ("gpt2", "gpt_neo", "gptj", "opt") or "n_embd" in c
-    act = str(get("hidden_act", "activation_function", default="gelu" if gpt2_like else "silu")).lower()
-    h = geti("d_model", "hidden_size", "n_embd", "d_model")
+    def getb(*keys, default=False):
+        v = get(*keys, default=default)
+        if not isinstance(v, bool):
+            raise ValueError(f"config: field {keys[0]!r} must be true or false, got {_short(v)}")
+        return v
+
+    mt = c.get("model_type")
+    if not isinstance(mt, str) or not mt:
+        raise ValueError("config: missing field 'model_type' in the Hugging Face config (it names the "
+                         "architecture); recognised model types: " + ", ".join(HF_MODEL_TYPES))
+    mt = mt.lower()
+    if mt == "gemma3" or (mt not in HF_MODEL_TYPES and isinstance(c.get("text_config"), dict)):
+        raise ValueError(f"config: model_type {mt!r} is multimodal (vision_config: its vision tower is not "
+                         "modelled); import its 'text_config' (the language model) instead")
+    if mt not in HF_MODEL_TYPES:
+        raise ValueError(f"config: model_type {mt!r} is not recognised; recognised: {', '.join(HF_MODEL_TYPES)}")
+    kw, notes = _hf_fields(mt, c, get, geti, getf, getb)
+    h, a = kw["d_model"], kw["n_heads"]
+    hd = kw.get("head_dim", 0)
+    if hd and h % a == 0 and hd == h // a and kw.get("attention", "standard") == "standard":
+        kw["head_dim"] = 0  # the classic h / a: stored as "follow d_model", as a preset would be
+    return Model(**kw, name=name, shape_note="; ".join(notes))
+
+
+# Hugging Face model types the importer reads, each with its library defaults (transformers' configuration classes)
+HF_MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
+                  "gemma3_text", "deepseek_v2", "deepseek_v3", "phi3", "olmo", "olmo2", "gpt2", "gpt_neox", "bloom",
+                  "falcon")
+_SILU = ("silu", "swish")
+
+
+def _gated(act: str, field: str = "hidden_act") -> str:
+    """A gated MLP's kind from its activation: swiglu (SiLU), geglu (any GeLU variant); anything else refused."""
+    a = act.lower()
+    if a in _SILU:
+        return "swiglu"
+    if "gelu" in a:
+        return "geglu"
+    raise ValueError(f"config: {field} {act!r}: a gated MLP with this activation is not modelled (silu or gelu)")
+
+
+def _window_pattern(mt, c, n_layers, sliding, default_every):
+    """(sliding_window, global_every) from a config's window and its layer pattern: `layer_types` (newer
+    transformers: 'sliding_attention' / 'full_attention' per layer), else `sliding_window_pattern` (Gemma 3: every
+    k-th layer global), else the type's fixed pattern (Gemma 2 alternates: every 2nd). A pattern that is not "every
+    k-th layer global" is refused by name."""
+    types = c.get("layer_types")
+    if types is not None:
+        if not isinstance(types, list) or len(types) != n_layers or not all(
+                t in ("sliding_attention", "full_attention") for t in types):
+            raise ValueError(f"config: layer_types must list 'sliding_attention' or 'full_attention' for each of "
+                             f"the {n_layers} layers")
+        glob = [i for i, t in enumerate(types) if t == "full_attention"]
+        if not glob:
+            return sliding, 0
+        if len(glob) == n_layers:
+            return 0, 0
+        k = glob[0] + 1
+        if glob != list(range(k - 1, n_layers, k)):
+            raise ValueError("config: layer_types: global layers that are not every k-th layer are not modelled "
+                             f"(global at {glob[:6]}…)")
+        return sliding, k
+    k = c.get("sliding_window_pattern", default_every)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        raise ValueError(f"config: field 'sliding_window_pattern' must be an integer, got {_short(k)}")
+    return sliding, k
+
+
+def _hf_fields(mt, c, get, geti, getf, getb):
+    """The Model fields of a recognised model type, and notes on what was read by convention. Defaults are the
+    transformers configuration classes' (e.g. GemmaConfig ties the embeddings and its MLP is gated whatever the
+    activation's name; DeepseekV3Config's first 3 layers are dense)."""
+    notes = []
+    gpt_style = mt in ("gpt2", "gpt_neox", "bloom", "falcon")
+    h = geti("d_model", "hidden_size", "n_embd", "n_embed")
     a = geti("n_heads", "num_attention_heads", "n_head")
-    kw = dict(
-        n_layers=geti("n_layers", "num_hidden_layers", "n_layer"),
-        d_model=h,
-        n_heads=a,
-        n_kv_heads=geti("n_kv_heads", "num_key_value_heads", default=a),
-        d_ff=geti("d_ff", "intermediate_size", "n_inner", "ffn_dim", default=4 * h),
-        vocab_size=geti("vocab_size", "vocab_size"),
-        mlp="gelu" if (gpt2_like or "gelu" in act) else "swiglu",
-        norm="layernorm" if gpt2_like else "rmsnorm",
-        bias="all" if gpt2_like else ("qkv" if mt.startswith("qwen2") or c.get("attention_bias") else "none"),
-        dropout=getf("attention_dropout", "attn_pdrop", default=0.0) > 0,
-        tied_embeddings=bool(get("tie_word_embeddings", default=gpt2_like)),
-        position="learned" if gpt2_like else "rotary",
-        max_position=geti("max_position", "max_position_embeddings", "n_positions", default=2048),
-        n_experts=geti("n_experts", "num_local_experts", "num_experts", default=1),
-        top_k=geti("top_k", "num_experts_per_tok", default=1),
-        name=name,
-    )
-    if c.get("head_dim") not in (None, h // a):
-        raise ValueError(f"config: head_dim={_short(c['head_dim'])} differs from hidden_size/num_attention_heads; "
-                         "decoupled head dims are not supported")
-    return Model(**kw)
+    L = geti("n_layers", "num_hidden_layers", "n_layer")
+    kw = dict(n_layers=L, d_model=h, n_heads=a, vocab_size=geti("vocab_size", "vocab_size"))
+    gpt2_drop = 0.1 if mt == "gpt2" else 0.0  # GPT2Config's dropouts default to 0.1, the others' to 0
+    drops = {"attention_dropout": 0.0, "hidden_dropout": 0.0, "attn_pdrop": gpt2_drop, "resid_pdrop": gpt2_drop,
+             "embd_pdrop": gpt2_drop}
+    kw["dropout"] = any(getf(k, default=d) > 0 for k, d in drops.items())
+    if gpt_style:
+        act = str(get("hidden_act", "activation_function", default="gelu")).lower()
+        if "gelu" not in act:
+            raise ValueError(f"config: activation {act!r}: only GeLU-family two-matrix MLPs are modelled here")
+        kw.update(mlp="gelu", norm="layernorm", d_ff=geti("d_ff", "intermediate_size", "n_inner", "ffn_hidden_size",
+                                                          default=4 * h))
+    if mt == "gpt2":
+        kw.update(bias="all", position="learned", tied_embeddings=getb("tie_word_embeddings", default=True),
+                  max_position=geti("max_position", "n_positions", "max_position_embeddings", default=1024),
+                  n_kv_heads=a)
+        return kw, notes
+    if mt == "gpt_neox":
+        if not getb("attention_bias", default=True):
+            raise ValueError("config: attention_bias false: GPT-NeoX keeps its MLP biases then, a bias layout not "
+                             "modelled (none, qkv or all)")
+        kw.update(bias="all", position="rotary", n_kv_heads=a, max_position=geti(
+            "max_position", "max_position_embeddings", default=2048),
+            tied_embeddings=getb("tie_word_embeddings", default=False))
+        if get("use_parallel_residual", default=True):
+            notes.append("parallel residual (same parameters; the MLP reads norm2 of the block input)")
+        return kw, notes
+    if mt == "bloom":
+        kw.update(bias="all", position="alibi", max_position=0, n_kv_heads=a, embedding_norm=True,
+                  tied_embeddings=getb("tie_word_embeddings", default=True))
+        return kw, notes
+    if mt == "falcon":
+        new_arch = getb("new_decoder_architecture", default=False)
+        parallel = getb("parallel_attn", default=True)
+        if new_arch:
+            kv = geti("n_kv_heads", "num_kv_heads", default=a)
+            n_ln = geti("norms_per_layer", "num_ln_in_parallel_attn", default=2)
+        else:
+            kv = 1 if getb("multi_query", default=True) else a
+            n_ln = 1 if parallel else 2
+        if n_ln not in (1, 2):
+            raise ValueError(f"config: num_ln_in_parallel_attn={n_ln} is not modelled (1 or 2)")
+        kw.update(n_kv_heads=kv, norms_per_layer=n_ln, bias="all" if getb("bias", default=False) else "none",
+                  position="alibi" if getb("alibi", default=False) else "rotary", max_position=geti(
+                      "max_position", "max_position_embeddings", default=2048),
+                  tied_embeddings=getb("tie_word_embeddings", default=True))
+        return kw, notes
+
+    # --- the Llama family: gated MLP, RMSNorm (OLMo 1: LayerNorm without parameters), rotary ---------------------
+    gemma = mt.startswith("gemma")
+    act = str(get("hidden_activation", "hidden_act", default="gelu_pytorch_tanh" if gemma else "silu"))
+    kw.update(mlp=_gated(act), norm="nonparametric" if mt == "olmo" else "rmsnorm", position="rotary",
+              n_kv_heads=geti("n_kv_heads", "num_key_value_heads", default=a),
+              d_ff=geti("d_ff", "intermediate_size", default=4 * h),
+              max_position=geti("max_position", "max_position_embeddings", default=2048),
+              tied_embeddings=getb("tie_word_embeddings", default=gemma))
+    if getb("mlp_bias", default=False):
+        raise ValueError("config: mlp_bias true: biases on a gated MLP are not modelled")
+    attn_bias = getb("attention_bias", default=False)
+    if mt in ("qwen2", "qwen2_moe"):
+        kw["bias"] = "qkv"  # Qwen2Attention: q, k, v with bias, o without (hard-coded)
+    elif attn_bias:
+        raise ValueError("config: attention_bias true: biases on q, k, v and o (not the MLP) are not a bias layout "
+                         "modelled here (none, qkv or all)")
+    else:
+        kw["bias"] = "none"
+    if "head_dim" in c or mt in ("gemma", "gemma2", "gemma3_text", "qwen3", "qwen3_moe"):
+        kw["head_dim"] = geti("head_dim", "head_dim", default=128 if mt.startswith("qwen3") else 256)
+    if mt in ("qwen3", "qwen3_moe", "gemma3_text"):
+        kw["qk_norm"] = "per_head"
+    if mt == "olmo2":
+        kw["qk_norm"] = "full"
+    if mt in ("gemma2", "gemma3_text"):
+        kw["norms_per_layer"] = 4
+        sw = geti("sliding_window", "sliding_window", default=4096)
+        kw["sliding_window"], kw["global_every"] = _window_pattern(mt, c, L, sw, 2 if mt == "gemma2" else 6)
+    if mt in ("mistral", "mixtral", "phi3") and c.get("sliding_window") is not None:
+        kw["sliding_window"] = geti("sliding_window", "sliding_window")  # every layer (Mistral 7B v0.1: 4096)
+    if mt in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe") and get("use_sliding_window", default=False):
+        raise ValueError("config: use_sliding_window true: Qwen's window on the layers past max_window_layers is not "
+                         "modelled")
+    if mt == "mixtral":
+        kw.update(n_experts=geti("n_experts", "num_local_experts", default=8),
+                  top_k=geti("top_k", "num_experts_per_tok", default=2))
+    if mt in ("qwen2_moe", "qwen3_moe"):
+        if geti("decoder_sparse_step", "decoder_sparse_step", default=1) != 1 or get("mlp_only_layers", default=[]):
+            raise ValueError("config: decoder_sparse_step ≠ 1 or mlp_only_layers: dense layers between the MoE "
+                             "layers are not modelled (only the first n_dense_layers)")
+        kw.update(n_experts=geti("n_experts", "num_experts", default=60 if mt == "qwen2_moe" else 128),
+                  top_k=geti("top_k", "num_experts_per_tok", default=4 if mt == "qwen2_moe" else 8),
+                  moe_d_ff=geti("moe_d_ff", "moe_intermediate_size", default=1408 if mt == "qwen2_moe" else 768))
+        if mt == "qwen2_moe":
+            sf = geti("shared_d_ff", "shared_expert_intermediate_size", default=5632)
+            kw.update(n_shared_experts=1, shared_d_ff=sf, shared_expert_gate=True)
+    if mt in ("deepseek_v2", "deepseek_v3"):
+        v3 = mt == "deepseek_v3"
+        nope = geti("head_dim", "qk_nope_head_dim", default=128)
+        rope = geti("qk_rope_head_dim", "qk_rope_head_dim", default=64)
+        q_rank = c.get("q_lora_rank", 1536)
+        kw.update(attention="mla", n_kv_heads=a, head_dim=nope + rope, qk_rope_head_dim=rope,
+                  v_head_dim=geti("v_head_dim", "v_head_dim", default=128),
+                  q_lora_rank=0 if q_rank is None else geti("q_lora_rank", "q_lora_rank", default=1536),
+                  kv_lora_rank=geti("kv_lora_rank", "kv_lora_rank", default=512),
+                  n_experts=geti("n_experts", "n_routed_experts", default=256 if v3 else 160),
+                  top_k=geti("top_k", "num_experts_per_tok", default=8 if v3 else 6),
+                  moe_d_ff=geti("moe_d_ff", "moe_intermediate_size", default=2048 if v3 else 1536),
+                  n_shared_experts=geti("n_shared_experts", "n_shared_experts", default=1 if v3 else 2),
+                  n_dense_layers=geti("n_dense_layers", "first_k_dense_replace", default=3 if v3 else 1),
+                  n_mtp_layers=int(getf("num_nextn_predict_layers", default=0)))
+        if c.get("num_key_value_heads", a) != a:
+            notes.append(f"num_key_value_heads {c['num_key_value_heads']} ignored: MLA has a key and value per head")
+        if geti("moe_layer_freq", "moe_layer_freq", default=1) != 1:
+            raise ValueError("config: moe_layer_freq ≠ 1: MoE on every k-th layer only is not modelled")
+        if str(c.get("topk_method", "noaux_tc" if v3 else "greedy")) == "noaux_tc":
+            notes.append("routing bias e_score_correction_bias (n_routed_experts per MoE layer, a buffer in "
+                         "transformers) not counted")
+    return kw, notes

@@ -20,8 +20,8 @@ class Column:
 
 # Memory parts: state parts sum to state_bytes; TOTAL_PARTS sum to total_bytes (tests/test_record_schema.py).
 STATE_PARTS = ("weights_bytes", "grads_bytes", "grad_accum_bytes", "optimizer_bytes", "master_bytes")
-TOTAL_PARTS = STATE_PARTS + ("activations_bytes", "logits_bytes", "overhead_bytes")
-BINDING = ("state", "activations", "logits", "overhead")  # which group of TOTAL_PARTS is largest
+TOTAL_PARTS = STATE_PARTS + ("param_buffer_bytes", "activations_bytes", "logits_bytes", "overhead_bytes")
+BINDING = ("state", "activations", "logits", "overhead")  # which group of TOTAL_PARTS is largest (buffers: state)
 STAGES = ("first", "last")
 TIME_SOURCES = ("mfu", "predicted", "measured")
 # the predicted step's parts (core/steptime.py), summing to predicted_step_time_s
@@ -39,7 +39,7 @@ STEP_PART_WORDS = {
 STEP_PARTS = tuple(STEP_PART_WORDS)
 # what the binding groups mean, in words a visitor understands
 BINDING_WORDS = {
-    "state": "model state (weights, gradients, optimizer moments, master copy)",
+    "state": "model state (weights, gradients, optimizer moments, master copy, gathered-parameter buffers)",
     "activations": "activations kept for the backward pass",
     "logits": "the logits kept for the loss",
     "overhead": "fixed overhead and fragmentation",
@@ -51,6 +51,10 @@ RECORD: tuple[Column, ...] = (
     Column("reason", "text", "", "why the row is invalid (empty when valid)"),
     Column("n_params", "float", "count", "parameters of the model"),
     Column("n_active_params", "float", "count", "parameters used per token (MoE: top-k experts)"),
+    Column("n_trainable_params", "float", "count", "parameters with gradients and optimizer state: all (full "
+           "training, MTP modules included) less frozen_frac, or the LoRA adapters"),
+    Column("n_mtp_params", "float", "count", "multi-token prediction modules (DeepSeek-V3): trained with the model, "
+           "not in n_params (the publisher's count)"),
     Column("dp", "int", "count", "data-parallel degree n_gpus / (tp·pp·cp)"),
     Column("weights_bytes", "float", _B, "working weights"),
     Column("grads_bytes", "float", _B, "gradients"),
@@ -62,11 +66,17 @@ RECORD: tuple[Column, ...] = (
     Column("activations_per_layer_bytes", "float", _B, "activations one layer keeps (one micro-batch)"),
     Column("recompute_peak_bytes", "float", _B, "extra bytes alive while a layer is recomputed (full recompute)"),
     Column("logits_bytes", "float", _B, "logits kept for the loss (last stage)"),
+    Column("param_buffer_bytes", "float", _B, "gathered-parameter buffers of ZeRO-3/FSDP (zero_convention "
+           "deepspeed or fsdp; parameter offload) and a quantised base's dequantised layer"),
     Column("overhead_bytes", "float", _B, "fixed overhead + fragmentation"),
-    Column("total_bytes", "float", _B, "state + activations + logits + overhead"),
+    Column("total_bytes", "float", _B, "state + buffers + activations + logits + overhead"),
     Column("gpu_memory_bytes", "float", "bytes (GB = 1e9)", "memory of one accelerator"),
     Column("headroom_bytes", "float", _B, "gpu_memory_bytes − total_bytes (negative: does not fit)"),
-    Column("fits", "bool", "", "total_bytes ≤ gpu_memory_bytes"),
+    Column("fits", "bool", "", "total_bytes ≤ gpu_memory_bytes (and host_fits)"),
+    Column("offloaded_bytes", "float", _B, "model state moved to host memory (offload), per GPU"),
+    Column("host_bytes", "float", "bytes per node", "host memory the offloaded state needs on one node: "
+           "offloaded_bytes × the GPUs of a node"),
+    Column("host_fits", "bool", "", "host_bytes ≤ host_memory_bytes (true when no host memory is given)"),
     Column("binding", "label", "", "the largest group of the total", BINDING),
     Column("worst_stage", "label", "", "the pipeline stage whose total is reported", STAGES),
     Column("flops_per_token", "float", "FLOPs", "model FLOPs per token (6N + attention)"),

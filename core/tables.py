@@ -109,7 +109,83 @@ OVERHEADS = {o.name: o for o in (
 RECOMPUTE_MODES = ("none", "selective", "full")  # Korthikanti et al. 2022 §5 (selective), Chen et al. 2016 (full)
 PROFILES = ("fused", "eager")  # which tensors a framework keeps (memory.layer_ledger)
 ATTENTION_FLOPS = ("none", "full", "causal")  # how attention FLOPs are counted (flops.attention_flops_per_token)
-MLP_KINDS = ("gelu", "swiglu")
-NORM_KINDS = ("layernorm", "rmsnorm")
+# MLP: gelu = 2 matrices (GPT); swiglu = SiLU-gated, 3 matrices (Llama, Shazeer 2020); geglu = GeLU-gated, 3 matrices
+# (Gemma: gate_proj, up_proj, down_proj with gelu_pytorch_tanh). The gated kinds keep the same tensors.
+MLP_KINDS = ("gelu", "swiglu", "geglu")
+GATED_MLPS = ("swiglu", "geglu")
+# nonparametric: LayerNorm without weight or bias (OLMo 1, Groeneveld et al. 2024 §2.1)
+NORM_KINDS = ("layernorm", "rmsnorm", "nonparametric")
 BIAS_KINDS = ("none", "qkv", "all")
-POSITION_KINDS = ("learned", "rotary")
+# alibi: linear biases on the scores, no parameters (BLOOM, Press et al. 2022); none: no position encoding
+POSITION_KINDS = ("learned", "rotary", "alibi", "none")
+# standard: multi-head / grouped-query / multi-query by n_kv_heads (Ainslie et al. 2023); mla: multi-head latent
+# attention, low-rank compressed queries and keys/values with a decoupled RoPE key (DeepSeek-V2, arXiv:2405.04434 §2.1)
+ATTENTION_KINDS = ("standard", "mla")
+# RMSNorm on queries and keys before RoPE: per_head = one head_dim-wide weight each for q and k (Qwen3, Gemma 3);
+# full = over the whole projection, n_heads·head_dim and n_kv_heads·head_dim wide (OLMo 2, arXiv:2501.00656 §3.1)
+QK_NORMS = ("none", "per_head", "full")
+NORMS_PER_LAYER = (1, 2, 4)  # 1: one norm feeds attention and MLP in parallel (Falcon 7B); 4: Gemma 2/3 post-norms
+
+# --- training modes (issue 12) ----------------------------------------------------------------------------------
+TRAINING_MODES = ("full", "lora", "qlora")
+# which linear layers of each block carry LoRA adapters (Hu et al. 2021 §4.2 adapt W_q and W_v; QLoRA, Dettmers
+# et al. 2023 §4, adapts every linear layer of the block, which it finds necessary to match full fine-tuning)
+LORA_TARGETS = ("qv", "attention", "all")
+
+
+@dataclass(frozen=True)
+class BaseFormat:
+    """Storage of frozen base weights under LoRA: bytes per parameter, the quantisation constants included."""
+
+    name: str
+    bytes_per_param: float
+    bytes_per_param_double_quant: float  # with QLoRA's double quantization of the constants (same if n/a)
+    quantized: bool  # only the blocks' linear weights are quantised; embeddings, LM head, norms stay 16-bit
+    source: str
+
+
+# NF4 (Dettmers et al. 2023, QLoRA §3): 4-bit codes in blocks of 64 with one fp32 absmax each = 4 + 32/64 = 4.5 bits;
+# double quantization stores the absmax as 8-bit codes (blocks of 256, one fp32 constant each):
+# 4 + 8/64 + 32/(64·256) = 4.127 bits. int8: bitsandbytes LLM.int8 (Dettmers et al. 2022), 1 byte per weight
+# (its fp32 scale per output row, 4 bytes per d_model weights or more, is not counted).
+BASE_FORMATS = {f.name: f for f in (
+    BaseFormat("bf16", 2.0, 2.0, False, "16-bit base weights"),
+    BaseFormat("fp16", 2.0, 2.0, False, "16-bit base weights"),
+    BaseFormat("fp32", 4.0, 4.0, False, "32-bit base weights"),
+    BaseFormat("int8", 1.0, 1.0, True, "bitsandbytes LLM.int8 (Dettmers et al. 2022); row scales not counted"),
+    BaseFormat("nf4", (4 + 32 / 64) / 8, (4 + 8 / 64 + 32 / (64 * 256)) / 8, True,
+               "4-bit NormalFloat, blocks of 64 with an fp32 absmax (4.5 bits); double quantization 4.127 bits "
+               "(Dettmers et al. 2023, QLoRA §3)"),
+)}
+BASE_DTYPES = tuple(BASE_FORMATS)
+
+# host (CPU) offload: optimizer = ZeRO-Offload (Ren et al. 2021 §4: gradients, fp32 master and optimizer moments on
+# the host, the update on the CPU); optimizer_params = ZeRO-Infinity's CPU parameter offload on top (Rajbhandari et
+# al. 2021; DeepSpeed offload_param, ZeRO-3 only): the GPU keeps only gathered layers
+OFFLOAD_MODES = ("none", "optimizer", "optimizer_params")
+
+
+@dataclass(frozen=True)
+class ZeroConvention:
+    """How ZeRO's partitioned state and its working buffers are counted: one row per framework."""
+
+    name: str
+    source: str
+
+
+ZERO_CONVENTIONS = {z.name: z for z in (
+    ZeroConvention("paper", "ZeRO paper Fig. 1 (Rajbhandari et al. 2020 §5): partitioned state only, no buffers"),
+    ZeroConvention("deepspeed", "DeepSpeed's estimators (deepspeed/runtime/zero/stage_1_and_2.py "
+                   "estimate_zero2_model_states_mem_needs: 4·N + 16·N/d; stage3.py "
+                   "estimate_zero3_model_states_mem_needs: 4 × largest layer + 18·N/d; docs 'Memory "
+                   "Requirements'): the optimizer's gradients are an fp32 partition (4·N/d); ZeRO-1/2 also keep "
+                   "the full 16-bit gradients, ZeRO-3 none but the largest layer's, gathered with its 16-bit "
+                   "parameters (4 bytes per parameter of that layer), plus the prefetch bucket "
+                   "(stage3_prefetch_bucket_size, 5e7 parameters by default, deepspeed/runtime/zero/config.py)"),
+    ZeroConvention("fsdp", "PyTorch FSDP (Zhao et al. 2023, VLDB, §3.2-3.3; torch.distributed.fsdp docs): one "
+                   "transformer block (or the root: embedding, LM head, final norm) per unit; the unit being "
+                   "computed and the one prefetched are gathered in the weight dtype, and one unit's unsharded "
+                   "gradients live until their reduce-scatter"),
+)}
+ZERO_CONVENTION_NAMES = tuple(ZERO_CONVENTIONS)
+DEEPSPEED_PREFETCH_PARAMS = 5e7  # stage3_prefetch_bucket_size default (DeepSpeed config docs, ZeRO section)
