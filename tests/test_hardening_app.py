@@ -133,17 +133,20 @@ def test_2_cap_bounds_the_resident_memory_a_measurement_adds():
         assert r["added_bytes"] > 0.25 * r["bytes"], r  # the probe sees the run (not a vacuous bound)
 
 
+# VmHWM, the peak of this process image: ru_maxrss would carry the parent's peak over exec (Linux keeps it)
 _RSS_PROBE = """
-import json, resource, sys
+import json, sys
 from core.estimate import config_from_inputs
 from core import measure
 import torch
+def status(key):
+    return int(next(l for l in open('/proc/self/status') if l.startswith(key)).split()[1]) * 1024
 torch.set_num_threads(2)
 measure.compare(config_from_inputs(n_layers=1, d_model=32, n_heads=1, vocab_size=64, seq_len=16), cap=None)
 cfg = config_from_inputs(**json.loads(sys.argv[1]))
-before = int(next(l for l in open('/proc/self/status') if l.startswith('VmRSS')).split()[1]) * 1024
+before = status('VmRSS')
 measure.compare(cfg, cap=None)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+peak = status('VmHWM')
 cost = measure.measurement_cost(cfg)
 print(json.dumps({"added_bytes": peak - before, "rss_bytes": cost["rss_bytes"], "bytes": cost["bytes"]}))
 """
