@@ -654,8 +654,8 @@ def main(argv=None) -> int:
         return _fail(f"input: {what} ({type(e).__name__}); give smaller values")
     except Exception as e:
         if type(e).__module__.lstrip("_").split(".")[0] == "duckdb":  # _duckdb; not imported: --help stays light
-            lines = str(e).strip().splitlines()
-            return _fail(f"database: {type(e).__name__}: {lines[0][:300] if lines else ''}")
+            first = (str(e).strip().splitlines() or [""])[0].split(" Detail: Python exception")[0]
+            return _fail(f"database: {type(e).__name__}: {first[:300]}")
         raise
 
 

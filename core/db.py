@@ -119,8 +119,11 @@ def private_temp_directory(prefix: str = "planner-duckdb-") -> Path:
 
 
 def _first_line(e: BaseException) -> str:
+    """DuckDB's message for a person: its first line, without the Python traceback DuckDB appends when a
+    registered stream failed (``Detail: Python exception: Traceback …``), at most 300 characters."""
     lines = str(e).strip().splitlines()
-    return (lines[0] if lines else type(e).__name__)[:300]
+    text = lines[0] if lines else type(e).__name__
+    return text.split(" Detail: Python exception")[0].split("Traceback (most recent call last)")[0].strip()[:300]
 
 
 # ---------------------------------------------------------------------------------------------------------------
