@@ -426,6 +426,10 @@ def cmd_sweep(args) -> int:
     spec = _load_spec(args.spec)
     if args.drop_invalid:
         spec = spec.replace(drop_invalid=True)
+    if args.engine == "dask":
+        return _sweep_on_dask(spec, args)
+    if args.workers is not None or args.scheduler is not None:
+        raise ValueError("engine: --workers and --scheduler need --engine dask")
     out = Path(args.out)
     fmt = out.suffix.lower().lstrip(".")
     if fmt not in ("parquet", "csv", "duckdb"):
@@ -465,6 +469,35 @@ def cmd_sweep(args) -> int:
         print(f"{summary['rows']:,} rows ({summary['written']:,} written), {summary['valid']:,} valid, "
               f"{summary['fits']:,} fit, {dt:.2f} s ({summary['rows_per_s'] or 0:,} rows/s) → {out}"
               + (f" (table {table})" if fmt == "duckdb" else ""))
+    return 0
+
+
+def _sweep_on_dask(spec, args) -> int:
+    """`sweep --engine dask`: a hive-partitioned Parquet dataset in the directory --out (core/distributed.py)."""
+    from . import distributed as D
+    if args.workers is not None and args.scheduler is not None:
+        raise ValueError("workers: give either --workers (a local cluster) or --scheduler (an existing one)")
+    if args.workers is not None and not 1 <= args.workers <= 1024:
+        raise ValueError(f"workers: must be from 1 to 1,024, got {args.workers}")
+    out = Path(args.out)
+    if out.suffix.lower() in (".parquet", ".csv", ".duckdb"):
+        raise ValueError(f"out: --engine dask writes a dataset directory, not a {out.suffix} file; give a folder")
+    max_rows = args.max_rows if args.max_rows != SWEEP_MAX_ROWS else D.MAX_ROWS_DASK
+    bar = None if args.quiet else _Bar()
+    try:
+        m = D.run(spec, out, workers=args.workers, scheduler=args.scheduler, max_rows=max_rows, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    summary = {k: m[k] for k in ("rows", "written", "valid", "fits", "tasks", "seconds")}
+    summary.update(rows_per_s=round(m["rows"] / m["seconds"]) if m["seconds"] else None, out=str(out),
+                   table=m["table"])
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"{m['rows']:,} rows in {m['tasks']} tasks, {m['valid']:,} valid, {m['fits']:,} fit, "
+              f"{m['seconds']:.2f} s ({summary['rows_per_s'] or 0:,} rows/s) → {out}/ (manifest last: "
+              f"{out / D.MANIFEST})")
     return 0
 
 
@@ -595,7 +628,15 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Evaluate every combination of a sweep spec (a JSON object of input names → "
                                     "list | scalar | {from, to, step}) with the vectorised core.")
     sp.add_argument("--spec", required=True, help="spec JSON file, inline JSON, or a sweep token")
-    sp.add_argument("--out", required=True, help="results.parquet, results.csv or results.duckdb")
+    sp.add_argument("--out", required=True, help="results.parquet, results.csv or results.duckdb; with --engine dask "
+                                                 "a folder for the dataset")
+    sp.add_argument("--engine", choices=("local", "dask"), default="local",
+                    help="local: this process (default); dask: tasks on a Dask cluster writing a hive-partitioned "
+                         "Parquet dataset (optional extra: pip install -r requirements-scale.txt)")
+    sp.add_argument("--workers", type=int, help="with --engine dask: start a local cluster of this many worker "
+                                                "processes (default 2)")
+    sp.add_argument("--scheduler", help="with --engine dask: the address of a running Dask scheduler, e.g. "
+                                        "tcp://10.0.0.5:8786")
     sp.add_argument("--max-rows", type=int, default=SWEEP_MAX_ROWS, help=f"row cap (default {SWEEP_MAX_ROWS:,})")
     sp.add_argument("--chunk-rows", type=int, default=SWEEP_CHUNK_ROWS,
                     help=f"rows per chunk (default {SWEEP_CHUNK_ROWS:,})")
