@@ -69,6 +69,8 @@ def _value(name: str, v):
             raise ValueError(f"{name}: {v!r} is out of range (|value| < 2**31)")
         return int(_bounded(name, v))
     if kind == "float":
+        if v == "auto" and I.BY_NAME[name].auto:
+            return "auto"
         if not _is_num(v) or not math.isfinite(v):
             raise ValueError(f"{name}: expected a finite number, got {v!r}")
         return float(_bounded(name, v))

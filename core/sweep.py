@@ -208,7 +208,7 @@ def _gpu_axis(spec: SweepSpec, reasons: G.Reasons) -> G.Axis:
     out = {k: G.out_values(k, [c[1 + j] for c in combos]) for j, k in enumerate(names[1:])
            if k in spec.names and k not in ("peak_flops_per_s", "gpu_memory_bytes")}  # those two are record columns
     ax = G.gpu_axis(gpus, [c[0] for c in combos], [c[1] for c in combos], reasons,
-                    price_given="price_per_gpu_hour" in spec.names, out_cols=out)
+                    price_given="price_per_gpu_hour" in spec.names, out_cols=out, given=set(spec.names))
     ax.eval_cols["compute_dtype"] = np.array([c[1] for c in combos])
     return ax
 
@@ -217,6 +217,7 @@ def _defaults() -> dict:
     """The schema's defaults as `evaluate` inputs (optional inputs that default to None are left out)."""
     d = {n: I.BY_NAME[n].default for n in I.CONFIG_FIELDS if I.BY_NAME[n].default is not None}
     d["tokens_per_second"] = np.nan
+    d["mfu_auto"] = False
     return d
 
 
@@ -296,6 +297,9 @@ class Sweep:
             elif name == "worst_stage":
                 last = G.flat(np.asarray(out["worst_stage"]) == "last", shape)
                 arrays.append(A.dictionary(last.astype(np.int16), self._dicts[name], valid))
+            elif R.BY_NAME[name].kind == "label":  # any other fixed-label column: codes by its declared labels
+                arrays.append(A.dictionary(_label_codes(out[name], R.BY_NAME[name].labels, shape),
+                                           self._dicts[name], valid))
             elif R.BY_NAME[name].kind == "int":
                 arrays.append(A.arr(G.flat(out[name], shape).astype(np.int32), pa.int32(), valid))
             else:
@@ -377,6 +381,15 @@ class Sweep:
                ) -> pa.RecordBatchReader:
         """`batches` as an Arrow stream (for DuckDB's COPY; `progress` then runs on DuckDB's thread)."""
         return pa.RecordBatchReader.from_batches(self.schema, self.batches(progress, prefetch))
+
+
+def _label_codes(values, labels: tuple, shape) -> np.ndarray:
+    """Index of each value in `labels` (computed on the unbroadcast array, then flattened)."""
+    v = np.asarray(values)
+    code = np.zeros(v.shape, dtype=np.int16)
+    for i, lab in enumerate(labels[1:], 1):
+        code[v == lab] = i
+    return G.flat(code, shape)
 
 
 def _binding_codes(out: dict, shape) -> np.ndarray:
