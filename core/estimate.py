@@ -283,7 +283,8 @@ def evaluate(**c) -> dict:
     step = ST.step_parts({**c, "tp": tp, "pp": pp, "cp": cp, "ep": ep, "n_gpus": n_gpus,
                           "weight_dtype_bytes": np.where(lora, gathered, wb),
                           "grad_dtype_bytes": M.dtype_bytes_array(c["grad_dtype"]),
-                          "trained_frac": trained_frac + np.where(lora, tr["adapters"] / np.maximum(
+                          "trained_frac": trained_frac,
+                          "grad_frac": trained_frac + np.where(lora, tr["adapters"] / np.maximum(
                               np.asarray(c["n_params"], dtype=np.float64), 1.0), 0.0)},
                          state, np.maximum(split["first_stage_params"], split["last_stage_params"]))
     peak = np.asarray(c["peak_flops_per_s"], dtype=np.float64)

@@ -61,7 +61,7 @@ def adafactor_state_elements(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab
                                                                       vocab_size))
     E = np.asarray(n_experts, dtype=np.float64)
     kv = k * h / a
-    swiglu = np.asarray(mlp) == "swiglu"
+    swiglu = np.isin(np.asarray(mlp), GATED_MLPS)
     n_mlp = np.where(swiglu, 3.0, 2.0)
     # factored matrices per layer: Q (h×h), K, V (h×kv), O (h×h), MLP (h×f each)
     mat_elems = 2 * h * h + 2 * h * kv + E * n_mlp * h * f

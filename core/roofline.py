@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .tables import GATED_MLPS
+
 
 def matmul_cost(m, n, k, dtype_bytes=2.0):
     """(m×k)·(k×n): FLOPs 2mnk; bytes (mk + kn + mn)·dtype. 1024³ in bf16 → intensity ≈ 341 (seed 000)."""
@@ -56,7 +58,7 @@ def layer_ops(seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, mlp="swi
     T = s * b
     kv = k * h / a
     dh = h / a
-    n_mlp = 3.0 if mlp == "swiglu" else 2.0
+    n_mlp = 3.0 if mlp in GATED_MLPS else 2.0
     ops = []
     ops.append(("qkv_proj",) + matmul_cost(T, h + 2 * kv, h, p))
     sc_flops = 2 * b * a * s * s * dh

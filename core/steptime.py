@@ -16,8 +16,15 @@ One micro-batch through one layer on one GPU, forward:
   Each GEMM runs at peak × matmul_efficiency with tile and wave quantization: ⌈m/128⌉·⌈n/256⌉ output tiles of
   128×256 (times the batch of a batched or grouped GEMM) run in waves of one tile per SM (NVIDIA Matrix Multiplication Background User's Guide, "tile
   quantization" and "wave quantization"), and never faster than its bytes at HBM speed (roofline).
+- Issue 12 shapes: Q, K, V and O follow the head dims (n = (a·d_h + k·d_h + k·d_v)/t; O k = a·d_v/t); MLA runs the
+  query down (h→r_q) and up (r_q→a·d_h/t) projections, the KV down (h→r_kv + d_r) and up (r_kv→a·(d_h − d_r + d_v)/t)
+  projections; routed experts have width f_e, shared experts one more MLP of width E_s·f_s; dense-first MoE models
+  average their dense and MoE layers; MTP modules add a projection, a block and the head on the last stage; frozen
+  weights (LoRA, frozen_frac) skip their weight-gradient GEMMs (backward GEMMs (1 + trained share) × forward; the
+  adapters' own rank-r GEMMs are not modelled) and data parallelism reduces only what trains.
 - Attention core. Flash attention (Dao et al. 2022/2023): causal, so half of the 4·b·(s/c)·s·h/t FLOPs are
-  done, at peak × attention_efficiency × causal_ratio (FlashAttention-2/3 measured TFLOP/s, data/efficiency.csv);
+  done, at peak × attention_efficiency × causal_ratio (FlashAttention-2/3 measured TFLOP/s, data/efficiency.csv),
+  over the attention width a·(d_h + d_v)/2, and a sliding window's layers only over their window's scores;
   forward 1/3.5 of the forward+backward time (the flash-attention benchmarks count backward as 2.5 × forward).
   Without flash (Megatron 2021): QKᵀ and AV as batched GEMMs over all s² scores (masking does not skip work),
   and the scores' softmax (read + write, 4 B each) and dropout (read, write, 1-byte mask: 5 B) at HBM speed.
@@ -60,6 +67,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import comm as C
+from .model import head_dims, layer_counts, moe_widths
+from .tables import GATED_MLPS
 
 TILE_M, TILE_N = 128.0, 256.0  # cuBLAS's largest tile (NVIDIA Matrix Multiplication Background User's Guide)
 FLASH_BWD_OVER_FWD = 2.5  # the flash-attention benchmarks count backward FLOPs as 2.5 × forward (Dao 2023)
@@ -90,6 +99,19 @@ def step_parts(c: dict, state_bytes, stage_params) -> dict:
                                                      "d_ff", "vocab_size", "n_layers"))
     t, p, cp, ep, v = (np.maximum(f64(c[x]), 1.0) for x in ("tp", "pp", "cp", "ep", "virtual_stages"))
     E, topk = f64(c["n_experts"]), f64(c["top_k"])
+    g = lambda k, d: c[k] if k in c else d  # noqa: E731  (issue-12 columns, "off" when absent)
+    hd, vd = head_dims(h, a, g("head_dim", 0), g("v_head_dim", 0))
+    mla = np.asarray(g("attention", "standard")) == "mla"
+    qr, kvr, dr = (f64(g(k, 0)) for k in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim"))
+    fe, fs = moe_widths(f, g("moe_d_ff", 0), g("shared_d_ff", 0))
+    n_shared = f64(g("n_shared_experts", 0))
+    n_dense, n_moe = layer_counts(L, E, g("n_dense_layers", 0))
+    trained = f64(g("trained_frac", 1.0))  # the share of the matmul weights that trains (0 under LoRA)
+    grads = f64(g("grad_frac", 1.0))  # gradient elements per parameter of the stage (LoRA: its adapters')
+    full_training = np.asarray(g("training", "full")) == "full"
+    n_mtp = np.where(full_training, f64(g("n_mtp_layers", 0)), 0.0)
+    window, every = f64(g("sliding_window", 0)), f64(g("global_every", 0))
+    kh = np.where(mla, a, kh)  # MLA: a key and a value per head
     n = np.maximum(f64(c["n_gpus"]), 1.0)
     d = np.maximum(np.floor(n / (t * p * cp)), 1.0)
     sus = f64(c["sustained_fraction"])  # kernels in a real step vs the microbenchmarks (fitted; efficiency.csv)
@@ -103,48 +125,75 @@ def step_parts(c: dict, state_bytes, stage_params) -> dict:
     sp = np.asarray(c["sequence_parallel"], dtype=bool)
     flash = np.asarray(c["flash_attention"], dtype=bool)
     drop = np.asarray(c["dropout"], dtype=bool)
-    swiglu = np.asarray(c["mlp"]) == "swiglu"
+    swiglu = np.isin(np.asarray(c["mlp"]), GATED_MLPS)  # gated: swiglu, geglu
     rotary = np.asarray(c["position"]) == "rotary"
     rec = np.asarray(c["recompute"])
     moe = E > 1
-    dh = h / a
     T = b * s / cp  # tokens of one micro-batch on this GPU
 
     def gemm(m_, n_, k_, batch=1.0):
         return gemm_time_s(m_, n_, k_, peak, eff, sms, hbm, batch=batch)
 
     # --- one layer, forward -----------------------------------------------------------------------------------
-    up_n = np.where(swiglu, 2.0 * f, f) / t
+    gated = np.where(swiglu, 2.0, 1.0)
+    up_n = gated * f / t
     dense_mlp = gemm(T, up_n, h) + gemm(T, h, f / t)
     tok_e = ep * T * topk / np.where(moe, E, 1.0)  # tokens per local expert
-    moe_mlp = gemm(tok_e, up_n, h, E / ep) + gemm(tok_e, h, f / t, E / ep) + gemm(T, E, h)  # grouped GEMMs
-    gemm_fwd = (gemm(T, (h + 2.0 * kh * dh) / t, h) + gemm(T, h, h / t) + np.where(moe, moe_mlp, dense_mlp))
+    moe_mlp = (gemm(tok_e, gated * fe / t, h, E / ep) + gemm(tok_e, h, fe / t, E / ep) + gemm(T, E, h)  # grouped
+               + np.where(n_shared > 0, gemm(T, gated * n_shared * fs / t, h) + gemm(T, h, n_shared * fs / t), 0.0))
+    mixed = moe & (n_dense > 0) & (n_moe > 0)  # dense-first MoE: the layers' average
+    mlp_time = np.where(mixed, (n_dense * dense_mlp + n_moe * moe_mlp) / L, np.where(moe, moe_mlp, dense_mlp))
+    # attention projections: Q, K, V (a·d_h, k·d_h, k·d_v wide), O (a·d_v → h); MLA: the query down/up, the KV
+    # down (with the shared RoPE key) and up, then O (DeepSeek-V2 §2.1)
+    std_qkv = gemm(T, (a * hd + kh * hd + kh * vd) / t, h)
+    mla_qkv = (np.where(qr > 0, gemm(T, qr, h) + gemm(T, a * hd / t, qr), gemm(T, a * hd / t, h))
+               + gemm(T, kvr + dr, h) + gemm(T, a * (hd - dr + vd) / t, kvr))
+    attn_gemm = np.where(mla, mla_qkv, std_qkv) + gemm(T, h, a * vd / t)
+    gemm_fwd = attn_gemm + mlp_time
 
-    core_flops = 4.0 * b * (s / cp) * s * h / t  # QKᵀ and AV, every score
-    flash_fb = 0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (peak * f64(c["attention_efficiency"])
-                                                              * f64(c["causal_ratio"]))
+    width = a * (hd + vd) / 2.0  # = h for the classic block
+    core_flops = 4.0 * b * (s / cp) * s * width / t  # QKᵀ and AV, every score
+    # a sliding window: flash skips the blocks outside it (the math path computes every score and masks them)
+    windowed = (window > 0) & (window < s)
+    n_global = np.where(every > 0, np.floor(L / np.maximum(every, 1.0)), 0.0)
+    s_eff = np.where(windowed, (2.0 * window * s - window * window) / s, s)
+    window_factor = np.where(windowed, ((L - n_global) * s_eff + n_global * s) / (L * s), 1.0)
+    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (peak * f64(c["attention_efficiency"])
+                                                               * f64(c["causal_ratio"]))) * window_factor
     scores = b * (a / t) * (s / cp) * s  # score elements on this GPU
     heads = b * a / t
-    bmm = gemm(s / cp, s, dh, heads) + gemm(s / cp, dh, s, heads)  # QKᵀ and AV, batched over b·a/t heads
+    bmm = gemm(s / cp, s, hd, heads) + gemm(s / cp, vd, s, heads)  # QKᵀ and AV, batched over b·a/t heads
     math_core = bmm + scores * (4.0 + 5.0 * drop) / hbm
     math_core_bwd = 2.0 * bmm + scores * (6.0 + 5.0 * drop) / hbm
     attn_fwd = np.where(flash, flash_fb / (1 + FLASH_BWD_OVER_FWD), math_core)
     attn_bwd = np.where(flash, flash_fb * FLASH_BWD_OVER_FWD / (1 + FLASH_BWD_OVER_FWD), math_core_bwd)
 
     outside = np.where(sp, 1.0 / t, 1.0)  # norms and residuals: split by sequence parallelism, else replicated
-    act = np.where(swiglu, 6.0, 4.0) * f / t * np.where(moe, topk, 1.0)
-    elem_per_token = (outside * (8.0 * h + 12.0 * h + 2.0 * h * drop) + act
-                      + np.where(rotary, 4.0 * (h + kh * dh) / t, 0.0))
+    act_width = np.where(moe, topk * fe + n_shared * fs, f)
+    act = np.where(mixed, (n_dense * f + n_moe * act_width) / L, act_width)
+    act = np.where(swiglu, 6.0, 4.0) * act / t
+    npl = f64(g("norms_per_layer", 2))
+    qk_norm = np.where(np.asarray(g("qk_norm", "none")) == "none", 0.0, 4.0 * (a * hd + kh * hd) / t)
+    rope = np.where(mla, 4.0 * (a * dr + dr) / t, 4.0 * (a * hd + kh * hd) / t)
+    elem_per_token = (outside * (4.0 * npl * h + 12.0 * h + 2.0 * h * drop) + act
+                      + np.where(rotary, rope, 0.0) + qk_norm)
     elem_fwd = T * elem_per_token / hbm
     layer_fwd = gemm_fwd + attn_fwd + elem_fwd
-    layer_bwd = 2.0 * gemm_fwd + attn_bwd + 2.0 * elem_fwd
+    # backward: the activations' gradients always, the weights' only for what trains (frozen: LoRA, frozen_frac)
+    layer_bwd = (1.0 + np.minimum(trained, 1.0)) * gemm_fwd + attn_bwd + 2.0 * elem_fwd
     layer_rec = np.select([rec == "full", rec == "selective"], [layer_fwd, np.where(flash, 0.0, attn_fwd)], 0.0)
 
     # --- the critical stage: ⌈L/p⌉ layers, and the LM head + loss (last stage) --------------------------------
     Ls = np.ceil(L / p)
-    head_fwd = gemm(T, V / t, h) + T * 12.0 * V / t / hbm
+    head_gemm, head_elem = gemm(T, V / t, h), T * 12.0 * V / t / hbm
+    head_fwd = head_gemm + head_elem
     fwd = Ls * layer_fwd + head_fwd
-    bwd = Ls * layer_bwd + 2.0 * head_fwd
+    bwd = Ls * layer_bwd + np.where(trained < 1, (1.0 + trained) * head_gemm + 2.0 * head_elem, 2.0 * head_fwd)
+    if np.any(n_mtp > 0):  # multi-token prediction (DeepSeek-V3 §2.2), last stage: a projection 2h→h, a block (an
+        # MoE block when the model's are), the shared head again
+        mtp_gemm = gemm(T, h, 2.0 * h) + attn_gemm + np.where(moe, moe_mlp, dense_mlp)
+        fwd = fwd + n_mtp * (mtp_gemm + attn_fwd + elem_fwd + head_fwd)
+        bwd = bwd + n_mtp * ((1.0 + np.minimum(trained, 1.0)) * mtp_gemm + attn_bwd + 2.0 * elem_fwd + 2.0 * head_fwd)
     recompute = Ls * layer_rec
 
     # --- communication per micro-batch ------------------------------------------------------------------------
@@ -155,7 +204,7 @@ def step_parts(c: dict, state_bytes, stage_params) -> dict:
     tp_exposed = np.where(np.asarray(c["tp_overlap"], dtype=bool), np.maximum(0.0, n_tp * tp_one - 3.0 * gemm_fwd),
                           n_tp * tp_one)
     cp_bw = C.group_bus_bandwidth(cp, t, **link)
-    kv_bytes = 2.0 * cp * T * kh * dh * 2.0 / t  # the whole K and V of the sequence
+    kv_bytes = cp * T * kh * (hd + vd) * 2.0 / t  # the whole K and V of the sequence
     cp_layer = (C.collective_time_s("all_gather", kv_bytes, cp, cp_bw, lat)
                 * (1.0 + (rec == "full")) + C.collective_time_s("reduce_scatter", kv_bytes, cp, cp_bw, lat))
     ep_bw = C.group_bus_bandwidth(ep, t * cp, **link)
@@ -177,9 +226,9 @@ def step_parts(c: dict, state_bytes, stage_params) -> dict:
     weight_b = f64(c["weight_dtype_bytes"])
     local_params = f64(stage_params) / t
     z3 = np.asarray(c["zero_stage"]) == 3
-    ar = C.collective_time_s("all_reduce", local_params * grad_b, dp_group, dp_bw, lat)
+    ar = C.collective_time_s("all_reduce", local_params * grads * grad_b, dp_group, dp_bw, lat)
     z3_mb = (2.0 * C.collective_time_s("all_gather", local_params * weight_b, dp_group, dp_bw, lat)
-             + C.collective_time_s("reduce_scatter", local_params * grad_b, dp_group, dp_bw, lat))
+             + C.collective_time_s("reduce_scatter", local_params * grads * grad_b, dp_group, dp_bw, lat))
     overlap = np.asarray(c["dp_overlap"], dtype=bool)
     # overlapped, a layer's share is still exposed: the first layer's gather has no compute before it, the last
     # gradients none after them (ZeRO-3 prefetches one layer ahead; bucketed all-reduce starts with the last layer)

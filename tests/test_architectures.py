@@ -359,3 +359,56 @@ def test_sweep_over_new_fields_broadcasts():
                                               sliding_window=w))
             assert out["total_bytes"][i, j] == pytest.approx(one["total_bytes"], rel=1e-12)
             assert out["flops_per_token"][i, j] == pytest.approx(one["flops_per_token"], rel=1e-12)
+
+
+# --- the step-time model follows the new shapes --------------------------------------------------------------------
+
+def _gemm_flops_of_step(cfg):
+    """FLOPs the predicted step's kernels stand for, on an idealised chip: no wave quantisation (no SM count),
+    matmuls at exactly the peak, HBM and links infinitely fast, flash attention at peak. Then compute_s · peak is
+    the GEMM FLOPs plus the attention core's, which is taken out (7·b·s²·w per layer: half the scores, fwd + 2.5×)."""
+    c = cfg.columns()
+    peak = 1e15
+    c.update(peak_flops_per_s=peak, sm_count=np.nan, matmul_efficiency=1.0, sustained_fraction=1.0,
+             memory_bandwidth_bytes_per_s=1e30, attention_efficiency=1.0, causal_ratio=1.0)
+    parts = evaluate(**c)
+    m = cfg.model
+    s, b = cfg.seq_len, cfg.micro_batch
+    hd = m.head_dim or m.d_model / m.n_heads
+    w = m.n_heads * (hd + (m.v_head_dim or hd)) / 2
+    attention = m.n_layers * 7.0 * b * s * s * w
+    return float(parts["compute_s"]) * peak - attention
+
+
+@pytest.mark.parametrize("name", ["gemma-7b", "qwen3-30b-a3b", "deepseek-v3", "mistral-nemo-12b", "llama-3.1-8b"])
+def test_step_gemms_follow_the_shapes(name):
+    """The step's GEMMs are the model's matmuls: 6 FLOPs per token per active matmul parameter (the input embedding
+    is a gather, norms are not matmuls), LM head included — for decoupled head dims, MLA's down/up projections,
+    shared experts and dense-first layers alike (the MTP module taken out here, tested below)."""
+    cfg = config_from_inputs(model=name, seq_len=64, micro_batch=2, flash_attention=True, n_mtp_layers=0)
+    p = cfg.model.params()
+    from core.model import attention_parts
+    m = cfg.model
+    norms_in_attention = m.n_layers * float(attention_parts(
+        m.d_model, m.n_heads, m.n_kv_heads, m.head_dim, m.v_head_dim, m.attention, m.q_lora_rank, m.kv_lora_rank,
+        m.qk_rope_head_dim, m.qk_norm, m.norm, m.bias)["norms"])
+    matmul = p["active"] - p["embedding"] - p["norms"] - norms_in_attention + (p["embedding"] if m.tied_embeddings
+                                                                                else 0.0)
+    tokens = cfg.seq_len * cfg.micro_batch
+    assert _gemm_flops_of_step(cfg) == pytest.approx(6.0 * matmul * tokens, rel=1e-9)
+
+
+def test_step_mtp_and_lora_gemms():
+    """DeepSeek-V3's MTP module adds its projection, one MoE block and the shared head again; a LoRA step skips the
+    frozen weights' gradients: 4 FLOPs per frozen parameter instead of 6 (adapters' own GEMMs are not modelled)."""
+    base = config_from_inputs(model="deepseek-v3", seq_len=64, flash_attention=True, n_mtp_layers=0)
+    mtp = config_from_inputs(model="deepseek-v3", seq_len=64, flash_attention=True)
+    h = 7168
+    block = 187_107_328 - 1536 - 512 + (8 + 1) * 3 * h * 2048 + h * 256  # attention w/o latent norms, 9 experts, router
+    extra = 2 * h * h + block + 129280 * h  # the projection [h; emb] → h, the block, the shared head
+    attention_core = 7.0 * 64 * 64 * 128 * (192 + 128) / 2
+    got = _gemm_flops_of_step(mtp) - _gemm_flops_of_step(base)
+    assert got == pytest.approx(6.0 * extra * 64 + attention_core, rel=1e-9)
+    full = config_from_inputs(model="llama-3.1-8b", seq_len=64, flash_attention=True)
+    lora = config_from_inputs(model="llama-3.1-8b", seq_len=64, flash_attention=True, training="lora")
+    assert _gemm_flops_of_step(lora) == pytest.approx(_gemm_flops_of_step(full) * 4 / 6, rel=1e-9)
