@@ -63,3 +63,30 @@ def strings(labels) -> pa.Array:
 
 def dictionary(codes: np.ndarray, labels: pa.Array, valid: np.ndarray | None = None) -> pa.Array:
     return pa.DictionaryArray.from_arrays(arr(codes.astype(np.int16, copy=False), pa.int16(), valid), labels)
+
+
+def write_parquet(reader, path, row_group_rows: int = 1 << 20) -> int:
+    """Stream an Arrow RecordBatchReader into a Parquet file with pyarrow's writer: snappy pages, dictionary
+    encoding for the string columns only (the numbers are mostly distinct per row, where dictionaries only cost
+    time), row groups of about `row_group_rows`. Written to a hidden file beside `path` and renamed over it when
+    complete, so an interrupted export leaves any previous file as it was. Returns the rows written.
+    Measured (bench/RESULTS.md): 1M sweep rows in 0.41 s against 1.3-2.6 s through DuckDB's COPY."""
+    import os
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    strings = [f.name for f in reader.schema if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type)]
+    rows = 0
+    try:
+        with pq.ParquetWriter(tmp, reader.schema, compression="snappy", use_dictionary=strings) as w:
+            for batch in reader:
+                w.write_batch(batch, row_group_size=row_group_rows)
+                rows += batch.num_rows
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return rows

@@ -31,6 +31,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import os
 import math
 import re
 import secrets
@@ -495,6 +496,28 @@ def _fmt(path: Path, fmt: str | None) -> str:
     if fmt not in FORMATS:
         raise ValueError(f"format: {fmt!r} is not one of {', '.join(FORMATS)} (from the file suffix or fmt)")
     return fmt
+
+
+def output_format(path: str | Path, fmt: str | None = None) -> str:
+    """csv or parquet, from `fmt` or the file's suffix; ValueError naming `out` otherwise."""
+    return _fmt(Path(path), fmt)
+
+
+def checked_output(path: str | Path) -> Path:
+    """The output path resolved, after the checks every writer makes: a usable path, an existing folder, not a
+    folder itself. ValueError naming `out` otherwise."""
+    try:
+        path = Path(path).resolve()
+        parent_ok = path.parent.is_dir()
+    except (OSError, RuntimeError) as e:  # a name too long, a symlink loop
+        raise ValueError(f"out: {str(path)[:200]!r} is not a usable path ({type(e).__name__})") from None
+    if not parent_ok:
+        raise ValueError(f"out: folder {str(path.parent)[:200]!r} does not exist")
+    if path.is_dir():
+        raise ValueError(f"out: {str(path)[:200]!r} is a folder; give a file name")
+    if not os.access(path.parent, os.W_OK):
+        raise ValueError(f"out: cannot write in {str(path.parent)[:200]!r}")
+    return path
 
 
 def copy_to(reader, path: str | Path, fmt: str | None = None) -> int:

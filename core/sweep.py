@@ -503,11 +503,16 @@ def run_sweep(spec: SweepSpec, con, progress: Callable[[int, int], None] | None 
 def export_sweep(spec: SweepSpec, path: str | Path, fmt: str | None = None,
                  progress: Callable[[int, int], None] | None = None, chunk_rows: int = CHUNK_ROWS,
                  max_rows: int = MAX_ROWS) -> dict:
-    """Evaluate `spec` straight into a CSV or Parquet file, streamed through DuckDB's COPY (memory stays bounded);
-    returns the counts: rows (in the grid), written, valid, fits, seconds. `progress` as in `run_sweep`."""
+    """Evaluate `spec` straight into a CSV or Parquet file, streamed (memory stays bounded): Parquet through
+    pyarrow's writer (`columnar.write_parquet`, 3-6× faster than DuckDB's COPY on these tables), CSV through
+    DuckDB's COPY; both replace the file only when complete. Returns the counts: rows (in the grid), written,
+    valid, fits, seconds. `progress` as in `run_sweep`."""
     sw = Sweep(spec, chunk_rows, max_rows)
     t0 = time.perf_counter()
-    written = _write(sw, lambda reader: db.copy_to(reader, path, fmt), progress)
+    if db.output_format(path, fmt) == "parquet":
+        written = _write(sw, lambda reader: A.write_parquet(reader, db.checked_output(path)), progress)
+    else:
+        written = _write(sw, lambda reader: db.copy_to(reader, path, fmt), progress)
     return {"rows": sw.rows, "written": written, "valid": sw.valid, "fits": sw.fits,
             "seconds": time.perf_counter() - t0}
 
