@@ -44,8 +44,8 @@ def expect_navigation(page, current) -> None:
 COLD_LINKS = [
     ("fit_map", {"fm_zero": "1", "fm_seq": "8192", "fm_gpu": "h200"}, "Where does it fit?",
      [("combobox", "ZeRO stage", "1"), ("spinbutton", "Sequence length", "8192"), ("combobox", "Accelerator", "h200")]),
-    ("calculator", {"model": "llama-3.1-70b", "gpus": "64", "zero": "3"}, "Will it fit?",
-     [("combobox", "Preset", "llama-3.1-70b"), ("spinbutton", "GPUs", "64"), ("combobox", "ZeRO stage", "3")]),
+    ("calculator", {"model": "llama-3.1-70b", "gpus": "64", "zero": "1"}, "Will it fit?",  # not the default ZeRO-3
+     [("combobox", "Preset", "llama-3.1-70b"), ("spinbutton", "GPUs", "64"), ("combobox", "ZeRO stage", "1")]),
     ("activations", {"ac_model": "llama-3.1-70b", "ac_smax": "65536", "ac_unit": "GiB"},
      "Activations against sequence length",
      [("combobox", "Preset", "llama-3.1-70b"), ("combobox", "Longest sequence", "65536")]),
@@ -181,7 +181,7 @@ def test_sweep_downloads_csv_and_parquet(server, page):
 
 @pytest.mark.parametrize("chart,keys", [(0, {"model", "gpus"}), (1, {"seq", "mb"})])
 def test_clicking_a_fit_map_cell_opens_it_in_the_calculator(server, page, chart, keys):
-    page.goto(f"{server.url}/fit_map?fm_zero=3")
+    page.goto(f"{server.url}/fit_map?fm_zero=1")  # not the default (3), which a URL does not carry
     wait_for_app(page)
     wait_for_charts(page, 2)
     heat = page.get_by_test_id("stVegaLiteChart").nth(chart)
@@ -191,7 +191,7 @@ def test_clicking_a_fit_map_cell_opens_it_in_the_calculator(server, page, chart,
     page.wait_for_url("**/calculator?**", timeout=15_000)
     wait_for_app(page)
     q = query(page)
-    assert keys & set(q) and q.get("zero") == "3", page.url
+    assert keys & set(q) and q.get("zero") == "1", page.url
     expect(page.get_by_role("heading", level=1)).to_contain_text("Will it fit?")
     no_exception(page)
 
