@@ -11,10 +11,11 @@ Every combination of the knobs is evaluated at once on the core's one grid path 
 time taken from the predicted step (`core/steptime.py`, mfu "auto"), so each option carries what it costs: the
 predicted step time, MFU and the run's GPU-hours, days and dollars. An option is admissible when its headroom is at
 least the margin (`margin_bytes`). Options are ranked in three tiers — the same GPUs, more GPUs (whole nodes), a
-shorter sequence (a different run) — and within a tier by the run's predicted GPU-hours; an option that adds a
-change to a cheaper-or-equal admissible one is dropped, and of options changing the same inputs only the cheapest
-stays (ties: the smaller change). GPU counts are whole nodes of the accelerator (`gpus_per_node`), or powers of two
-below one node; sequence lengths are multiples of 1,024.
+shorter sequence (a different run, offered only when nothing else fits) — within the second the fewest GPUs first,
+within the third the longest sequence first, then by the run's predicted GPU-hours (costs within COST_TIE_FRAC tie:
+the smaller change wins). Of options changing the same inputs only the best-ranked stays, and of two options one of
+which adds changes to the other, the better-ranked. GPU counts are whole nodes of the accelerator (`gpus_per_node`),
+or powers of two below one node; sequence lengths are multiples of 1,024.
 """
 from __future__ import annotations
 
@@ -106,6 +107,19 @@ def gpu_counts(cfg: Config, top: int = 1 << 20) -> list[int]:
     return out
 
 
+def shorter_seq_lens(seq_len: int, most: int = 512) -> list[int]:
+    """Sequence lengths below `seq_len`, multiples of SEQ_MULTIPLE, longest first: every one up to `most` of them,
+    beyond that `most` values about evenly spaced in log (so a 2^31-token input does not build a billion rows)."""
+    top = (seq_len - 1) // SEQ_MULTIPLE
+    if top < 1:
+        return []
+    if top <= most:
+        ks = range(top, 0, -1)
+    else:
+        ks = sorted({max(1, int(k)) for k in np.geomspace(top, 1, most)}, reverse=True)
+    return [k * SEQ_MULTIPLE for k in ks]
+
+
 def _axes(cfg: Config, knobs: set, gpn: int) -> dict:
     """The values each knob takes: the current one first, then the changes (never a step back)."""
     m = cfg.model
@@ -182,7 +196,9 @@ def _option(cfg: Config, row: dict, tier: int, base_cost: float, extra: dict | N
     }
     out["gpu_hours_change_frac"] = (out["gpu_hours"] / base_cost - 1.0) if base_cost > 0 else math.nan
     size = sum(_distance(k, v, getattr(cfg, k)) for k, v in change.items() if k != "global_batch")
-    out["_key"] = (tier, out["n_gpus"] if tier == 1 else 0, out["gpu_hours"], len(out["changes"]), size)
+    # within a tier: the fewest GPUs first (more GPUs), the longest sequence first (shorter sequence), then the cost
+    first = out["n_gpus"] if tier == 1 else -int(row["values"].get("seq_len", cfg.seq_len)) if tier == 2 else 0
+    out["_key"] = (tier, first, out["gpu_hours"], len(out["changes"]), size)
     return out
 
 
@@ -190,8 +206,9 @@ COST_TIE_FRAC = 0.02  # predicted costs this close are a tie (the step model's r
 
 
 def _rank_key(o: dict, cheapest: dict) -> tuple:
-    """(tier, GPUs for the more-GPUs tier, cost in steps of COST_TIE_FRAC above the tier's cheapest, number of
-    changes, size of the change, cost)."""
+    """(tier, GPUs in the more-GPUs tier or −sequence length in the shorter-sequence tier, cost in steps of
+    COST_TIE_FRAC above the cheapest of the same (tier, GPUs or length), number of changes, size of the change,
+    cost)."""
     tier, gpus, cost, n_changes, size = o["_key"]
     low = cheapest[(tier, gpus)]
     step = math.floor((cost / low - 1.0) / COST_TIE_FRAC) if low > 0 and math.isfinite(cost) else 0
@@ -266,7 +283,7 @@ def advise(cfg: Config, margin="realistic", knobs=KNOBS, max_options: int = MAX_
 
     # tier 2: a shorter sequence (multiples of 1,024), only when nothing else fits
     if not options and "seq_len" in knobs and cfg.seq_len > SEQ_MULTIPLE:
-        seqs = list(range((cfg.seq_len - 1) // SEQ_MULTIPLE * SEQ_MULTIPLE, 0, -SEQ_MULTIPLE))
+        seqs = shorter_seq_lens(cfg.seq_len)
         rows = _grid(_clean(dict(base, global_batch=cfg.global_batch)), {**axes, "seq_len": seqs}, margin,
                      last="seq_len")
         options += [_option(cfg, r, 2, base_cost) for r in rows]

@@ -159,3 +159,16 @@ def test_estimate_warns_below_the_margin():
     out = subprocess.run([sys.executable, "-m", "core", "estimate", "--model", "llama-3.2-1b", "--flash-attention"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "warning" not in out.stderr
+
+
+def test_shorter_sequences_are_bounded_multiples_longest_first():
+    """A 2^31-token input must not build a billion rows: at most 512 candidate lengths, multiples of 1,024, longest
+    first; and the advice ranks the longest sequence that fits first."""
+    for seq in (1025, 8192, 1 << 20, 2**31 - 8):
+        seqs = A.shorter_seq_lens(seq)
+        assert len(seqs) <= 512 and seqs == sorted(seqs, reverse=True) and seqs[0] < seq
+        assert all(s % A.SEQ_MULTIPLE == 0 and s > 0 for s in seqs)
+    cfg = config_from_inputs(model="llama-3.1-8b", seq_len=2**31 - 8, n_gpus=8)
+    adv = A.advise(cfg, knobs=[k for k in A.KNOBS if k != "n_gpus"])
+    lens = [o["change"]["seq_len"] for o in adv["options"]]
+    assert lens == sorted(lens, reverse=True) and all(s % 1024 == 0 for s in lens)
