@@ -265,8 +265,8 @@ def render_advice(adv: dict) -> str:
                  "per ZeRO stage")
         return "\n".join(L)
     L.append("")
-    L.append("options, cheapest first (same GPUs, then more GPUs in whole nodes, then a shorter sequence); cost = "
-             "GPU-hours of the run at the predicted step:")
+    L.append("options: the same GPUs first, then more GPUs in whole nodes (fewest first), then a shorter sequence "
+             "(longest first); then by cost = GPU-hours of the run at the predicted step:")
     for i, o in enumerate(adv["options"], 1):
         cost = "" if o["cost_usd"] != o["cost_usd"] else f", ${o['cost_usd']:,.0f}"
         delta = "" if o["gpu_hours_change_frac"] != o["gpu_hours_change_frac"] else \

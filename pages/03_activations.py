@@ -38,8 +38,11 @@ lim = C.max_seq_by_mode(cfg)
 cols = st.columns(len(lim))
 for col, row in zip(cols, lim.itertuples()):  # a mode where nothing fits says why (the state leaves no room)
     col.metric(f"longest (tokens) — {row.mode}", f"{row.max_seq_len:,}" if row.max_seq_len else X.NOT_FIT,
-               None if row.max_seq_len else X.no_fit_reason(rec, unit), delta_color="off", delta_arrow="off",
+               None if row.max_seq_len else X.no_fit_short(rec, unit), delta_color="off", delta_arrow="off",
                border=True, help="Solved by bisection over the estimate (core.limits.max_seq_len).")
+if not lim["max_seq_len"].all():
+    st.caption(f"Does not fit at any length: {X.no_fit_reason(rec, unit)}. More GPUs at ZeRO-3, tensor or pipeline "
+               "parallelism shrink the state per GPU (see the Calculator's advice).")
 layout.download_csv("Curves (CSV)", lambda: C.activation_curves(cfg, seqs), "activations_vs_seq.csv", "ac_dl_curves")
 
 st.subheader("One layer, by part of the block")

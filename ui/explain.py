@@ -145,6 +145,15 @@ def no_fit_reason(rec: dict, unit: str = "GB") -> str:
             f"{fmt.mem(cap, unit)}")
 
 
+def no_fit_short(rec: dict, unit: str = "GB") -> str:
+    """The reason in a few words, for a card: 'state 6,494 GB > 80 GB'."""
+    d = 1e9 if unit == "GB" else 2**30
+    cap = f"{rec['gpu_memory_bytes'] / d:,.0f} {unit}"
+    if rec["state_bytes"] >= rec["gpu_memory_bytes"]:
+        return f"state {rec['state_bytes'] / d:,.0f} {unit} > {cap}"
+    return f"state + overhead fill {cap}"
+
+
 def _gpus_reason(z: int, rec: dict, unit: str) -> str:
     if z == 0:
         return f"{NOT_FIT}: ZeRO-0 keeps a full copy of the state on every GPU ({fmt.mem(rec['state_bytes'], unit)})"
@@ -208,8 +217,8 @@ def options_heading(adv: dict) -> str:
     base = (f" As it is, the predicted step gives {fmt.duration_days(cur['days'])} and "
             f"{cur['gpu_hours']:,.0f} GPU-hours." if cur else "")
     return (f"**The {len(adv['options'])} cheapest changes that fit with the margin**, ranked: the same GPUs first, "
-            "then more GPUs (whole nodes), then a shorter sequence; within each by the run's GPU-hours at the "
-            f"predicted step (core/steptime.py).{base}")
+            "then more GPUs (whole nodes, the fewest first), then a shorter sequence (the longest first); then by the "
+            f"run's GPU-hours at the predicted step (core/steptime.py).{base}")
 
 
 def option_line(o: dict, unit: str = "GB") -> str:
