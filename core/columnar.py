@@ -86,6 +86,9 @@ def write_parquet(reader, path, row_group_rows: int = 1 << 20) -> int:
                 w.write_batch(batch, row_group_size=row_group_rows)
                 rows += batch.num_rows
         os.replace(tmp, path)
+    except OSError as e:  # an unwritable folder, a full disk, a read-only file system
+        tmp.unlink(missing_ok=True)
+        raise ValueError(f"out: cannot write {str(path)[:200]!r}: {str(e).splitlines()[0][:200]}") from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -297,6 +297,8 @@ class Sweep:
             elif name == "worst_stage":
                 last = G.flat(np.asarray(out["worst_stage"]) == "last", shape)
                 arrays.append(A.dictionary(last.astype(np.int16), self._dicts[name], valid))
+            elif R.BY_NAME[name].kind == "bool":  # any other flag: false where the row is invalid
+                arrays.append(A.bools(G.flat(out[name], shape) & valid))
             elif R.BY_NAME[name].kind == "label":  # any other fixed-label column: codes by its declared labels
                 arrays.append(A.dictionary(_label_codes(out[name], R.BY_NAME[name].labels, shape),
                                            self._dicts[name], valid))
