@@ -347,6 +347,7 @@ RULES: tuple[Rule, ...] = (
     Rule("global_every", "needs a sliding_window", lambda g: (g("global_every") > 0) & (g("sliding_window") <= 0)),
     Rule("moe_d_ff", "not divisible by tp", lambda g: (g("n_experts") > 1) & _div(g("moe_d_ff"), g("tp"))),
     Rule("training", "must be full, lora or qlora", lambda g: ~np.isin(g("training"), T.TRAINING_MODES)),
+    Rule("lora_rank", "must be an integer ≥ 1", lambda g: _pos_int(g("lora_rank"))),
     Rule("base_dtype", "qlora stores its base in nf4; int8 and nf4 bases are for lora/qlora",
          lambda g: (_is(g, "training", "qlora") & ~_is(g, "base_dtype", "nf4"))
          | (_is(g, "training", "full") & np.isin(g("base_dtype"), ("int8", "nf4")))

@@ -32,7 +32,7 @@ import numpy as np
 from . import flops as F
 from . import memory as M
 from .estimate import Config, estimate
-from .model import param_breakdown
+from .model import lora_params, param_breakdown
 from .units import GiB
 
 INSTALL_HINT = ("PyTorch is an optional extra: pip install -r requirements-measure.txt (torch==2.13.0, CPU build; "
@@ -91,19 +91,50 @@ APP_RUN_LOCK = threading.Lock()
 APP_WAIT_S = 30.0  # how long a click waits for another visitor's measurement before it is told to try again
 
 
-def block_forward_flops(seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, mlp="gelu"):
+def block_forward_flops(seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, mlp="gelu", **arch):
     """Forward FLOPs of one block's matmuls: 2·b·s·(2h² + 2h·kv + n·h·f) + 4·b·s²·h, with kv = k·h/a and n = 2
-    (GeLU) or 3 (SwiGLU) MLP matrices (vectorised). For the GPT block (kv = h, f = 4h) this is Narayanan et al.
-    2021 §5.1's 24·b·s·h² + 4·b·s²·h. Attention counted over the full s×s (the core's 'full' convention)."""
+    (GeLU) or 3 (SwiGLU, GeGLU) MLP matrices (vectorised). For the GPT block (kv = h, f = 4h) this is Narayanan et
+    al. 2021 §5.1's 24·b·s·h² + 4·b·s²·h. Attention counted over the full s×s (the core's 'full' convention).
+    `arch`: the issue-12 fields (head dims, MLA, QK-norm): the projections' weights are then `model.attention_parts`'
+    without their norms and biases, and the attention 2·b·s²·a·(d_h + d_v)."""
+    from .model import GATED_MLPS, attention_parts, head_dims
     s, b, h, a, k, f = (np.asarray(x, dtype=np.float64) for x in (seq_len, micro_batch, d_model, n_heads, n_kv_heads,
                                                                       d_ff))
-    n_mlp = np.where(np.asarray(mlp) == "swiglu", 3.0, 2.0)
-    weights = 2 * h * h + 2 * h * (k * h / a) + n_mlp * h * f
-    return 2 * b * s * weights + 4 * b * s * s * h
+    n_mlp = np.where(np.isin(np.asarray(mlp), GATED_MLPS), 3.0, 2.0)
+    if not arch:
+        weights = 2 * h * h + 2 * h * (k * h / a) + n_mlp * h * f
+        return 2 * b * s * weights + 4 * b * s * s * h
+    p = attention_parts(d_model, n_heads, n_kv_heads, **{**arch, "bias": "none"})
+    hd, vd = head_dims(d_model, n_heads, arch.get("head_dim", 0), arch.get("v_head_dim", 0))
+    weights = p["params"] - p["norms"] + n_mlp * h * f
+    return 2 * b * s * weights + 2 * b * s * s * a * (hd + vd)
+
+
+def _block_arch(m) -> dict:
+    """A model's fields that `block_forward_flops` and `model.attention_parts` read beyond the classic ones."""
+    return {k: getattr(m, k) for k in ("head_dim", "v_head_dim", "attention", "q_lora_rank", "kv_lora_rank",
+                                       "qk_rope_head_dim", "qk_norm", "norm")}
+
+
+def block_step_flops(cfg: Config) -> tuple[float, float]:
+    """One block's (forward, forward + backward) matmul FLOPs: backward = 2 × forward when everything trains; under
+    LoRA the frozen weights get no weight gradient (their backward = 1 × forward, the attention core still 2 ×) and
+    the adapters add 2·b·s·A forward and twice that backward (`flops.matmul_flops_per_token`)."""
+    from .model import lora_params
+    m = cfg.model
+    s, b = cfg.seq_len, cfg.micro_batch
+    fwd = float(block_forward_flops(s, b, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, **_block_arch(m)))
+    if cfg.training == "full":
+        return fwd, 3.0 * fwd
+    one = {**m.arch(), "n_layers": 1}
+    adapters = float(lora_params(cfg.lora_rank, cfg.lora_targets, **one))
+    hd = m.head_dim or m.d_model / m.n_heads
+    attn = 2.0 * b * s * s * m.n_heads * (hd + (m.v_head_dim or hd))
+    return fwd + 2 * b * s * adapters, 2 * (fwd - attn) + 3 * attn + 6 * b * s * adapters
 
 
 def checkpoint_rerun_flops(recompute, seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, mlp="gelu",
-                           flash_attention=False, dropout=True):
+                           flash_attention=False, dropout=True, **arch):
     """FLOPs `torch.utils.checkpoint` (non-reentrant) runs again in one block's backward (vectorised). It stops
     as soon as every tensor backward needs is rebuilt, so the last ops of the checkpointed region that keep
     nothing are not rerun. full: the block's forward, less the last MLP projection (2·b·s·f·h) when no dropout
@@ -114,7 +145,7 @@ def checkpoint_rerun_flops(recompute, seq_len, micro_batch, d_model, n_heads, n_
     rec = np.asarray(recompute)
     s, b, h, f = (np.asarray(x, dtype=np.float64) for x in (seq_len, micro_batch, d_model, d_ff))
     sel = np.where(np.asarray(flash_attention, dtype=bool), 4.0, 2.0) * b * s * s * h
-    full = block_forward_flops(seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, mlp) - np.where(
+    full = block_forward_flops(seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, mlp, **arch) - np.where(
         np.asarray(dropout, dtype=bool), 0.0, 2 * b * s * f * h)
     return np.select([rec == "full", rec == "selective"], [full, sel], 0.0 * full)
 
@@ -192,7 +223,19 @@ def ledger_names_for(measured_name: str | None) -> tuple[str, ...]:
     for p in ("norm1", "norm2"):
         if measured_name == f"{p}_input_fp32":
             return (f"{p}_input", f"{p}_upcast")
-    return ()
+    return _GROUPED.get(measured_name, ())
+
+
+# measured tensors that the ledger counts within one entry (issue 12): the QK-norms', the MLA latents' norms' and
+# Gemma's post-norms' inputs, fp32 copies, statistics and normalised copies
+_GROUPED = {
+    "qk_norm_input_fp32": ("qk_norm_input",), "qk_norm_normalized": ("qk_norm_input",),
+    **{f"mla_{w}_input": ("mla_latents",) for w in ("q", "kv")},
+    **{f"mla_{w}_input_fp32": ("mla_latents",) for w in ("q", "kv")},
+    **{f"mla_{w}_stats": ("mla_latent_stats",) for w in ("q", "kv")},
+    **{f"mla_{w}_normalized": ("mla_latents_normed",) for w in ("q", "kv")},
+    **{f"post_norm_{k}": ("post_norms",) for k in ("input", "input_fp32", "stats", "normalized")},
+}
 
 
 def predicted_layer(cfg: Config, recompute: str) -> dict[str, float]:
@@ -290,11 +333,54 @@ def spec_from_config(cfg: Config, dropout_impl: str = "native"):
         raise ValueError("n_experts: the measurement builds dense blocks only (mixture-of-experts is not built)")
     if dropout_impl not in DROPOUT_IMPLS:
         raise ValueError(f"dropout_impl: {dropout_impl!r} is not one of {', '.join(DROPOUT_IMPLS)}")
+    if m.attention == "mla" and cfg.flash_attention:
+        raise ValueError("flash_attention: MLA's value width differs from its query/key width, and PyTorch's CPU "
+                         "flash kernel then falls back to fp32 math; measure MLA with flash_attention off")
+    if m.embedding_norm:
+        raise ValueError("embedding_norm: the measured model has no embedding LayerNorm (its parameters are counted, "
+                         "its input is outside the per-layer ledger)")
+    lora = cfg.training in ("lora", "qlora")
+    if lora and m.position == "learned":
+        raise ValueError("training: LoRA is measured on the rotary block (separate q, k, v projections); the learned-"
+                         "position block fuses q, k and v into one matrix, which LoRA would adapt as one")
     return tb.Spec(n_layers=m.n_layers, d_model=m.d_model, n_heads=m.n_heads, n_kv_heads=m.n_kv_heads, d_ff=m.d_ff,
                    vocab_size=m.vocab_size, mlp=m.mlp, norm=m.norm, bias=m.bias, dropout=bool(m.dropout),
                    tied_embeddings=bool(m.tied_embeddings), position=m.position, max_position=m.max_position,
                    flash_attention=bool(cfg.flash_attention), impl=cfg.profile, dropout_impl=dropout_impl,
-                   fp32_loss=bool(cfg.fp32_loss))
+                   fp32_loss=bool(cfg.fp32_loss), head_dim=m.head_dim, v_head_dim=m.v_head_dim,
+                   attention=m.attention, q_lora_rank=m.q_lora_rank, kv_lora_rank=m.kv_lora_rank,
+                   qk_rope_head_dim=m.qk_rope_head_dim, qk_norm=m.qk_norm, norms_per_layer=m.norms_per_layer,
+                   lora_rank=cfg.lora_rank if lora else 0, lora_targets=cfg.lora_targets)
+
+
+def predicted_block_state(cfg: Config) -> dict:
+    """The model state of one block as the ledger prices it (`memory.state_bytes`) for what the measurement builds:
+    bf16 weights and gradients, an fp32 master copy and AdamW's two fp32 moments for what trains — every block
+    parameter, or under LoRA/QLoRA the adapters (`model.lora_params`) with the base frozen (measured in bf16: a
+    CPU cannot run bitsandbytes' NF4, whose bytes per weight are `tables.BASE_FORMATS`)."""
+    from .model import lora_params, norm_params
+    m = cfg.model
+    one = {**m.arch(), "n_layers": 1, "vocab_size": 0, "tied_embeddings": True, "embedding_norm": False,
+           "position": "rotary", "n_mtp_layers": 0}
+    block = float(param_breakdown(**one)["total"] - norm_params(m.d_model, m.norm))
+    lora = cfg.training in ("lora", "qlora")
+    adapters = float(lora_params(cfg.lora_rank, cfg.lora_targets, **one)) if lora else 0.0
+    parts = M.state_bytes(block, "bf16", "bf16", True, False, "adamw", stage_params=block,
+                          trainable_params=0.0 if lora else block, adapter_params=adapters)
+    return {"trainable_params": adapters if lora else block, "frozen_params": block if lora else 0.0,
+            **{k: float(v) for k, v in parts.items()}}
+
+
+STATE_ROWS = (("trainable_params", "parameters that train (count)"), ("weights_bytes", "weights (bf16), frozen ones too"),
+              ("grads_bytes", "gradients (bf16)"), ("master_bytes", "fp32 master copy"),
+              ("optimizer_bytes", "AdamW moments (fp32)"))
+
+
+def state_rows(measured: dict, predicted: dict) -> list[dict]:
+    """One block's state, predicted (`predicted_block_state`) against measured (`torch_blocks.state_of`)."""
+    got = {**measured, "weights_bytes": measured["weights_bytes"] + measured["frozen_bytes"]}
+    return [{"quantity": k, "what": w, "predicted": predicted[k], "measured": got[k],
+             "ratio": _ratio(got[k], predicted[k])} for k, w in STATE_ROWS]
 
 
 def compare(cfg: Config, *, device: str = "cpu", dropout_impl: str = "native", whole_model: bool = True,
@@ -336,18 +422,21 @@ def compare(cfg: Config, *, device: str = "cpu", dropout_impl: str = "native", w
         recompute.append({"recompute": rc, **t})
 
     # --- FLOPs ---------------------------------------------------------------------------------------------------
-    fwd_pred = float(block_forward_flops(s, b, h, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp))
+    fwd_pred, fb_pred = block_step_flops(cfg)
     none = block_runs["none"]
+    lora = cfg.training != "full"
     flops = [_flop_row("block forward", fwd_pred, none["forward_flops"],
-                       "2·b·s·(block matmul weights) + 4·b·s²·h"),
-             _flop_row("block forward + backward", 3 * fwd_pred, none["forward_flops"] + none["backward_flops"],
-                       "backward = 2 × forward" + (" (flash: see notes)" if cfg.flash_attention else ""))]
-    attn_fwd = 4.0 * b * s * s * h
+                       "2·b·s·(block matmul weights) + 4·b·s²·h" + (" + adapters" if lora else "")),
+             _flop_row("block forward + backward", fb_pred, none["forward_flops"] + none["backward_flops"],
+                       ("frozen weights: no weight gradients" if lora else "backward = 2 × forward")
+                       + (" (flash: see notes)" if cfg.flash_attention else ""))]
+    width = float(F.attention_width(h, m.n_heads, m.head_dim, m.v_head_dim))
+    attn_fwd = 4.0 * b * s * s * width
     for rc, extra, what in (("selective", attn_fwd, "+ attention forward (core)"), ("full", fwd_pred, "+ forward")):
         run = block_runs[rc]
         rerun = float(checkpoint_rerun_flops(rc, s, b, h, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp,
-                                             cfg.flash_attention, m.dropout))
-        flops.append(_flop_row(f"block forward + backward, recompute {rc}", 3 * fwd_pred + extra,
+                                             cfg.flash_attention, m.dropout, **_block_arch(m)))
+        flops.append(_flop_row(f"block forward + backward, recompute {rc}", fb_pred + extra,
                                run["forward_flops"] + run["backward_flops"],
                                f"{what}; checkpoint reruns {rerun:.4g}"))
 
@@ -358,27 +447,30 @@ def compare(cfg: Config, *, device: str = "cpu", dropout_impl: str = "native", w
         model_rows = build_rows(run["records"], predicted_layer(cfg, cfg.recompute), L, {"logits": logits})
         model_totals = totals(model_rows)
         n = flop_params(cfg)
-        fpt = float(F.model_flops_per_token(n, L, h, s, "full"))
-        attn = float(F.attention_flops_per_token(L, h, s, "full"))
+        attn = float(F.attention_flops_per_token(L, h, s, "full", attn_width=width))
+        adapters = float(lora_params(cfg.lora_rank, cfg.lora_targets, **m.arch())) if lora else 0.0
+        fpt = float(F.matmul_flops_per_token(n, 0.0 if lora else n, adapters)) + attn
         # N here has no gathered tables, so what recomputation does not rerun is the LM head's matmul alone
-        hw = float(F.hardware_flops_per_token(fpt, attn, cfg.recompute, 6.0 * m.vocab_size * h))
+        rerun_tok = 2.0 * (n - m.vocab_size * h) + 2.0 * adapters + attn / 3.0 if lora else None
+        hw = float(F.hardware_flops_per_token(fpt, attn, cfg.recompute, 6.0 * m.vocab_size * h, rerun_tok))
         tokens = s * b
-        flops.append(_flop_row("model forward", fpt / 3 * tokens, run["forward_flops"],
-                               f"(2·N + 4·L·h·s) per token, N = {n:.4g} (no gathered tables)"))
+        flops.append(_flop_row("model forward", (2.0 * (n + adapters) + attn / 3.0) * tokens, run["forward_flops"],
+                               f"(2·N + 4·L·h·s) per token, N = {n:.4g} (no gathered tables)"
+                               + (f" + {adapters:.4g} adapter parameters" if lora else "")))
         flops.append(_flop_row("model training step", hw * tokens, run["forward_flops"] + run["backward_flops"],
                                f"core: (6·N + 12·L·h·s) per token × {tokens} tokens"
                                + ("" if cfg.recompute == "none"
                                   else f", hardware FLOPs with recompute={cfg.recompute}")))
         if cfg.recompute != "none":
             rerun = L * float(checkpoint_rerun_flops(cfg.recompute, s, b, h, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp,
-                                                     cfg.flash_attention, m.dropout))
+                                                     cfg.flash_attention, m.dropout, **_block_arch(m)))
             flops.append(_flop_row("model training step, what checkpoint reruns", fpt * tokens + rerun,
                                    run["forward_flops"] + run["backward_flops"],
                                    "6·N + 12·L·h·s per token + the blocks' rerun only (no LM head, no embeddings)"))
         raw = float(F.hardware_flops_per_token(
-            F.model_flops_per_token(m.n_active_params, L, h, s, "full"), attn, cfg.recompute,
+            F.model_flops_per_token(m.n_active_params, L, h, s, "full", attn_width=width), attn, cfg.recompute,
             F.outside_blocks_flops_per_token(m.vocab_size, h, m.tied_embeddings, m.position, m.max_position))) * tokens
-        if abs(raw - hw * tokens) > 0.001 * raw:
+        if abs(raw - hw * tokens) > 0.001 * raw and not lora:
             flops.append(_flop_row("model training step, core's N as is", raw,
                                    run["forward_flops"] + run["backward_flops"],
                                    "6·n_active_params counts gathered embedding tables as if they were matmuls"))
@@ -394,6 +486,7 @@ def compare(cfg: Config, *, device: str = "cpu", dropout_impl: str = "native", w
                   "vocab_size": m.vocab_size, "seq_len": s, "micro_batch": b, "mlp": m.mlp, "norm": m.norm,
                   "position": m.position, "dropout": m.dropout},
         "rows": rows, "totals": totals(rows), "recompute_modes": recompute,
+        "state": state_rows(block_runs["none"]["state"], predicted_block_state(cfg)),
         "model_rows": model_rows, "model_totals": model_totals,
         "flops": flops, "cuda_step": cuda_step, "notes": notes,
     }
@@ -473,6 +566,24 @@ def _notes(cfg: Config, device: str, dropout_impl: str, tb, whole_model: bool = 
     if cfg.fp32_loss:
         n.append("fp32 loss: logits_bytes counts the bf16 logits and their fp32 copy (6sbV, both alive at the loss); "
                  "autograd keeps only the fp32 log-softmax (4sbV).")
+    if cfg.training != "full":
+        n.append(f"{cfg.training.upper()}: the base is frozen and rank-{cfg.lora_rank} adapters (PEFT's LoraLayer, "
+                 f"lora_dropout 0) train on '{cfg.lora_targets}'; a frozen linear layer keeps no input, each adapter "
+                 "keeps its r-wide intermediate (lora_hidden); the whole model's embedding output is made to require "
+                 "grad, as PEFT's enable_input_require_grads does.")
+    if cfg.training == "qlora":
+        n.append("QLoRA is measured with a bf16 base: a CPU cannot run bitsandbytes' NF4 kernels. Its activations are "
+                 "the same (bitsandbytes' MatMul4Bit saves only the quantised weight, no input); its base weights are "
+                 "priced at NF4's bytes per weight in the estimate, not here.")
+    if m.attention == "mla":
+        n.append("MLA (transformers' DeepseekV3Attention): the KV latent is made contiguous before its norm and the "
+                 "values before the attention core, so neither saved tensor keeps a wider storage alive.")
+    if m.head_dim or m.qk_norm != "none" or m.norms_per_layer != 2 or m.mlp == "geglu":
+        n.append("Issue-12 block fields built as in their models: head_dim (q, k, v, O widths), QK-norm (RMSNorm per "
+                 "head or over the projection), Gemma's post-norms (4 norms) or one norm for a parallel block, GeGLU.")
+    if m.sliding_window:
+        n.append("Sliding window: not built (SDPA has no window); a flash kernel keeps the same LSE and O with or "
+                 "without one, and the math path masks a full s×s, so the bytes are the same.")
     if whole_model:
         n.append("Whole model: the ledger counts per-layer tensors and the logits; token ids, the final norm's and "
                  "the LM head's inputs are kept too and shown as model rows. FLOPs: N excludes gathered tables "
@@ -512,6 +623,10 @@ def render(res: dict) -> str:
         out.append("")
 
     table("one block: bytes kept for backward", res["rows"], res["totals"])
+    out.append("one block: model state after a step (bf16 weights and grads, fp32 master and AdamW moments)")
+    for r in res.get("state") or ():
+        out.append(f"  {r['what'][:44]:<44}{r['predicted']:>15,.0f}{r['measured']:>15,.0f}{_rt(r['ratio']):>8}")
+    out.append("")
     out.append("one block by recompute mode")
     for r in res["recompute_modes"]:
         out.append(f"  {r['recompute']:<44}{_mb(r['predicted_bytes']):>15}{_mb(r['measured_bytes']):>15}"

@@ -240,6 +240,54 @@ class Spec:
     dropout_impl: str = "native"  # 'native' | 'functional'
     dropout_p: float = 0.1
     fp32_loss: bool = False
+    # issue 12 (defaults: the classic block)
+    head_dim: int = 0  # 0: d_model / n_heads
+    v_head_dim: int = 0  # 0: head_dim
+    attention: str = "standard"  # standard | mla
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_norm: str = "none"  # none | per_head | full
+    norms_per_layer: int = 2  # 1 (one norm, attention and MLP in parallel), 2, 4 (post-norms)
+    lora_rank: int = 0  # 0: every weight trains; > 0: frozen base + LoRA adapters on `lora_targets`
+    lora_targets: str = "all"  # qv | attention | all
+
+    @property
+    def hd(self) -> int:
+        return self.head_dim or self.d_model // self.n_heads
+
+    @property
+    def vd(self) -> int:
+        return self.v_head_dim or self.hd
+
+    def adapted(self, group: str) -> bool:
+        """Whether a matrix group carries LoRA adapters: q, k, v, o, kv (MLA's KV projections), mlp."""
+        if not self.lora_rank:
+            return False
+        if self.lora_targets == "qv":
+            return group in ("q", "v", "kv")
+        return group != "mlp" or self.lora_targets == "all"
+
+
+class LoRALinear(nn.Module):
+    """A frozen linear layer with a LoRA adapter (Hu et al. 2021; PEFT's LoraLayer with lora_dropout 0):
+    base(x) + B(A(x))·α/r. A keeps x for its gradient (the base, frozen, keeps none); B keeps A(x), r wide."""
+
+    def __init__(self, d_in: int, d_out: int, bias: bool, rank: int):
+        super().__init__()
+        self.base = nn.Linear(d_in, d_out, bias=bias)
+        self.lora_A = nn.Linear(d_in, rank, bias=False)
+        self.lora_B = nn.Linear(rank, d_out, bias=False)
+        self.scaling = 2.0  # α/r: a constant factor, nothing kept
+
+    def forward(self, x):
+        a = self.lora_A(x)
+        mark("lora_hidden", a)
+        return self.base(x) + self.lora_B(a) * self.scaling
+
+
+def _linear(spec: Spec, d_in: int, d_out: int, bias: bool, group: str) -> nn.Module:
+    return LoRALinear(d_in, d_out, bias, spec.lora_rank) if spec.adapted(group) else nn.Linear(d_in, d_out, bias=bias)
 
 
 class _FusedRMSNorm(torch.autograd.Function):
@@ -279,6 +327,24 @@ class _FusedSwiGLU(torch.autograd.Function):
         grad_up = g * gf * sig
         grad_gate = g * uf * sig * (1 + gf * (1 - sig))
         return grad_gate.to(gate.dtype), grad_up.to(up.dtype)
+
+
+class _FusedGeGLU(torch.autograd.Function):
+    """GeLU(gate) ⊙ up (tanh approximation, Gemma) with a fused kernel's save set: gate and up."""
+
+    @staticmethod
+    def forward(ctx, gate, up):
+        ctx.save_for_backward(gate, up)
+        return F.gelu(gate, approximate="tanh") * up
+
+    @staticmethod
+    def backward(ctx, grad):
+        gate, up = ctx.saved_tensors
+        with torch.enable_grad():
+            gf = gate.float().detach().requires_grad_(True)
+            act = F.gelu(gf, approximate="tanh")
+            (d_act,) = torch.autograd.grad(act, gf, grad.float() * up.float())
+        return d_act.to(gate.dtype), (grad.float() * act.detach()).to(up.dtype)
 
 
 class Norm(nn.Module):
@@ -344,7 +410,7 @@ class AttnCore(nn.Module):
     def __init__(self, spec: Spec, seq_len: int):
         super().__init__()
         self.spec = spec
-        self.scale = 1.0 / math.sqrt(spec.d_model // spec.n_heads)
+        self.scale = 1.0 / math.sqrt(spec.hd)
         if not spec.flash_attention:
             self.register_buffer("causal", torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1), persistent=False)
         self.attn_drop = Dropout(spec.dropout_p, spec.dropout_impl, "softmax_dropout_mask") if spec.dropout else None
@@ -355,6 +421,7 @@ class AttnCore(nn.Module):
     def forward(self, q, k, v):
         b, a, s, d = q.shape
         kv = k.shape[1]
+        dv = v.shape[-1]
         if self.spec.flash_attention:
             p = self.spec.dropout_p if (self.spec.dropout and q.is_cuda) else 0.0
             o = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True, enable_gqa=kv != a)
@@ -368,7 +435,7 @@ class AttnCore(nn.Module):
         if self.attn_drop is not None:
             probs = self.attn_drop(probs)
             mark("dropout_output", probs)
-        return torch.matmul(probs.view(b, kv, r * s, s), v).view(b, a, s, d)
+        return torch.matmul(probs.view(b, kv, r * s, s), v).view(b, a, s, dv)
 
 
 class Attention(nn.Module):
@@ -378,53 +445,130 @@ class Attention(nn.Module):
     def __init__(self, spec: Spec, seq_len: int, selective: bool):
         super().__init__()
         h, a, kv = spec.d_model, spec.n_heads, spec.n_kv_heads
-        self.spec, self.d, self.selective = spec, h // a, selective
+        self.spec, self.d, self.dv, self.selective = spec, spec.hd, spec.vd, selective
         qkv_bias, out_bias = spec.bias in ("qkv", "all"), spec.bias == "all"
         kv_dim = kv * self.d
         self.rotary = spec.position == "rotary"
         if self.rotary:
-            self.q_proj = nn.Linear(h, h, bias=qkv_bias)
-            self.k_proj = nn.Linear(h, kv_dim, bias=qkv_bias)
-            self.v_proj = nn.Linear(h, kv_dim, bias=qkv_bias)
-            inv = 1.0 / (10000.0 ** (torch.arange(0, self.d, 2, dtype=torch.float32) / self.d))
-            ang = torch.outer(torch.arange(seq_len, dtype=torch.float32), inv)
-            ang = torch.cat((ang, ang), dim=-1)
-            self.register_buffer("cos", ang.cos(), persistent=False)
-            self.register_buffer("sin", ang.sin(), persistent=False)
+            self.q_proj = _linear(spec, h, a * self.d, qkv_bias, "q")
+            self.k_proj = _linear(spec, h, kv_dim, qkv_bias, "k")
+            self.v_proj = _linear(spec, h, kv * self.dv, qkv_bias, "v")
+            self.cos, self.sin = _rope_tables(self.d, seq_len)
         else:
-            self.qkv = nn.Linear(h, h + 2 * kv_dim, bias=qkv_bias)
-        self.o_proj = nn.Linear(h, h, bias=out_bias)
+            self.qkv = nn.Linear(h, a * self.d + kv_dim + kv * self.dv, bias=qkv_bias)
+        self.o_proj = _linear(spec, a * self.dv, h, out_bias, "o")
+        if spec.qk_norm != "none":  # RMSNorm on q and k: over each head (Qwen3, Gemma 3) or the projection (OLMo 2)
+            per_head = spec.qk_norm == "per_head"
+            self.q_norm = Norm("rmsnorm", self.d if per_head else a * self.d, spec.impl, "qk_norm")
+            self.k_norm = Norm("rmsnorm", self.d if per_head else kv_dim, spec.impl, "qk_norm")
         self.core = AttnCore(spec, seq_len)
 
     def forward(self, x):
         b, s, h = x.shape
         a, kv, d = self.spec.n_heads, self.spec.n_kv_heads, self.d
         flash = self.spec.flash_attention
+        qk_norm = self.spec.qk_norm
         if self.rotary:
-            q = self.q_proj(x).view(b, s, a, d).transpose(1, 2)
-            k = self.k_proj(x).view(b, s, kv, d).transpose(1, 2)
-            v = self.v_proj(x).view(b, s, kv, d).transpose(1, 2)
+            q, k = self.q_proj(x), self.k_proj(x)
+            if qk_norm == "full":
+                q, k = self.q_norm(q), self.k_norm(k)
+            q, k = q.view(b, s, a, d), k.view(b, s, kv, d)
+            if qk_norm == "per_head":
+                q, k = self.q_norm(q), self.k_norm(k)
+            q, k = q.transpose(1, 2), k.transpose(1, 2)
+            v = self.v_proj(x).view(b, s, kv, self.dv).transpose(1, 2)
             if not flash:  # the math path's matmuls want (b, heads, s, d) contiguous
                 q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
             cos, sin = self.cos[:s], self.sin[:s]
             q = q * cos + _rotate_half(q) * sin
             k = k * cos + _rotate_half(k) * sin
         else:
-            q, k, v = self.qkv(x).split((h, kv * d, kv * d), dim=-1)
-            q, k, v = (t.view(b, s, -1, d).transpose(1, 2) for t in (q, k, v))
+            q, k, v = self.qkv(x).split((a * d, kv * d, kv * self.dv), dim=-1)
+            q, k = (t.view(b, s, -1, d).transpose(1, 2) for t in (q, k))
+            v = v.view(b, s, -1, self.dv).transpose(1, 2)
             if not flash:
                 q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
         mark("q", q)
         mark("k", k)
         mark("v", v)
-        if self.selective:
-            with op_name("checkpoint(attention core)"):
-                o = checkpoint(self.core, q, k, v, use_reentrant=False)
+        return self.o_proj(_attend(self, q, k, v))
+
+
+def _rope_tables(d: int, seq_len: int):
+    """cos and sin buffers of rotary embeddings over d dimensions (constants: nothing is kept for them)."""
+    inv = 1.0 / (10000.0 ** (torch.arange(0, d, 2, dtype=torch.float32) / d))
+    ang = torch.outer(torch.arange(seq_len, dtype=torch.float32), inv)
+    ang = torch.cat((ang, ang), dim=-1)
+    return nn.Buffer(ang.cos(), persistent=False), nn.Buffer(ang.sin(), persistent=False)
+
+
+def _attend(attn: nn.Module, q, k, v):
+    """The attention core (checkpointed under selective recomputation) and its output as (b, s, a·d_v)."""
+    if attn.selective:
+        with op_name("checkpoint(attention core)"):
+            o = checkpoint(attn.core, q, k, v, use_reentrant=False)
+    else:
+        o = attn.core(q, k, v)
+    b, _, s, _ = o.shape
+    o = o.transpose(1, 2).reshape(b, s, -1)
+    mark("attn_output", o)
+    return o
+
+
+class MLAttention(nn.Module):
+    """Multi-head latent attention (DeepSeek-V2 §2.1, as transformers' DeepseekV3Attention): the query through a
+    rank-r_q latent (RMSNorm between), keys and values from one r_kv-wide latent (RMSNorm, then the up-projection to
+    a heads of nope + value dims) and a single d_r-wide RoPE key shared by the heads. Math path only on CPU: SDPA's
+    CPU flash kernel wants one head dim for q, k and v (it falls back to fp32 math otherwise). The latent is made
+    contiguous before its norm (a fused norm kernel reads contiguous rows) and the values before the core (so the
+    saved values do not keep the keys' half of the up-projection alive)."""
+
+    def __init__(self, spec: Spec, seq_len: int, selective: bool):
+        super().__init__()
+        h, a = spec.d_model, spec.n_heads
+        self.spec, self.selective = spec, selective
+        d, dv, dr = spec.hd, spec.vd, spec.qk_rope_head_dim
+        self.d, self.dv, self.dr, self.dn = d, dv, dr, d - dr
+        qr, kvr = spec.q_lora_rank, spec.kv_lora_rank
+        if qr:
+            self.q_a = _linear(spec, h, qr, False, "q")
+            self.q_a_norm = Norm("rmsnorm", qr, spec.impl, "mla_q")
+            self.q_b = _linear(spec, qr, a * d, False, "q")
         else:
-            o = self.core(q, k, v)
-        o = o.transpose(1, 2).reshape(b, s, h)
-        mark("attn_output", o)
-        return self.o_proj(o)
+            self.q_proj = _linear(spec, h, a * d, False, "q")
+        self.kv_a = _linear(spec, h, kvr + dr, False, "kv")
+        self.kv_a_norm = Norm("rmsnorm", kvr, spec.impl, "mla_kv")
+        self.kv_b = _linear(spec, kvr, a * (self.dn + dv), False, "kv")
+        self.o_proj = _linear(spec, a * dv, h, False, "o")
+        self.cos, self.sin = _rope_tables(dr, seq_len)
+        self.core = AttnCore(spec, seq_len)
+
+    def _rope(self, t):
+        s = t.shape[-2]
+        return t * self.cos[:s] + _rotate_half(t) * self.sin[:s]
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        a, kvr = self.spec.n_heads, self.spec.kv_lora_rank
+        if self.spec.q_lora_rank:
+            qn = self.q_a_norm(self.q_a(x))
+            mark("mla_latents_normed", qn)
+            q = self.q_b(qn)
+        else:
+            q = self.q_proj(x)
+        q_nope, q_rot = q.view(b, s, a, self.d).transpose(1, 2).split((self.dn, self.dr), dim=-1)
+        c_kv, k_rot = self.kv_a(x).split((kvr, self.dr), dim=-1)
+        kvn = self.kv_a_norm(c_kv.contiguous())
+        mark("mla_latents_normed", kvn)
+        k_nope, v = self.kv_b(kvn).view(b, s, a, self.dn + self.dv).transpose(1, 2).split((self.dn, self.dv), dim=-1)
+        k_rot = self._rope(k_rot.view(b, 1, s, self.dr))
+        q = torch.cat((q_nope, self._rope(q_rot)), dim=-1)
+        k = torch.cat((k_nope, k_rot.expand(b, a, s, self.dr)), dim=-1)
+        v = v.contiguous()
+        mark("q", q)
+        mark("k", k)
+        mark("v", v)
+        return self.o_proj(_attend(self, q, k, v))
 
 
 class MLP(nn.Module):
@@ -433,13 +577,13 @@ class MLP(nn.Module):
         h, f = spec.d_model, spec.d_ff
         self.spec = spec
         bias = spec.bias == "all"
-        if spec.mlp == "swiglu":
-            self.gate = nn.Linear(h, f, bias=bias)
-            self.up = nn.Linear(h, f, bias=bias)
-            self.down = nn.Linear(f, h, bias=bias)
+        if spec.mlp in ("swiglu", "geglu"):
+            self.gate = _linear(spec, h, f, bias, "mlp")
+            self.up = _linear(spec, h, f, bias, "mlp")
+            self.down = _linear(spec, f, h, bias, "mlp")
         else:
-            self.fc1 = nn.Linear(h, f, bias=bias)
-            self.fc2 = nn.Linear(f, h, bias=bias)
+            self.fc1 = _linear(spec, h, f, bias, "mlp")
+            self.fc2 = _linear(spec, f, h, bias, "mlp")
 
     def forward(self, x):
         if self.spec.mlp == "gelu":
@@ -451,12 +595,13 @@ class MLP(nn.Module):
         g, u = self.gate(x), self.up(x)
         mark("gate", g)
         mark("up", u)
+        geglu = self.spec.mlp == "geglu"
         if self.spec.impl == "fused":
-            with op_name("fused_swiglu"):
-                y = _FusedSwiGLU.apply(g, u)
+            with op_name("fused_geglu" if geglu else "fused_swiglu"):
+                y = (_FusedGeGLU if geglu else _FusedSwiGLU).apply(g, u)
         else:
-            act = F.silu(g)
-            mark("silu_output", act)
+            act = F.gelu(g, approximate="tanh") if geglu else F.silu(g)
+            mark("silu_output", act)  # the ledger's entry for the gate's activation output (SiLU or GeLU)
             y = act * u
         mark("mlp_hidden", y)
         return self.down(y)
@@ -467,25 +612,41 @@ class Block(nn.Module):
 
     def __init__(self, spec: Spec, seq_len: int, layer: int = 0, selective: bool = False):
         super().__init__()
-        self.layer = layer
+        self.layer, self.npl = layer, spec.norms_per_layer
         self.norm1 = Norm(spec.norm, spec.d_model, spec.impl, "norm1")
-        self.attn = Attention(spec, seq_len, selective)
-        self.norm2 = Norm(spec.norm, spec.d_model, spec.impl, "norm2")
+        self.attn = (MLAttention if spec.attention == "mla" else Attention)(spec, seq_len, selective)
+        if self.npl > 1:
+            self.norm2 = Norm(spec.norm, spec.d_model, spec.impl, "norm2")
+        if self.npl == 4:  # Gemma 2/3: a norm after each sublayer too
+            self.post_attn_norm = Norm(spec.norm, spec.d_model, spec.impl, "post_norm")
+            self.post_mlp_norm = Norm(spec.norm, spec.d_model, spec.impl, "post_norm")
         self.mlp = MLP(spec)
         drop = spec.dropout
         self.attn_drop = Dropout(spec.dropout_p, spec.dropout_impl, "attn_dropout_mask") if drop else None
         self.mlp_drop = Dropout(spec.dropout_p, spec.dropout_impl, "mlp_dropout_mask") if drop else None
+        if spec.lora_rank:  # LoRA: the base is frozen, only the adapters train
+            for name, p in self.named_parameters():
+                p.requires_grad_(".lora_" in name)
 
     def forward(self, x):
         y = self.norm1(x)
         mark("qkv_input", y)
-        y = self.attn(y)
+        a = self.attn(y)
+        if self.npl == 4:
+            a = self.post_attn_norm(a)
         if self.attn_drop is not None:
-            y = self.attn_drop(y)
-        x = x + y
+            a = self.attn_drop(a)
+        if self.npl == 1:  # one norm, attention and MLP in parallel (Falcon 7B): the MLP reads y too
+            m = self.mlp(y)
+            if self.mlp_drop is not None:
+                m = self.mlp_drop(m)
+            return x + a + m
+        x = x + a
         y = self.norm2(x)
         mark("mlp_input", y)
         y = self.mlp(y)
+        if self.npl == 4:
+            y = self.post_mlp_norm(y)
         if self.mlp_drop is not None:
             y = self.mlp_drop(y)
         return x + y
@@ -522,11 +683,16 @@ class TinyLM(nn.Module):
         self.final_norm = Norm(spec.norm, spec.d_model, spec.impl, "final_norm")
         self.lm_head = None if spec.tied_embeddings else nn.Linear(spec.d_model, spec.vocab_size, bias=False)
         self.loss = Loss(spec.fp32_loss)
+        if spec.lora_rank:  # LoRA: only the blocks' adapters train (embeddings, final norm and head frozen)
+            for name, p in self.named_parameters():
+                p.requires_grad_(".lora_" in name)
 
     def forward(self, ids, targets):
         mark("input_ids", ids)
         mark("targets", targets)
         x = self.tok(ids)
+        if self.spec.lora_rank:  # PEFT's enable_input_require_grads: every block's input requires grad
+            x.requires_grad_(True)
         if self.pos is not None:
             pos = torch.arange(ids.shape[1], device=ids.device)
             mark("position_ids", pos)
@@ -588,7 +754,28 @@ def measure_block(spec: Spec, seq_len: int, micro_batch: int, recompute: str = "
         y.backward(torch.randn_like(y))
     return {"records": rec.records(), "forward_flops": fwd.get_total_flops(),
             "backward_flops": bwd.get_total_flops(), "flops_by_op": {**flops_by_op(fwd), **{
-                k + " (backward)": v for k, v in flops_by_op(bwd).items()}}}
+                k + " (backward)": v for k, v in flops_by_op(bwd).items()}}, "state": state_of(block)}
+
+
+def state_of(module: nn.Module) -> dict:
+    """The model state a training step holds for `module`, measured after its backward: parameters that train and
+    their bytes, frozen parameters' bytes, the gradients that exist, and what a mixed-precision AdamW step creates
+    for the trainable ones (an fp32 master copy, and torch.optim.AdamW's two fp32 moments on it)."""
+    train = [p for p in module.parameters() if p.requires_grad]
+    frozen = [p for p in module.parameters() if not p.requires_grad]
+    nbytes = lambda ts: float(sum(t.numel() * t.element_size() for t in ts))  # noqa: E731
+    master = [p.detach().float().clone().requires_grad_(True) for p in train]
+    for m, p in zip(master, train):
+        m.grad = p.grad.float() if p.grad is not None else torch.zeros_like(m)
+    opt = torch.optim.AdamW(master, lr=1e-4) if master else None
+    if opt is not None:
+        opt.step()
+    moments = [t for st in (opt.state.values() if opt else ()) for t in st.values()
+               if torch.is_tensor(t) and t.numel() > 1]
+    return {"trainable_params": float(sum(p.numel() for p in train)), "weights_bytes": nbytes(train),
+            "frozen_params": float(sum(p.numel() for p in frozen)), "frozen_bytes": nbytes(frozen),
+            "grads_bytes": nbytes([p.grad for p in module.parameters() if p.grad is not None]),
+            "master_bytes": nbytes(master), "optimizer_bytes": nbytes(moments)}
 
 
 @_serialised
@@ -620,7 +807,7 @@ def cuda_train_step(spec: Spec, seq_len: int, micro_batch: int, recompute: str =
     dev = _device("cuda")
     torch.manual_seed(seed)
     model = TinyLM(spec, seq_len, recompute).to(dev, DTYPE)
-    params = [p for p in model.parameters()]
+    params = [p for p in model.parameters() if p.requires_grad]  # LoRA: the adapters
     m = [torch.zeros_like(p, dtype=torch.float32) for p in params]
     v = [torch.zeros_like(p, dtype=torch.float32) for p in params]
     master = [p.detach().float() for p in params] if master_weights else None
