@@ -44,7 +44,8 @@ Communication, per micro-batch and layer (module core.comm for the link each gro
   Exposed unless `tp_overlap` (then only what exceeds the layer's GEMM time).
 - context parallel (Llama 3 §3.3.2): all-gather of the local K and V (2·T·k·h/a·2 bytes ÷ t) forward, a
   reduce-scatter of their gradients backward; exposed (Llama 3 does not overlap it).
-- expert parallel: all-to-all dispatch and combine of T·top_k·h·2 bytes forward, and again backward.
+- expert parallel: all-to-all dispatch and combine of T·top_k·h·2 bytes forward (the rank's own token copies, the
+  whole array in nccl-tests' convention; an earlier ×e overcounted it e-fold), and again backward.
 - pipeline (Narayanan §2.2, §4.1): each micro-batch crosses 2·v stage boundaries (activations forward, their
   gradients backward), T·h·2 bytes each (÷ t: Megatron's scatter/gather of the sent tensor over the t ranks);
   bubble = (p − 1)/v × one micro-batch's time on the critical stage.
@@ -208,7 +209,9 @@ def step_parts(c: dict, state_bytes, stage_params) -> dict:
     cp_layer = (C.collective_time_s("all_gather", kv_bytes, cp, cp_bw, lat)
                 * (1.0 + (rec == "full")) + C.collective_time_s("reduce_scatter", kv_bytes, cp, cp_bw, lat))
     ep_bw = C.group_bus_bandwidth(ep, t * cp, **link)
-    ep_layer = np.where(moe, 4.0 * C.collective_time_s("all_to_all", T * topk * h * 2.0 * ep, ep, ep_bw, lat), 0.0)
+    # each rank dispatches (and gathers back) its own T·top_k token copies: the all-to-all's whole array per rank
+    # (nccl-tests' size convention, core/comm.py) is T·top_k·h·2 bytes, whatever ep is
+    ep_layer = np.where(moe, 4.0 * C.collective_time_s("all_to_all", T * topk * h * 2.0, ep, ep_bw, lat), 0.0)
     per_mb_comm = Ls * (tp_exposed + cp_layer + ep_layer)
 
     gbs = f64(c["global_batch_used"])

@@ -412,3 +412,40 @@ def test_step_mtp_and_lora_gemms():
     full = config_from_inputs(model="llama-3.1-8b", seq_len=64, flash_attention=True)
     lora = config_from_inputs(model="llama-3.1-8b", seq_len=64, flash_attention=True, training="lora")
     assert _gemm_flops_of_step(lora) == pytest.approx(_gemm_flops_of_step(full) * 4 / 6, rel=1e-9)
+
+
+# --- accelerators added with their sources --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, bf16, memory_bytes, hbm, src", [
+    ("tpu-v4", 275, 32 * 2**30, 1.2, "Google Cloud TPU v4 docs: 275 TFLOP/s bf16, 32 GiB HBM2 at 1200 GBps"),
+    ("tpu-v3", 123, 32 * 2**30, 0.9, "Google Cloud TPU v3 docs: 123 TFLOP/s bf16, 32 GiB HBM2 at 900 GBps"),
+    ("h800", 989.5, 80e9, 3.35, "H100 SXM's GH100 with NVLink cut to 400 GB/s (DeepSeek-V3 report §3.2.2)"),
+    ("gh200", 989.5, 96e9, 4.0, "NVIDIA GH200 datasheet: 96 GB HBM3, 4 TB/s; BF16 1979 TFLOP/s sparse"),
+    ("mi250x", 191.5, 64e9, 1.6, "AMD MI250X datasheet, per GCD: 383 TFLOP/s and 128 GB, 3.2 TB/s per two GCDs"),
+])
+def test_new_accelerators(name, bf16, memory_bytes, hbm, src):
+    from core.hardware import get_accelerator
+    g = get_accelerator(name)
+    assert g.peak_bf16_flops_per_s == bf16 * 1e12 and g.memory_bytes == memory_bytes, src
+    assert g.memory_bandwidth_bytes_per_s == pytest.approx(hbm * 1e12), src
+    assert g.source and g.price_source and g.gpus_per_node >= 1 and g.matmul_efficiency > 0
+    rec = estimate(config_from_inputs(model="llama-3.1-8b", gpu=name, n_gpus=8, zero_stage=3, mfu="auto",
+                                      flash_attention=True))
+    assert rec["valid"] and rec["predicted_step_time_s"] > 0
+
+
+def test_h800_nvlink_is_slower_than_h100s():
+    """The H800's one difference that matters for training: NVLink 400 GB/s both ways against the H100's 900, so a
+    tensor-parallel layout communicates longer on it (same kernels, same memory)."""
+    kw = dict(model="llama-3.1-70b", n_gpus=8, tp=8, seq_len=4096, flash_attention=True, mfu="auto")
+    h800, h100 = (estimate(config_from_inputs(**kw, gpu=g)) for g in ("h800", "h100-sxm"))
+    assert h800["compute_s"] == pytest.approx(h100["compute_s"]) and h800["tp_comm_s"] > 2 * h100["tp_comm_s"]
+
+
+def test_expert_parallel_all_to_all_sends_each_ranks_own_tokens():
+    """An all-to-all's array is what each rank sends (nccl-tests' convention): T·top_k·h·2 bytes per dispatch, the
+    same for any ep — so the exposed time grows with the ranks' share, (ep − 1)/ep, not with ep."""
+    base = dict(model="mixtral-8x7b", n_gpus=64, tp=1, global_batch=64, seq_len=4096, flash_attention=True,
+                zero_stage=3)
+    e2, e8 = (estimate(config_from_inputs(**base, ep=e))["ep_comm_s"] for e in (2, 8))
+    assert e8 < 3 * e2
