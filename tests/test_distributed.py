@@ -3,7 +3,9 @@ the in-process engine into a hive-partitioned Parquet dataset; a killed worker s
 interrupted run leaves no manifest and the next run replaces it."""
 import json
 import os
+import sys
 import threading
+import types
 
 import pytest
 
@@ -22,12 +24,20 @@ SPEC = SweepSpec.from_dict({"model": ["llama-3.1-8b", "mixtral-8x7b", 7e9], "gpu
 
 @pytest.fixture(scope="module")
 def client():
+    # Worker processes are spawned, and a spawned child re-imports the parent's __main__; earlier tests (Streamlit's
+    # AppTest.from_function) leave a script module there that cannot be re-imported. A bare __main__ for the
+    # cluster's lifetime (the nanny respawns killed workers) keeps the workers independent of test order.
+    real_main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                        dashboard_address=":0")
     c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
+    try:
+        yield c
+    finally:
+        c.close()
+        cluster.close()
+        sys.modules["__main__"] = real_main
 
 
 def _rows(table) -> list:
