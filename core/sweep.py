@@ -542,13 +542,16 @@ class SweepStore:
     the run is refused (ValueError "busy: …") rather than taking a table from under someone.
 
     Errors. Every DuckDB error comes out as ValueError("database: …"); drops and the swap that publishes a new
-    table are serialised (no "Conflict on tuple deletion" between sessions evicting the same table)."""
+    table are serialised (no "Conflict on tuple deletion" between sessions evicting the same table).
+
+    `chunk_rows` is the runs' chunk (smaller than the CLI's: a server's peak memory matters more than its speed)."""
 
     WAIT_TICK_S = 0.5
 
     def __init__(self, con, *, max_rows: int, max_tables: int, max_running_rows: int, max_rows_per_sweep: int,
-                 lease_s: float = 1800.0, wait_s: float = 120.0, alive: Callable[[str], bool] | None = None):
-        self.con = con
+                 lease_s: float = 1800.0, wait_s: float = 120.0, alive: Callable[[str], bool] | None = None,
+                 chunk_rows: int = CHUNK_ROWS):
+        self.con, self.chunk_rows = con, int(chunk_rows)
         self.max_rows, self.max_tables, self.max_running_rows = int(max_rows), int(max_tables), int(max_running_rows)
         self.max_rows_per_sweep = int(max_rows_per_sweep)
         if self.max_rows_per_sweep > self.max_rows:
@@ -631,7 +634,7 @@ class SweepStore:
         ok = False
         try:
             self._db(run_sweep, spec, self.con, progress=progress, max_rows=self.max_rows_per_sweep, replace=True,
-                     lock=self._swap)
+                     lock=self._swap, chunk_rows=self.chunk_rows)
             rows = int(self._db(db.sweep_info, self.con, name)["n_rows"])
             ok = True
         finally:

@@ -95,7 +95,9 @@ def results() -> None:
         op = pg.select(f"Operator {i}", W.OPS, f"f{i}o", "=", container=fcols[1])
         val = pg.text(f"Value {i}", f"f{i}v", "", max_chars=500, container=fcols[2],
                       placeholder="a number, text, true/false; a,b,c for in; low,high for between")
-        if col:
+        if col and not val.strip():  # being filled in: not applied yet, and no error box for it
+            fcols[2].caption(f"Filter {i} applies once it has a value.")
+        elif col:
             try:
                 filters.append(W.parse_filter(col, op, val, cols))
             except ValueError as e:

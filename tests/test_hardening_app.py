@@ -179,9 +179,10 @@ def test_4_csv_over_the_row_limit_offers_parquet(fresh_caches):
     assert not at.exception and not errors(at)
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Rows (Parquet)" in labels and "Rows (CSV)" not in labels
-    assert any("CSV is offered up to 100,000 rows and 195,840 match" in c.value for c in at.caption)
+    assert any(f"CSV is offered up to {W.CSV_MAX_ROWS:,} rows and 195,840 match" in c.value for c in at.caption)
     table = next(t for t in W.db.catalog(W.database())["id"] if W.info(t)["n_rows"] == 195_840)
-    assert W.export_bytes(table, (), "csv").startswith(b"No file: rows: a CSV is offered up to 100,000 rows")
+    assert W.export_bytes(table, (), "csv").startswith(f"No file: rows: a CSV is offered up to {W.CSV_MAX_ROWS:,}"
+                                                       .encode())
     assert W.export_bytes(table, (), "parquet")[:4] == b"PAR1"
     small = (("model", "=", "llama-3.1-8b"), ("n_gpus", "=", 8))
     assert W.export_bytes(table, small, "csv").startswith(b"model,")

@@ -32,11 +32,13 @@ CAP_ROWS = 1_000_000  # the app's row cap per sweep (≈380 bytes a row in DuckD
 RUNNING_ROWS = CAP_ROWS  # rows evaluated at once across sessions: one large sweep at a time, small ones beside it
 ROWS_KEPT = 6_000_000  # rows kept in the process's database (≈2.3 GB, mostly spilled to disk beyond MEMORY_LIMIT)
 MAX_TABLES = 48        # tables kept; the least recently shown unleased ones are dropped first
-MEMORY_LIMIT = "500MB"  # DuckDB's resident share of a 1-2.7 GB container (bench/RESULTS.md: load test)
+MEMORY_LIMIT = "400MB"  # DuckDB's resident share of a 1-2.7 GB container (bench/RESULTS.md: load test)
+CHUNK_ROWS = 1 << 15  # rows evaluated at once per run: ~200 MB less at the peak than the CLI's 1 << 17, ~20 % slower
 TEMP_LIMIT = "4GB"  # the spill directory's bound (DuckDB's default is 90 % of the free disk)
 LEASE_S = 1800.0  # a shown table is kept at least this long after its session's last rerun (while it is connected)
 WAIT_S = 120.0  # the longest a run waits for others before it is refused ("busy: …")
-CSV_MAX_ROWS = 100_000  # CSV downloads are built in memory (~500 bytes a row): beyond this, Parquet is offered
+CSV_MAX_ROWS = 50_000  # CSV downloads are built in memory (~700 bytes a row, 35 MB): beyond this, Parquet is offered
+EXPORT_BATCH_ROWS = 1 << 14  # rows per Arrow batch into the file writer: a 912k-row Parquet peaks +150 MB, not +450
 DOWNLOAD_WAIT_S = 60.0  # downloads are built one at a time; a click waits at most this long for its turn
 VOCABULARY = tuple(sorted(set(S.INPUTS) | set(S.record_columns())))
 OPS = db.OPS
@@ -79,7 +81,8 @@ def _database(version: str):
     con = db.connect(threads=2, memory_limit=MEMORY_LIMIT, temp_directory=db.private_temp_directory(),
                      max_temp_directory_size=TEMP_LIMIT)
     store = S.SweepStore(con, max_rows=ROWS_KEPT, max_tables=MAX_TABLES, max_running_rows=RUNNING_ROWS,
-                         max_rows_per_sweep=CAP_ROWS, lease_s=LEASE_S, wait_s=WAIT_S, alive=_alive)
+                         max_rows_per_sweep=CAP_ROWS, lease_s=LEASE_S, wait_s=WAIT_S, alive=_alive,
+                         chunk_rows=CHUNK_ROWS)
     return con, store
 
 
@@ -240,5 +243,5 @@ def _export(table: str, filters: tuple, fmt: str) -> bytes:
         raise ValueError(f"rows: a CSV is offered up to {CSV_MAX_ROWS:,} rows; filter further, or take Parquet")
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / f"{table}.{fmt}"
-        db.export(database(), table, path, fmt, filters=_filters(filters))
+        db.export(database(), table, path, fmt, filters=_filters(filters), batch_rows=EXPORT_BATCH_ROWS)
         return path.read_bytes()
