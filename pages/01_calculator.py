@@ -13,6 +13,8 @@ sb = st.sidebar
 
 sb.header("Model")
 inputs = pickers.model_picker(pg, sb)
+inputs.update(pickers.training_picker(pg, sb))
+train_note = sb.empty()  # what trains, once the record is known
 sb.header("Batch and recipe")
 inputs.update(pickers.batch_inputs(pg, sb))
 inputs.update(pickers.recipe_picker(pg, sb))
@@ -38,6 +40,17 @@ with sb.expander("More inputs"):
                                   help="fused: Korthikanti's count; eager: what PyTorch eager keeps (SiLU output, "
                                        "layernorm statistics).")
     inputs["virtual_stages"] = pg.integer("Interleaved virtual stages", "vs", 1, 1, 64)
+    inputs["zero_convention"] = pg.select("ZeRO buffers counted as", ("paper", "deepspeed", "fsdp"), "zconv",
+                                          help="paper: the ZeRO paper's partitioned state only; deepspeed: its "
+                                               "estimators (full 16-bit gradients at ZeRO-1/2, the largest gathered "
+                                               "layer at ZeRO-3); fsdp: two gathered blocks + one block's gradients.")
+    inputs["offload"] = pg.select("Offload to host memory", ("none", "optimizer", "optimizer_params"), "offl",
+                                  help="optimizer: gradients, master copy and moments on the CPU (ZeRO-Offload); "
+                                       "optimizer_params: the weights too (ZeRO-Infinity, needs ZeRO-3).")
+    host_gb = pg.number("Host memory per node (GB, optional)", "hostgb", None, 0.0, 1e6,
+                        help="Checked against what offload puts on each node's host.")
+    if host_gb:
+        inputs["host_memory_bytes"] = host_gb * 1e9
     inputs["time_overhead_frac"] = pg.integer("Time overhead (%)", "tovh", 0, 0, 300,
                                               help=X.TIME_OVERHEAD_HELP) / 100
     tps = pg.number("Measured tokens/s (whole job, optional)", "tps", None, 0.0, 1e12)
@@ -57,6 +70,11 @@ unit = pg.select("Memory unit", ("GB", "GiB"), "unit", container=st, radio=True,
 cfg = layout.config_or_stop(pg, inputs)
 rec = C.record(cfg)
 m = cfg.model
+pickers.training_caption(rec, train_note)
+if rec["host_bytes"] > 0:
+    st.info(f"Offloaded to host memory: {fmt.mem(rec['offloaded_bytes'], unit)} per GPU, "
+            f"{fmt.mem(rec['host_bytes'], unit)} per node"
+            + ("" if rec["host_fits"] else " — more than the host memory given"), icon=":material/memory:")
 
 st.markdown(f"**{m.name}** ({fmt.count(rec['n_params'])} parameters) · {cfg.n_gpus:,} × "
             f"{cfg.gpu.label or cfg.gpu.name} · {cfg.seq_len:,} tokens × micro-batch {cfg.micro_batch} · "

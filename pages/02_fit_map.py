@@ -15,6 +15,7 @@ sb = st.sidebar
 
 sb.header("Setup")
 inputs = pickers.gpu_picker(pg, sb, price=False)
+inputs.update(pickers.training_picker(pg, sb))
 inputs.update(pickers.recipe_picker(pg, sb, dtypes=False))
 inputs.update(pickers.batch_inputs(pg, sb))
 inputs.update(pickers.memory_savers(pg, sb, overhead=True))

@@ -298,3 +298,49 @@ def test_measurement_refuses_what_it_does_not_build(measure):
                       (dict(embedding_norm=True), "embedding_norm")):
         with pytest.raises(ValueError, match=field):
             measure.compare(config_from_inputs(**{**LLAMA, **kw}), cap=None)
+
+
+# --- the app: a "Fine-tune (LoRA/QLoRA)" choice in the Calculator and the Fit map -------------------------------------
+
+def _page(page: str, **qp):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=60)
+    at.run()
+    for k, v in qp.items():
+        at.query_params[k] = v
+    return at.switch_page(page).run()
+
+
+def test_calculator_fine_tune_choice_is_in_the_link():
+    """train/rank/tgt are URL inputs like the others: the link's QLoRA 65B on a 48 GB card shows what the core
+    estimates for the same inputs, and says what trains."""
+    qp = dict(model="llama-65b", train="qlora", rank="64", tgt="all", gpu="l40s", gpus="1", zero="0", rc="full",
+              seq="512", recipe="cs336-12", ovh="none", flash="false")
+    at = _page("pages/01_calculator.py", **qp)
+    assert not at.exception and not at.error
+    want = estimate(config_from_inputs(**QLORA_65B, overhead="none", flash_attention=False, n_gpus=1, zero_stage=0))
+    total = next(m.value for m in at.metric if m.label == "Total per GPU")
+    assert total == f"{want['total_bytes'] / 1e9:,.2f} GB"
+    assert any("Trains 800 M of 65.3 B" in c.value for c in at.caption)
+    assert "qlora" in str(at.query_params["train"]) and "--training qlora" in at.code[0].value
+
+
+def test_fit_map_fine_tune_and_its_cell_carry_into_the_calculator():
+    at = _page("pages/02_fit_map.py", fm_train="lora", fm_rank="8", fm_tgt="qv")
+    assert not at.exception and not at.error
+    from ui.state import SHARED
+    assert {"train", "rank", "tgt"} <= SHARED  # a clicked cell opens the Calculator with the same training mode
+
+
+def test_an_uploaded_config_the_fields_cannot_carry_is_refused_by_name():
+    """The app's architecture fields have no head_dim: Gemma 7B's config is refused by name there (its preset and
+    the CLI carry it), never counted as a 3072/16-head-dim model; Gemma 2B (head_dim = 2048/8) fits them."""
+    import json
+
+    from ui.pickers import hf_model
+    from test_architectures import GEMMA_2B, GEMMA_7B
+    with pytest.raises(ValueError, match="head_dim=256"):
+        hf_model(json.dumps(GEMMA_7B).encode())
+    assert hf_model(json.dumps(GEMMA_2B).encode()).params()["total"] == 2_506_172_416

@@ -25,7 +25,8 @@ from core.tables import DTYPE_BYTES, DTYPES
 CACHE = dict(max_entries=256, show_spinner=False)
 
 # Parts of the per-GPU total, in drawing order (the record's column names without `_bytes`).
-PARTS = ("weights", "grads", "grad_accum", "optimizer", "master", "activations", "logits", "overhead")
+PARTS = ("weights", "grads", "grad_accum", "optimizer", "master", "param_buffer", "activations", "logits",
+         "overhead")
 MODES = ("none", "selective", "flash", "full")  # activation modes drawn on the Activations page
 
 

@@ -11,7 +11,7 @@ from core import memory as M
 from core import safejson
 from core.tables import COMPUTE_DTYPES, OPTIMIZERS_TABLE, OVERHEADS, WEIGHT_DTYPES
 from core.hardware import accelerator_names, catalog
-from core.model import from_hf_config, get_preset, preset_info, preset_names
+from core.model import ARCH_DEFAULTS, from_hf_config, get_preset, preset_info, preset_names
 
 from . import fmt
 from .state import Page
@@ -28,10 +28,10 @@ SOURCE_HELP = ("Where the model comes from: **preset** (published shapes, data/m
                "(type the fields), **params** (only a parameter count; the activations use the nearest GPT-3 shape), "
                "**hf-config** (upload a Hugging Face config.json; it fills the architecture fields, which the link "
                "then carries).")
-MLP = ("swiglu", "gelu")
-NORM = ("rmsnorm", "layernorm")
+MLP = ("swiglu", "gelu", "geglu")
+NORM = ("rmsnorm", "layernorm", "nonparametric")
 BIAS = ("none", "qkv", "all")
-POSITION = ("rotary", "learned")
+POSITION = ("rotary", "learned", "alibi", "none")
 HF_MAX_BYTES = 1 << 20  # = server.maxUploadSize (1 MB in Streamlit's units, 2^20 bytes) in .streamlit/config.toml
 
 # Architecture fields: URL name -> (core field, label, lo, hi)
@@ -128,7 +128,13 @@ def hf_model(raw: bytes):
     data = safejson.loads(raw, "config", max_bytes=HF_MAX_BYTES)
     if not isinstance(data, dict):  # from_hf_config reads anything else as a file path
         raise ValueError("config: a Hugging Face config.json must be a JSON object")
-    return from_hf_config(data, bounds=FIELD_BOUNDS)
+    m = from_hf_config(data, bounds=FIELD_BOUNDS)
+    extra = {k: getattr(m, k) for k, off in ARCH_DEFAULTS.items() if getattr(m, k) != off}
+    if extra:  # the architecture fields below cannot carry them: refuse rather than count another model
+        raise ValueError("config: this model needs fields the app's architecture inputs do not have ("
+                         + ", ".join(f"{k}={v}" for k, v in extra.items()) + "); choose its preset if there is one, "
+                         "or run python -m core estimate --hf-config with the file")
+    return m
 
 
 def _hf_upload(pg: Page, c) -> None:
@@ -235,6 +241,39 @@ def recipe_picker(pg: Page, container=None, default: str = "zero-16", dtypes: bo
         if accum != "recipe":
             out["grad_accum_fp32"] = accum == "yes"
     return out
+
+
+TRAINING_HELP = ("**full**: every parameter trains. **Fine-tune (LoRA/QLoRA)**: **lora** freezes the base (no "
+                 "gradients or optimizer state for it) and trains rank-r adapters (Hu et al. 2021); **qlora** does "
+                 "the same on a base stored in 4-bit NF4 with double quantization, 0.516 bytes per weight (Dettmers "
+                 "et al. 2023). The recipe's dtypes and optimizer apply to what trains.")
+TARGETS_HELP = ("Which matrices carry adapters: qv (W_q and W_v, the LoRA paper), attention (q, k, v, o), all "
+                "(every linear layer of the blocks, experts included: QLoRA's choice).")
+
+
+def training_picker(pg: Page, container=None) -> dict:
+    """What trains: full, or fine-tune with LoRA / QLoRA (rank and target matrices), as `config_from_inputs`
+    inputs (training, lora_rank, lora_targets)."""
+    c = container or st
+    mode = pg.select("Training: full, or Fine-tune (LoRA/QLoRA)", ("full", "lora", "qlora"), "train", "full",
+                     container=c, radio=True, help=TRAINING_HELP)
+    out: dict = {"training": mode}
+    if mode != "full":
+        cols = c.columns(2)
+        out["lora_rank"] = pg.integer("LoRA rank r", "rank", 16, 1, 4096, container=cols[0],
+                                      help="Each adapted d_in×d_out matrix gets r·(d_in + d_out) trainable parameters.")
+        out["lora_targets"] = pg.select("Adapters on", ("all", "attention", "qv"), "tgt", "all", container=cols[1],
+                                        help=TARGETS_HELP)
+    return out
+
+
+def training_caption(rec: dict, c=None) -> None:
+    """What trains in a record, in words (under the training picker)."""
+    (c or st).caption(f"Trains {fmt.count(rec['n_trainable_params'])} of {fmt.count(rec['n_params'])} parameters"
+                      + (f" ({rec['n_trainable_params'] / rec['n_params']:.2%})"
+                         if rec["n_trainable_params"] < rec["n_params"] else "")
+                      + (f"; MTP modules {fmt.count(rec['n_mtp_params'])} more" if rec.get("n_mtp_params") else "")
+                      + ".")
 
 
 RECOMPUTE_HELP = ("selective: recompute the attention core (Korthikanti §5); full: keep only each layer's input "

@@ -41,6 +41,7 @@ SHARED = {
     "gpu", "c_tflops", "c_mem", "c_bw", "price",
     "recipe", "opt", "cdt", "wdt", "gdt", "master", "accum",
     "seq", "mb", "rc", "flash", "zero", "ovh", "gpus", "tp", "pp", "sp", "mfu", "tokens", "unit",
+    "train", "rank", "tgt",  # what trains (issue 12): full, or fine-tune with LoRA / QLoRA
 }
 _ALL_KEYS: set[str] = set()  # every key any page has bound in this process (to tell "another page's" from unknown)
 _PAGE_KEYS: dict[str, set[str]] = {}  # page id -> the keys that page has bound in this process
