@@ -566,11 +566,12 @@ SWEEP_MAX_ROWS = 50_000_000  # as core.spec.MAX_ROWS (not imported here: `--help
 SWEEP_CHUNK_ROWS = 1 << 17  # as core.sweep.CHUNK_ROWS
 PLAN_PINNABLE = ("tp", "pp", "cp", "ep", "virtual_stages", "micro_batch", "zero_stage", "recompute",
                  "sequence_parallel")
-MEASURE_GROUPS = ("model", "architecture", "layout", "recipe", "activations")
+MEASURE_GROUPS = ("model", "architecture", "layout", "recipe", "fine-tuning", "activations")
 # what a PyTorch measurement reads (core/measure.py): the model, one micro-batch of one sequence length, the activation
 # choices and the loss copy; a CUDA step also keeps the fp32 master copy. No price, MFU, GPU count or layout.
 MEASURE_INPUTS = ("model", "n_params", "hf_config", *(i.name for i in I.INPUTS if i.group == "architecture"),
-                  "seq_len", "micro_batch", "recompute", "flash_attention", "profile", "fp32_loss", "master_weights")
+                  "seq_len", "micro_batch", "recompute", "flash_attention", "profile", "fp32_loss", "master_weights",
+                  "training", "lora_rank", "lora_targets")  # a LoRA/QLoRA block is measured too (issue 12)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import tables as T
-from .model import ARCH_FIELDS
+from .model import ARCH_FIELDS, ARCH_RULES
 
 MAX_INT = 2**31 - 1  # bound on integer inputs: beyond it numpy's int32 columns overflow
 
@@ -335,16 +335,15 @@ RULES: tuple[Rule, ...] = (
     Rule("tokens_per_second", "the measured throughput would exceed 100% of peak (check it, the GPU count or the "
          "GPU)", None),
     # --- issue 12: architecture fields (the scalar forms are model.arch_problem) and training modes -------------------
-    Rule("attention", "mla needs kv_lora_rank ≥ 1, qk_rope_head_dim < head_dim and no qk_norm",
-         lambda g: _is(g, "attention", "mla") & ((g("kv_lora_rank") < 1) | (g("qk_rope_head_dim") >= _hd(g))
-                                                 | ~_is(g, "qk_norm", "none"))),
-    Rule("q_lora_rank/kv_lora_rank/qk_rope_head_dim", "only with attention=mla",
-         lambda g: ~_is(g, "attention", "mla") & ((g("q_lora_rank") > 0) | (g("kv_lora_rank") > 0)
-                                                  | (g("qk_rope_head_dim") > 0))),
-    Rule("norms_per_layer", "must be 1, 2 or 4", lambda g: ~np.isin(g("norms_per_layer"), T.NORMS_PER_LAYER)),
-    Rule("shared_expert_gate/shared_d_ff", "need n_shared_experts ≥ 1",
-         lambda g: (g("shared_expert_gate").astype(bool) | (g("shared_d_ff") > 0)) & (g("n_shared_experts") < 1)),
-    Rule("global_every", "needs a sliding_window", lambda g: (g("global_every") > 0) & (g("sliding_window") <= 0)),
+    Rule(*ARCH_RULES["mla_only"], lambda g: ~_is(g, "attention", "mla") & (
+        (g("q_lora_rank") > 0) | (g("kv_lora_rank") > 0) | (g("qk_rope_head_dim") > 0))),
+    Rule(*ARCH_RULES["kv_rank"], lambda g: _is(g, "attention", "mla") & (g("kv_lora_rank") < 1)),
+    Rule(*ARCH_RULES["rope"], lambda g: _is(g, "attention", "mla") & (g("qk_rope_head_dim") >= _hd(g))),
+    Rule(*ARCH_RULES["mla_qk_norm"], lambda g: _is(g, "attention", "mla") & ~_is(g, "qk_norm", "none")),
+    Rule(*ARCH_RULES["norms"], lambda g: ~np.isin(g("norms_per_layer"), T.NORMS_PER_LAYER)),
+    Rule(*ARCH_RULES["shared"], lambda g: (g("shared_expert_gate").astype(bool) | (g("shared_d_ff") > 0))
+         & (g("n_shared_experts") < 1)),
+    Rule(*ARCH_RULES["window"], lambda g: (g("global_every") > 0) & (g("sliding_window") <= 0)),
     Rule("moe_d_ff", "not divisible by tp", lambda g: (g("n_experts") > 1) & _div(g("moe_d_ff"), g("tp"))),
     Rule("training", "must be full, lora or qlora", lambda g: ~np.isin(g("training"), T.TRAINING_MODES)),
     Rule("lora_rank", "must be an integer ≥ 1", lambda g: _pos_int(g("lora_rank"))),

@@ -399,34 +399,49 @@ class Model:
         return new
 
 
+# The consistency rules of the issue-12 fields: (field, message), one owner for the scalar check below and the
+# vectorised rules of `core.inputs` (so a sweep's invalid row and a refused point say the same words).
+ARCH_RULES = {
+    "mla_only": ("q_lora_rank/kv_lora_rank/qk_rope_head_dim", "only with attention=mla"),
+    "kv_rank": ("kv_lora_rank", "attention=mla needs the compressed KV width (≥ 1)"),
+    "rope": ("qk_rope_head_dim", "must be smaller than head_dim"),
+    "mla_qk_norm": ("qk_norm", "not with attention=mla (its latents are normalised instead)"),
+    "norms": ("norms_per_layer", "must be 1, 2 or 4"),
+    "shared": ("shared_expert_gate/shared_d_ff", "need n_shared_experts ≥ 1"),
+    "window": ("global_every", "needs a sliding_window (the other layers' window)"),
+}
+
+
 def arch_problem(**arch) -> str:
-    """The first inconsistency among the issue-12 fields of one model, as 'field: message', or '' (the scalar form
-    of the rules `core.inputs` checks over arrays). Fields that only qualify another are ignored, not refused, where
-    that other makes them moot — so overriding a classic field never refuses a preset: the MoE fields (moe_d_ff,
-    shared experts, n_dense_layers) apply only with n_experts > 1 (n_dense_layers ≥ n_layers: every layer dense), and
-    MLA has a key and value per head whatever n_kv_heads says."""
+    """The first inconsistency among the issue-12 fields of one model, as 'field: message (values)', or '' (the
+    scalar form of the rules `core.inputs` checks over arrays, from the same `ARCH_RULES`). Fields that only qualify
+    another are ignored, not refused, where that other makes them moot — so overriding a classic field never
+    refuses a preset: the MoE fields (moe_d_ff, shared experts, n_dense_layers) apply only with n_experts > 1
+    (n_dense_layers ≥ n_layers: every layer dense), and MLA has a key and value per head whatever n_kv_heads says."""
     a = arch_columns(arch)
     mla = a["attention"] == "mla"
     hd = a["head_dim"] or (a["d_model"] / a["n_heads"])
+
+    def say(rule, detail):
+        field, message = ARCH_RULES[rule]
+        return f"{field}: {message} ({detail})"
     if not mla:
         for f in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim"):
             if a[f]:
-                return f"{f}: only with attention=mla (got {a[f]} with attention={a['attention']})"
+                return say("mla_only", f"{f}={a[f]} with attention={a['attention']}")
     else:
         if a["kv_lora_rank"] < 1:
-            return "kv_lora_rank: attention=mla needs the compressed KV width (≥ 1)"
+            return say("kv_rank", f"kv_lora_rank={a['kv_lora_rank']}")
         if a["qk_rope_head_dim"] >= hd:
-            return f"qk_rope_head_dim: {a['qk_rope_head_dim']} must be smaller than head_dim ({hd:g})"
+            return say("rope", f"{a['qk_rope_head_dim']} ≥ head_dim {hd:g}")
         if a["qk_norm"] != "none":
-            return "qk_norm: not with attention=mla (its latents are normalised instead)"
+            return say("mla_qk_norm", f"qk_norm={a['qk_norm']}")
     if a["norms_per_layer"] not in NORMS_PER_LAYER:
-        return f"norms_per_layer: {a['norms_per_layer']} is not one of {', '.join(map(str, NORMS_PER_LAYER))}"
-    if a["shared_expert_gate"] and not a["n_shared_experts"]:
-        return "shared_expert_gate: needs n_shared_experts ≥ 1"
-    if a["shared_d_ff"] and not a["n_shared_experts"]:
-        return "shared_d_ff: needs n_shared_experts ≥ 1"
+        return say("norms", f"got {a['norms_per_layer']}")
+    if (a["shared_expert_gate"] or a["shared_d_ff"]) and not a["n_shared_experts"]:
+        return say("shared", f"n_shared_experts={a['n_shared_experts']}")
     if a["global_every"] and not a["sliding_window"]:
-        return "global_every: needs a sliding_window (the other layers' window)"
+        return say("window", f"global_every={a['global_every']}, sliding_window=0")
     return ""
 
 

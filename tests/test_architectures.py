@@ -449,3 +449,33 @@ def test_expert_parallel_all_to_all_sends_each_ranks_own_tokens():
                 zero_stage=3)
     e2, e8 = (estimate(config_from_inputs(**base, ep=e))["ep_comm_s"] for e in (2, 8))
     assert e8 < 3 * e2
+
+
+def test_sweep_engine_over_new_fields_equals_point_estimates():
+    """The sweep engine (core/sweep.py: models per model-axis combination, core/grid.py: one vectorised evaluate)
+    over presets × head_dim × training × rank × ZeRO convention × offload: every row equals the point estimate, and
+    a combination the scalar builder refuses (DeepSeek-V3 with head_dim 0: 7168/128 = 56 < its 64 RoPE dims) is an
+    invalid row naming the field."""
+    import math
+
+    from core.sweep import SweepSpec, to_table
+    spec = SweepSpec.from_dict({"model": ["deepseek-v3", "gemma-2-9b", "llama-3.1-8b"], "head_dim": [0, 256],
+                                "training": ["full", "qlora"], "lora_rank": [8, 64],
+                                "zero_convention": ["paper", "fsdp"], "n_gpus": [64], "zero_stage": [3],
+                                "seq_len": [4096], "flash_attention": [True], "offload": ["none", "optimizer"]})
+    rows = to_table(spec).to_pylist()
+    assert len(rows) == spec.n_rows == 96
+    n_invalid = 0
+    for r in rows:
+        inp = {k: r[k] for k in ("model", "head_dim", "training", "lora_rank", "zero_convention", "n_gpus",
+                                 "zero_stage", "seq_len", "flash_attention", "offload")}
+        try:
+            one = estimate(config_from_inputs(**inp))
+        except ValueError as e:
+            n_invalid += 1
+            assert not r["valid"] and str(e).startswith(r["reason"].split(":")[0])
+            continue
+        for k in ("total_bytes", "state_bytes", "param_buffer_bytes", "flops_per_token", "predicted_step_time_s",
+                  "n_trainable_params", "host_bytes"):
+            assert math.isclose(r[k], one[k], rel_tol=1e-12), (k, inp)
+    assert n_invalid == 16  # DeepSeek-V3 with head_dim 0
