@@ -378,7 +378,7 @@ def sweep_fit_heatmap(df: pd.DataFrame) -> alt.LayerChart:
     if len(df) and bool((df["n_fit"] == df["n_configs"]).all()):
         # every configuration in every cell fits (e.g. the rows are filtered to those that fit): the share would be
         # 100 % everywhere and say nothing, so the colour shows the best headroom instead
-        color = alt.Color("head_gb:Q", title="best headroom (GB) — every configuration here fits",
+        color = alt.Color("head_gb:Q", title=["best headroom (GB)", "(every one here fits)"],
                           scale=alt.Scale(scheme="greens", zero=True), legend=alt.Legend(format=",.0f"))
     else:
         color = alt.Color("fit_frac:Q", title="share that fits",
