@@ -28,13 +28,13 @@ from core import sweep as S
 from . import fmt
 
 AUTO_ROWS = 200_000  # sweeps up to this size run as soon as the page (or a shared link) opens: ~1 s
-CAP_ROWS = 1_000_000  # the app's row cap per sweep (≈380 bytes a row in DuckDB: ~0.4 GB); the CLI has none
+CAP_ROWS = 1_000_000  # the app's row cap per sweep (71 columns; ~0.3 GB once DuckDB spills it); the CLI has none
 RUNNING_ROWS = CAP_ROWS  # rows evaluated at once across sessions: one large sweep at a time, small ones beside it
-ROWS_KEPT = 6_000_000  # rows kept in the process's database (≈2.3 GB, mostly spilled to disk beyond MEMORY_LIMIT)
+ROWS_KEPT = 6_000_000  # rows kept in the process's database: measured, 400 MB resident + 1.8 GB spilled to disk
 MAX_TABLES = 48        # tables kept; the least recently shown unleased ones are dropped first
 MEMORY_LIMIT = "400MB"  # DuckDB's resident share of a 1-2.7 GB container (bench/RESULTS.md: load test)
 CHUNK_ROWS = 1 << 15  # rows evaluated at once per run: ~200 MB less at the peak than the CLI's 1 << 17, ~20 % slower
-TEMP_LIMIT = "4GB"  # the spill directory's bound (DuckDB's default is 90 % of the free disk)
+TEMP_LIMIT = "4GB"  # the spill directory's bound, 2× what ROWS_KEPT spills (DuckDB's default: 90 % of the disk)
 LEASE_S = 1800.0  # a shown table is kept at least this long after its session's last rerun (while it is connected)
 WAIT_S = 120.0  # the longest a run waits for others before it is refused ("busy: …")
 CSV_MAX_ROWS = 50_000  # CSV downloads are built in memory (~700 bytes a row, 35 MB): beyond this, Parquet is offered
