@@ -6,9 +6,11 @@ number (linear, both ends included), ``"pow2"`` (a, 2a, 4a, … ≤ b) or ``"log
 to b, default 10; integer inputs are rounded and de-duplicated). `model` entries are preset names or raw parameter
 counts (numbers); `n_params` adds raw counts to the same model axis, so presets and raw sizes mix. `hf_config` (a
 file path) is not accepted. One more key, ``"drop_invalid": true``, drops invalid rows instead of flagging them.
-The spec is validated on construction (unknown names, empty lists, duplicates, bad ranges, unknown presets or
+The spec is validated on construction (unknown names, empty lists, duplicates, bad ranges, values or range ends
+outside the schema's `lo`/`hi`, ranges of more than 10^12 values, more than `MAX_MODELS` models, unknown presets or
 accelerators: `ValueError` naming the field), and round-trips through JSON (`to_json`/`from_json`, canonical: keys
-sorted, compact) and a URL-safe token (`to_token`/`from_token`: canonical JSON → zlib → base64url). `n_rows` is the
+sorted, compact; JSON from a user is bounded by `core.safejson`: size, nesting, finite numbers, no repeated key)
+and a URL-safe token (`to_token`/`from_token`: canonical JSON → zlib → base64url, at most 1 MB inflated). `n_rows` is the
 grid size, known from counts alone before anything is expanded or run; `table_name` is ``sweep_`` + 16 hex digits
 of the SHA-256 of the canonical JSON. `check_rows` refuses a grid above a row cap and names the largest dimensions.
 
