@@ -16,7 +16,9 @@ Trust. Identifiers are never taken from a caller as SQL: a table name must look 
 the catalog; a column must be one of that table's columns and of the sweep vocabulary (`allowed_columns`). User
 filters are `Filter(column, op, value)` with `op` from `OPS`; values are type-checked against the column and
 bound as ``?`` parameters, so a hostile value (quotes, semicolons, ``COPY … TO``, ``read_csv(…)``) is only ever
-compared as data. And even SQL that got through could not touch a file: external access is off and locked.
+compared as data. And even SQL that got through could touch no file outside the temp directory: external access is
+off and locked, but DuckDB still lets SQL write and attach files inside its temp directory, so the app gives it a
+private one (`private_temp_directory`: mode 0700, new per process) with a bounded size (`max_temp_directory_size`).
 
 Export without opening the database to files. COPY needs file access, which the main database never has. So
 `export` runs the (parameterised) SELECT on the locked database and streams its result as an Arrow reader into a
