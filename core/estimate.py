@@ -112,6 +112,7 @@ def derived_columns(c: dict) -> dict:
     Idempotent; `evaluate` and `Config.columns` both apply it."""
     c = dict(c)
     c.setdefault("mfu_auto", False)
+    c.setdefault("achieved_flops_per_s", np.nan)
     c.setdefault("cp", 1)
     c.setdefault("ep", 1)
     for k, v in {**MD.ARCH_DEFAULTS, **TRAINING_DEFAULTS}.items():  # issue-12 inputs "off" where not given
@@ -292,6 +293,9 @@ def evaluate(**c) -> dict:
     pred_tps = tokens_per_step / step["step_time_s"]
 
     tps = np.asarray(c["tokens_per_second"], dtype=np.float64)
+    ach = np.asarray(c.get("achieved_flops_per_s", np.nan), dtype=np.float64)
+    if np.any(np.isfinite(ach)):  # hardware FLOP/s per GPU (recomputation included) → the job's tokens/s
+        tps = np.where(np.isfinite(tps), tps, ach * n_gpus / hw)
     measured = np.isfinite(tps)
     auto = np.asarray(c["mfu_auto"], dtype=bool)
     ovh = 1.0 + np.asarray(c["time_overhead_frac"], dtype=np.float64)
@@ -416,8 +420,12 @@ class _ConfigMethods:
             raise ValueError(f"gpu: expected an Accelerator, got {type(self.gpu).__name__}")
         for name in CONFIG_FIELDS:
             _check_input(name, getattr(self, name))
-        if self.tokens_per_second is not None and self.step_time_s is not None:
-            raise ValueError("tokens_per_second: give either tokens_per_second or step_time_s with global_batch")
+        given = [k for k in ("tokens_per_second", "step_time_s", "achieved_flops_per_s") if getattr(self, k) is not None]
+        if len(given) > 1:
+            raise ValueError(f"{given[0]}: give one measurement — tokens_per_second, step_time_s (with global_batch) "
+                             f"or achieved_flops_per_s — not {' and '.join(given)}")
+        if self.achieved_flops_per_s is not None and self.achieved_flops_per_s <= 0:
+            raise ValueError("achieved_flops_per_s: must be > 0")
         if self.step_time_s is not None and self.global_batch is None:
             raise ValueError("step_time_s: needs global_batch (sequences per step) too")
         if self.step_time_s is not None and self.step_time_s <= 0:
@@ -428,11 +436,15 @@ class _ConfigMethods:
         code = int(check(cols))
         if code:
             raise ValueError(_explain(code, self))
-        if math.isfinite(self.measured_tokens_per_second):  # a measurement is checked against the peak
+        if self.has_measurement:  # a measurement is checked against the peak
             out = evaluate(**cols)
             if not bool(out["valid"]):
                 raise ValueError(f"{out['reason']}: {self.measured_tokens_per_second:.4g} tokens/s on "
                                  f"{self.n_gpus} GPUs")
+
+    @property
+    def has_measurement(self) -> bool:
+        return any(getattr(self, k) is not None for k in ("tokens_per_second", "step_time_s", "achieved_flops_per_s"))
 
     @property
     def measured_tokens_per_second(self) -> float:
@@ -453,6 +465,7 @@ class _ConfigMethods:
         cols["mfu_auto"] = self.mfu == "auto"
         cols["mfu"] = math.nan if self.mfu == "auto" else self.mfu
         cols["tokens_per_second"] = self.measured_tokens_per_second
+        cols["achieved_flops_per_s"] = math.nan if self.achieved_flops_per_s is None else self.achieved_flops_per_s
         return derived_columns(cols)
 
     def replace(self, **kw) -> "Config":
@@ -525,7 +538,7 @@ def estimate(cfg: Config) -> dict:
     rec = {k: _scalar(v) for k, v in out.items() if k != "reason_code"}
     rec["model"] = cfg.model.name
     rec["gpu"] = cfg.gpu.name
-    if not math.isfinite(cfg.measured_tokens_per_second):
+    if not cfg.has_measurement:
         rec["achieved_mfu"] = None
         rec["achieved_hfu"] = None
     return rec

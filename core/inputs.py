@@ -229,6 +229,9 @@ INPUTS: tuple[Input, ...] = (
           "MFU and HFU", "measurement", lo=0.0, hi=1e18),
     Input("step_time_s", "float", None, "s", "measured time of one optimizer step (needs global_batch)",
           "measurement", lo=0.0, hi=1e12),
+    Input("achieved_flops_per_s", "float", None, "FLOP/s per GPU", "measured hardware FLOP/s per GPU, "
+          "recomputation included (what Megatron-LM logs as TFLOP/s per GPU): gives the throughput", "measurement",
+          lo=0.0, hi=1e18),
 )
 BY_NAME = {i.name: i for i in INPUTS}
 NAMES = tuple(BY_NAME)

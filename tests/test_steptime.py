@@ -177,3 +177,16 @@ def test_plan_refuses_what_it_cannot_search():
         plan({"model": "llama-3.1-8b", "global_batch": 8}, (8,), objective="speed")
     assert math.isfinite(plan({"model": "llama-3.1-8b", "global_batch": 64, "flash_attention": True}, (8,),
                               top=1)["strategies"][0]["predicted_step_time_s"])
+
+
+def test_achieved_tflops_with_recomputation_is_a_measurement():
+    """Narayanan et al. 2021 Table 1, 1.7B: 137 TFLOP/s per GPU counted with recomputation (their 96·B·s·l·h²(…)
+    form) means HFU = 137/312 on A100; time then follows that throughput."""
+    run = VISIBLE[0]
+    r = estimate(config_from_inputs(**run.inputs, achieved_flops_per_s=137e12, tokens=1e11))
+    assert r["time_source"] == "measured"
+    assert r["achieved_hfu"] == pytest.approx(137 / 312, rel=1e-9)
+    tps = 137e12 * run.inputs["n_gpus"] / r["hardware_flops_per_token"]
+    assert r["time_s"] == pytest.approx(1e11 / tps, rel=1e-9)
+    with pytest.raises(ValueError, match="^tokens_per_second: give one measurement"):
+        config_from_inputs(model="llama-3.1-8b", tokens_per_second=1e4, achieved_flops_per_s=1e14)
