@@ -594,8 +594,19 @@ def build_model(model: str | None = None, n_params: float | None = None, hf_conf
         if missing:
             raise ValueError(f"model: give a preset (model), n_params, or at least {', '.join(needed)} "
                              f"(missing {', '.join(missing)})")
-        return Model(**arch)
-    return base.with_overrides(**arch) if arch else base
+        return _within_bounds(Model(**arch))
+    return _within_bounds(base.with_overrides(**arch) if arch else base)
+
+
+def _within_bounds(m: Model) -> Model:
+    """The model's fields against the input schema's bounds (core/inputs.py), whatever the source — a preset, a
+    raw count, a config.json: a field beyond its bound is refused by name, never priced."""
+    for k, v in m.arch().items():
+        i = BY_NAME.get(k)
+        if i is not None and i.kind == "int" and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            if (i.hi is not None and v > i.hi) or (i.lo is not None and v < i.lo and not (i.lo >= 1 and v == 0)):
+                raise ValueError(f"{k}: must be from {i.lo:g} to {i.hi:,.0f} ({i.unit}), got {v:,}")
+    return m
 
 
 def build_gpu(gpu: str | None = "h100-sxm", peak_flops_per_s=None, gpu_memory_bytes=None,
