@@ -110,6 +110,8 @@ def test_an_accelerator_keeps_its_colour_whatever_is_selected():
                 assert other.get(name, colour) == colour, name
     assert set(b) == {"b200", "h200"}  # the legend lists what is drawn
     assert len(set(K.gpu_colors().values())) == len(K.gpu_colors())  # no two accelerators share a colour
+    beyond = {K._extra_color(i) for i in range(len(K.GPU_PALETTE), len(K.GPU_PALETTE) + 100)}
+    assert len(beyond) == 100 and not beyond & set(K.GPU_PALETTE)  # a growing catalog never repeats one
 
 
 def test_sequence_ticks_read_as_powers_of_two():

@@ -42,15 +42,24 @@ MODE_DASH = {"none": [1, 0], "selective": [8, 4], "flash": [1, 0], "full": [1, 0
 # more — so a chip keeps its colour whatever else is selected, and the legend lists only what is drawn.
 GPU_PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
                "#bab0ac", "#a0cbe8", "#ffbe7d", "#8cd17d", "#86bcb6", "#f1ce63", "#d4a6c8", "#d7b5a6", "#79706e",
-               "#1b9e77", "#d95f02")
+               "#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#1f78b4", "#33a02c",
+               "#fb9a99", "#cab2d6", "#b15928")
 CUSTOM_GPU_COLOR = "#222222"
 
 
+def _extra_color(i: int) -> str:
+    """A colour for the i-th row beyond the palette: hues a golden angle apart, mid lightness (distinct, stable)."""
+    import colorsys
+    r, g, b = colorsys.hls_to_rgb((i * 0.381966) % 1.0, 0.45, 0.55)
+    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
+
+
 def gpu_colors() -> dict[str, str]:
-    """Accelerator name -> colour, fixed: the catalog's i-th row takes the palette's i-th colour (cycling if the
-    catalog ever outgrows it); a user-typed 'custom' accelerator is near-black."""
+    """Accelerator name -> colour, fixed: the catalog's i-th row takes the palette's i-th colour (rows beyond the
+    palette get generated hues, never a repeat); a user-typed 'custom' accelerator is near-black."""
     names = accelerator_names()
-    return {**{n: GPU_PALETTE[i % len(GPU_PALETTE)] for i, n in enumerate(names)}, "custom": CUSTOM_GPU_COLOR}
+    colors = {n: GPU_PALETTE[i] if i < len(GPU_PALETTE) else _extra_color(i) for i, n in enumerate(names)}
+    return {**colors, "custom": CUSTOM_GPU_COLOR}
 
 
 def gpu_scale(drawn) -> alt.Scale:
