@@ -1,6 +1,8 @@
 """Sweeps — build a grid of configurations, see its size, run it into DuckDB with a progress bar, filter with
 structured filters, summarise, chart the aggregated fit region and Pareto frontier, download CSV and Parquet. The
 spec is the page's inputs, so a link reproduces the sweep. URL keys: prefix `sw_`."""
+import json
+
 import streamlit as st
 
 from core import memory as M
@@ -17,65 +19,79 @@ POW2 = tuple(2 ** k for k in range(0, 21))
 SEQS = tuple(2 ** k for k in range(7, 22))
 SIZES = [n for n, _ in C.preset_sizes()]
 
-sb.header("Grid")
-models = pg.multi("Models", SIZES, "models", ["llama-3.1-8b", "llama-3.1-70b"], container=sb)
-accs = pg.multi("Accelerators", accelerator_names(), "accs", ["h100-sxm"], container=sb)
-c1, c2 = sb.columns(2)
-gmin = pg.select("GPUs from", POW2, "gmin", 8, container=c1)
-gmax = pg.select("GPUs to (×2 steps)", POW2, "gmax", 1024, container=c2)
-smin = pg.select("Sequence from", SEQS, "smin", 2048, container=c1)
-smax = pg.select("Sequence to (×2)", SEQS, "smax", 32768, container=c2)
-mbs = pg.multi("Micro-batches", POW2[:8], "mbs", [1, 2, 4], container=sb)
-zeros = pg.multi("ZeRO stages", (0, 1, 2, 3), "zeros", [0, 1, 2, 3], container=sb)
-rcs = pg.multi("Recomputation", M.RECOMPUTE_MODES, "rcs", list(M.RECOMPUTE_MODES), container=sb)
-flash = pg.multi("Flash attention", ("off", "on"), "flashes", ["off", "on"], container=sb)
-tps = pg.multi("Tensor parallel", (1, 2, 4, 8), "tps", [1], container=sb)
-recipes = pg.multi("Recipes", tuple(M.RECIPES), "recipes", ["zero-16"], container=sb)
-run = pickers.run_inputs(pg, sb)
-drop = pg.toggle("Drop invalid combinations", "drop", False, container=sb)
+names = W.dataset_names()  # datasets in the server's directory (PLANNER_DATASETS); none: the feature is off
+source = pg.select("Source", ("grid", "dataset"), "src", "grid", container=sb, radio=True,
+                   help="grid: build a sweep here; dataset: open a sweep computed with "
+                        "`python -m core sweep --engine dask`, read in place") if names else "grid"
+if source == "dataset":
+    ds = pg.select("Dataset", tuple(names), "ds", names[0], container=sb)
+    try:
+        table = W.open_dataset(ds)
+    except ValueError as e:
+        layout.input_error(e)
+        pg.stop()
+    st.markdown(f"**Dataset `{ds}`** · table `{table}` · read in place from Parquet (DuckDB, partition pruning "
+                "on model and accelerator)")
+else:
+    sb.header("Grid")
+    models = pg.multi("Models", SIZES, "models", ["llama-3.1-8b", "llama-3.1-70b"], container=sb)
+    accs = pg.multi("Accelerators", accelerator_names(), "accs", ["h100-sxm"], container=sb)
+    c1, c2 = sb.columns(2)
+    gmin = pg.select("GPUs from", POW2, "gmin", 8, container=c1)
+    gmax = pg.select("GPUs to (×2 steps)", POW2, "gmax", 1024, container=c2)
+    smin = pg.select("Sequence from", SEQS, "smin", 2048, container=c1)
+    smax = pg.select("Sequence to (×2)", SEQS, "smax", 32768, container=c2)
+    mbs = pg.multi("Micro-batches", POW2[:8], "mbs", [1, 2, 4], container=sb)
+    zeros = pg.multi("ZeRO stages", (0, 1, 2, 3), "zeros", [0, 1, 2, 3], container=sb)
+    rcs = pg.multi("Recomputation", M.RECOMPUTE_MODES, "rcs", list(M.RECOMPUTE_MODES), container=sb)
+    flash = pg.multi("Flash attention", ("off", "on"), "flashes", ["off", "on"], container=sb)
+    tps = pg.multi("Tensor parallel", (1, 2, 4, 8), "tps", [1], container=sb)
+    recipes = pg.multi("Recipes", tuple(M.RECIPES), "recipes", ["zero-16"], container=sb)
+    run = pickers.run_inputs(pg, sb)
+    drop = pg.toggle("Drop invalid combinations", "drop", False, container=sb)
 
-fields = {"models": models, "accelerators": accs, "micro-batches": mbs, "ZeRO stages": zeros,
-          "recomputation": rcs, "flash attention": flash, "tensor parallel": tps, "recipes": recipes}
-empty = [k for k, v in fields.items() if not v]
-if empty:
-    layout.input_error(ValueError(f"{empty[0]}: choose at least one value"))
-    pg.stop()
-try:
-    if gmin > gmax or smin > smax:
-        raise ValueError(f"{'n_gpus' if gmin > gmax else 'seq_len'}: the range's start is above its end")
-    spec = W.spec_from_inputs({
-        "model": models, "gpu": accs, "n_gpus": {"from": gmin, "to": gmax, "step": "pow2"},
-        "seq_len": {"from": smin, "to": smax, "step": "pow2"}, "micro_batch": mbs, "zero_stage": zeros,
-        "recompute": rcs, "flash_attention": [f == "on" for f in flash], "tp": tps, "recipe": recipes,
-        "tokens": run["tokens"], "mfu": run["mfu"], "drop_invalid": drop})
-except ValueError as e:
-    layout.input_error(e)
-    pg.stop()
+    fields = {"models": models, "accelerators": accs, "micro-batches": mbs, "ZeRO stages": zeros,
+              "recomputation": rcs, "flash attention": flash, "tensor parallel": tps, "recipes": recipes}
+    empty = [k for k, v in fields.items() if not v]
+    if empty:
+        layout.input_error(ValueError(f"{empty[0]}: choose at least one value"))
+        pg.stop()
+    try:
+        if gmin > gmax or smin > smax:
+            raise ValueError(f"{'n_gpus' if gmin > gmax else 'seq_len'}: the range's start is above its end")
+        spec = W.spec_from_inputs({
+            "model": models, "gpu": accs, "n_gpus": {"from": gmin, "to": gmax, "step": "pow2"},
+            "seq_len": {"from": smin, "to": smax, "step": "pow2"}, "micro_batch": mbs, "zero_stage": zeros,
+            "recompute": rcs, "flash_attention": [f == "on" for f in flash], "tp": tps, "recipe": recipes,
+            "tokens": run["tokens"], "mfu": run["mfu"], "drop_invalid": drop})
+    except ValueError as e:
+        layout.input_error(e)
+        pg.stop()
 
-n = spec.n_rows
-dims = " × ".join(f"{k} {c}" for k, c in spec.shape.items() if c > 1)
-st.markdown(f"**{n:,} configurations** ({dims}) · table `{spec.table_name}`")
-if n > W.CAP_ROWS:
-    layout.input_error(ValueError(f"sweep: {n:,} rows exceed this app's cap of {W.CAP_ROWS:,}; shrink the largest "
-                                  "dimension, or run it with the CLI (python -m core sweep --spec …)"))
-    pg.stop()
+    n = spec.n_rows
+    dims = " × ".join(f"{k} {c}" for k, c in spec.shape.items() if c > 1)
+    st.markdown(f"**{n:,} configurations** ({dims}) · table `{spec.table_name}`")
+    if n > W.CAP_ROWS:
+        layout.input_error(ValueError(f"sweep: {n:,} rows exceed this app's cap of {W.CAP_ROWS:,}; shrink the largest "
+                                      "dimension, or run it with the CLI (python -m core sweep --spec …)"))
+        pg.stop()
 
-go = W.ready(spec) or n <= W.AUTO_ROWS or st.button(f"Run the sweep ({n:,} rows)", type="primary", key="sw_run")
-if not go:
-    st.info("Larger sweeps run on a click. The link already holds this spec: whoever opens it runs the same "
-            "sweep.", icon=":material/info:")
-    pg.stop()
-bar = st.empty()  # the run's progress, or its place in the queue (one large sweep runs at a time on this server)
-try:
-    table = W.run(spec, progress=lambda done, total: bar.progress(
-                      min(done / max(total, 1), 1.0), text=f"Evaluating… {done:,} of {total:,} rows"),
-                  waiting=lambda ahead: bar.progress(0.0, text=f"Queued: {ahead} other sweep"
-                                                                f"{'s' if ahead != 1 else ''} first…"))
-except ValueError as e:  # busy (no room beside the sweeps others are viewing, or waited too long), database
+    go = W.ready(spec) or n <= W.AUTO_ROWS or st.button(f"Run the sweep ({n:,} rows)", type="primary", key="sw_run")
+    if not go:
+        st.info("Larger sweeps run on a click. The link already holds this spec: whoever opens it runs the same "
+                "sweep.", icon=":material/info:")
+        pg.stop()
+    bar = st.empty()  # the run's progress, or its place in the queue (one large sweep runs at a time on this server)
+    try:
+        table = W.run(spec, progress=lambda done, total: bar.progress(
+                          min(done / max(total, 1), 1.0), text=f"Evaluating… {done:,} of {total:,} rows"),
+                      waiting=lambda ahead: bar.progress(0.0, text=f"Queued: {ahead} other sweep"
+                                                                    f"{'s' if ahead != 1 else ''} first…"))
+    except ValueError as e:  # busy (no room beside the sweeps others are viewing, or waited too long), database
+        bar.empty()
+        layout.input_error(e)
+        pg.stop()
     bar.empty()
-    layout.input_error(e)
-    pg.stop()
-bar.empty()
 
 
 def results() -> None:
@@ -155,9 +171,13 @@ def results() -> None:
                    "the Parquet file, which holds them all.")
     layout.download("Rows (Parquet)", lambda: W.export_bytes(table, fkey, "parquet"), f"{table}.parquet",
                     "application/vnd.apache.parquet", "sw_dl_parquet", where=d2)
-    layout.download("Spec (JSON, for python -m core sweep)", spec.to_json(), f"{table}.json", "application/json",
+    spec_json = json.dumps(W.info(table)["spec"], sort_keys=True, separators=(",", ":"))
+    layout.download("Spec (JSON, for python -m core sweep)", spec_json, f"{table}.json", "application/json",
                     "sw_dl_spec", where=d3)
-    st.caption(f"{fmt.UNIT_HELP} Spec token: `{spec.to_token()}`")
+    if source == "grid":
+        st.caption(f"{fmt.UNIT_HELP} Spec token: `{spec.to_token()}`")
+    else:
+        st.caption(fmt.UNIT_HELP)
 
 
 try:

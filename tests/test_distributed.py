@@ -146,3 +146,19 @@ def test_duckdb_reads_the_dataset_in_place_with_every_query(client, tmp_path):
     (out / D.MANIFEST).unlink()
     with pytest.raises(ValueError, match="^dataset"):
         db.open_dataset(con, out)
+
+
+def test_the_sweeps_page_opens_a_server_dataset_by_name(client, tmp_path, monkeypatch):
+    """With PLANNER_DATASETS set, the Sweeps page lists the complete datasets there and opens one by name (a visitor
+    never types a path); unset, the choice is not offered."""
+    from tests.test_app import errors, run_page
+    D.run(SPEC, tmp_path / "grid-a", client, task_rows=5000)
+    (tmp_path / "half").mkdir()  # no manifest: not offered
+    monkeypatch.setenv("PLANNER_DATASETS", str(tmp_path))
+    at = run_page("pages/06_sweeps.py", sw_src="dataset", sw_ds="grid-a")
+    assert not at.exception and not errors(at)
+    assert at.selectbox(key="sw_ds").options == ["grid-a"]
+    assert next(m.value for m in at.metric if m.label == "Rows") == f"{SPEC.n_rows:,}"
+    monkeypatch.delenv("PLANNER_DATASETS")
+    at = run_page("pages/06_sweeps.py")
+    assert not at.exception and not any(getattr(w, "key", None) == "sw_src" for w in at.radio)

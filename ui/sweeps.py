@@ -94,6 +94,64 @@ def store() -> S.SweepStore:
     return _database(S.code_version())[1]
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Datasets on disk (python -m core sweep --engine dask): read in place, from one server-configured directory
+# ---------------------------------------------------------------------------------------------------------------
+
+DATASETS_ENV = "PLANNER_DATASETS"  # the directory of datasets this server may open (off when unset)
+_DATASET_TABLES: set[str] = set()  # tables of this process that are datasets opened in place
+
+
+def datasets_root() -> Path | None:
+    """The server's dataset directory: the environment variable PLANNER_DATASETS, else the Streamlit secret
+    `datasets_dir`; None (the feature is off) when neither is set or it is no directory. Never from a visitor."""
+    import os
+    root = os.environ.get(DATASETS_ENV)
+    if not root:
+        try:
+            root = st.secrets.get("datasets_dir")
+        except Exception:  # no secrets file: the feature is off
+            root = None
+    if not root or not Path(root).is_dir():
+        return None
+    return Path(root).resolve()
+
+
+def dataset_names() -> list[str]:
+    """Complete datasets (a manifest) directly under the server's directory, by name."""
+    root = datasets_root()
+    return db.list_datasets(root) if root is not None else []
+
+
+@st.cache_resource(show_spinner=False, max_entries=1, on_release=lambda con: con.close())
+def _dataset_database(root: str, version: str):
+    """A DuckDB connection that may read the dataset directory and nothing else (core.db.connect's
+    allowed_directories, then external access off and locked), spilling like the sweeps' database."""
+    return db.connect(threads=2, memory_limit=MEMORY_LIMIT, temp_directory=db.private_temp_directory(),
+                      max_temp_directory_size=TEMP_LIMIT, allowed_directories=(root,))
+
+
+def open_dataset(name: str) -> str:
+    """A dataset picked by name from `dataset_names()` (a visitor never types a path): registered as a view on the
+    dataset connection; returns its table name for the page's queries."""
+    root = datasets_root()
+    if root is None:
+        raise ValueError("dataset: this server has no dataset directory")
+    if name not in dataset_names():
+        raise ValueError(f"dataset: no complete dataset named {name[:80]!r} on this server")
+    con = _dataset_database(str(root), S.code_version())
+    table = _safe(db.open_dataset)(con, root / name)
+    _DATASET_TABLES.add(table)
+    return table
+
+
+def _con(table: str):
+    """The connection that holds `table`: the dataset connection for a dataset, else the sweeps' database."""
+    if table in _DATASET_TABLES and datasets_root() is not None:
+        return _dataset_database(str(datasets_root()), S.code_version())
+    return database()
+
+
 def spec_from_inputs(d: dict) -> S.SweepSpec:
     """A validated spec; ValueError names the field."""
     return S.SweepSpec.from_dict(d)
@@ -113,12 +171,12 @@ def run(spec: S.SweepSpec, progress: Callable[[int, int], None] | None = None,
 
 @_safe
 def info(table: str) -> dict:
-    return db.sweep_info(database(), table)
+    return db.sweep_info(_con(table), table)
 
 
 @_safe
 def columns(table: str) -> dict:
-    return db.allowed_columns(database(), table)
+    return db.allowed_columns(_con(table), table)
 
 
 def parse_filter(column: str, op: str, text: str, cols: dict) -> db.Filter:
@@ -159,7 +217,7 @@ def _key(filters) -> tuple:
 @st.cache_data(max_entries=128, show_spinner=False)
 @_safe
 def count(table: str, filters: tuple) -> int:
-    return db.count(database(), table, _filters(filters))
+    return db.count(_con(table), table, _filters(filters))
 
 
 @st.cache_data(max_entries=64, max_size="64MB", show_spinner=False)
@@ -167,7 +225,7 @@ def count(table: str, filters: tuple) -> int:
 def summarise(table: str, by: tuple, filters: tuple, limit: int = SUMMARY_ROWS) -> tuple[pd.DataFrame, int]:
     """The first `limit` groups of `core.db.summarise` (in group order) and how many groups there are in all; only
     the kept groups are cached."""
-    df = db.summarise(database(), table, list(by), _filters(filters))
+    df = db.summarise(_con(table), table, list(by), _filters(filters))
     return df.head(limit).reset_index(drop=True), len(df)
 
 
@@ -189,7 +247,7 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
 @st.cache_data(max_entries=128, show_spinner=False)
 @_safe
 def fit_region(table: str, filters: tuple) -> pd.DataFrame:
-    df = db.fit_region(database(), table, _filters(filters), cell=("model", "n_gpus"))
+    df = db.fit_region(_con(table), table, _filters(filters), cell=("model", "n_gpus"))
     df["fit_frac"] = df["n_fit"] / df["n_configs"]
     return df
 
@@ -197,13 +255,13 @@ def fit_region(table: str, filters: tuple) -> pd.DataFrame:
 @st.cache_data(max_entries=128, show_spinner=False)
 @_safe
 def pareto(table: str, filters: tuple) -> pd.DataFrame:
-    return db.pareto(database(), table, _filters(filters), by=("model",))
+    return db.pareto(_con(table), table, _filters(filters), by=("model",))
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
 @_safe
 def rows(table: str, filters: tuple, limit: int = 200) -> pd.DataFrame:
-    return db.query(database(), table, _filters(filters), limit=limit,
+    return db.query(_con(table), table, _filters(filters), limit=limit,
                     order_by=["-fits", "-headroom_bytes"])
 
 
@@ -239,9 +297,12 @@ def export_bytes(table: str, filters: tuple, fmt: str) -> bytes:
 
 @_safe
 def _export(table: str, filters: tuple, fmt: str) -> bytes:
-    if fmt == "csv" and not csv_allowed(db.count(database(), table, _filters(filters))):
+    n_rows = db.count(_con(table), table, _filters(filters))
+    if fmt == "csv" and not csv_allowed(n_rows):
         raise ValueError(f"rows: a CSV is offered up to {CSV_MAX_ROWS:,} rows; filter further, or take Parquet")
+    if n_rows > CAP_ROWS:  # a dataset on disk can hold billions of rows: a download is at most one app sweep
+        raise ValueError(f"rows: a download holds at most {CAP_ROWS:,} rows ({n_rows:,} match); filter further")
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / f"{table}.{fmt}"
-        db.export(database(), table, path, fmt, filters=_filters(filters), batch_rows=EXPORT_BATCH_ROWS)
+        db.export(_con(table), table, path, fmt, filters=_filters(filters), batch_rows=EXPORT_BATCH_ROWS)
         return path.read_bytes()
