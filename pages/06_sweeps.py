@@ -134,7 +134,8 @@ def results() -> None:
         layout.download_csv("Fit region (CSV)", lambda: W.fit_region(table, fkey), "sweep_fit_region.csv",
                             "sw_dl_region")
         st.caption("Aggregated in DuckDB (core.db.fit_region): each cell summarises every configuration of that model "
-                   "and GPU count that matches the filters; the colour is the share that fits.")
+                   "and GPU count that matches the filters; the colour is the share that fits (the best headroom "
+                   "when every configuration fits).")
 
     st.subheader("Summary")
     by = pg.multi("Group by", [c for c in W.GROUP_KEYS if c in cols], "by", ["model", "zero_stage"])
@@ -155,11 +156,13 @@ def results() -> None:
         st.info("Nothing that fits and has a price matches the filters.")
     else:
         layout.chart(K.pareto_models(front), "sw_pareto")
-        st.dataframe(front, hide_index=True, width="stretch")
+        shown, config = fmt.record_table(front)
+        st.dataframe(shown, column_config=config, hide_index=True, width="stretch")
         layout.download_csv("Frontier (CSV)", lambda: W.pareto(table, fkey), "sweep_pareto.csv", "sw_dl_pareto")
 
     st.subheader("Rows")
-    st.dataframe(W.rows(table, fkey), hide_index=True, width="stretch")
+    shown, config = fmt.record_table(W.rows(table, fkey))
+    st.dataframe(shown, column_config=config, hide_index=True, width="stretch")
     st.caption("The 200 best-fitting matching rows (fits first, most headroom first). Downloads hold every matching "
                "row, written by DuckDB.")
     d1, d2, d3 = st.columns(3)
@@ -175,7 +178,9 @@ def results() -> None:
     layout.download("Spec (JSON, for python -m core sweep)", spec_json, f"{table}.json", "application/json",
                     "sw_dl_spec", where=d3)
     if source == "grid":
-        st.caption(f"{fmt.UNIT_HELP} Spec token: `{spec.to_token()}`")
+        st.caption(fmt.UNIT_HELP)
+        with st.expander("Spec token (for python -m core sweep --spec …)"):
+            st.code(spec.to_token(), wrap_lines=True)
     else:
         st.caption(fmt.UNIT_HELP)
 
