@@ -652,3 +652,90 @@ def render(res: dict) -> str:
     for x in res["notes"]:
         out.append(f"  - {x}")
     return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Mixture of experts: one MoE block (`compare` itself builds dense blocks only)
+# ---------------------------------------------------------------------------------------------------------------
+
+# What PyTorch keeps in a Mixtral-style MoE layer (torch_blocks.MoE) that the ledger has no entry for, with its
+# bytes per layer (T = s·b tokens, k = top_k): measured, torch 2.13 CPU.
+MOE_UNLEDGERED = (
+    ("moe_topk_indices", "top-k expert indices, int64, kept by topk's backward", "8·T·k"),
+    ("moe_topk_probs", "fp32 top-k probabilities, kept by the renormalising division", "4·T·k"),
+    ("moe_topk_sum", "their fp32 sum per token, kept by the same division", "4·T"),
+    ("moe_expert_index", "each expert's token indices (int64), kept by the gather and index_add_", "8·T·k"),
+    ("moe_expert_slot", "each expert's slot indices (int64), kept by the routing-weight gather", "8·T·k"),
+    ("moe_routing_weights", "each expert's 16-bit routing weights, kept by the weight multiply", "2·T·k"),
+    ("moe_weighted_outputs", "each expert's weighted output, kept by index_add_ (its derivative reads source.dim())",
+     "2·T·k·h"),
+)
+
+
+def moe_unledgered_bytes(seq_len: int, micro_batch: int, d_model: int, top_k: int) -> dict[str, float]:
+    """Bytes per MoE layer of each tensor in `MOE_UNLEDGERED` (16-bit activations)."""
+    T, k, h = float(seq_len * micro_batch), float(top_k), float(d_model)
+    return {"moe_topk_indices": 8 * T * k, "moe_topk_probs": 4 * T * k, "moe_topk_sum": 4 * T,
+            "moe_expert_index": 8 * T * k, "moe_expert_slot": 8 * T * k, "moe_routing_weights": 2 * T * k,
+            "moe_weighted_outputs": 2 * T * k * h}
+
+
+def moe_spec_from_config(cfg: Config, dropout_impl: str = "native"):
+    """The torch_blocks.Spec of an MoE configuration's MoE layer: the dense block's spec (`spec_from_config`) with
+    the routed experts (n_experts, top_k, moe_d_ff) and shared experts (n_shared_experts, shared_d_ff,
+    shared_expert_gate). LoRA on experts is not built."""
+    import dataclasses
+    m = cfg.model
+    if m.n_experts <= 1:
+        raise ValueError("n_experts: this measures a mixture-of-experts layer; the configuration is dense (use compare)")
+    if cfg.training != "full":
+        raise ValueError("training: the MoE measurement builds fully trained experts (LoRA on experts is not built)")
+    spec = spec_from_config(cfg.replace(n_experts=1, top_k=1), dropout_impl)
+    return dataclasses.replace(spec, n_experts=int(m.n_experts), top_k=int(m.top_k), moe_d_ff=int(m.moe_d_ff),
+                               n_shared_experts=int(m.n_shared_experts), shared_d_ff=int(m.shared_d_ff),
+                               shared_expert_gate=bool(m.shared_expert_gate))
+
+
+def predicted_moe_layer(cfg: Config, recompute: str) -> dict[str, float]:
+    """The ledger of one MoE layer (`layer_ledger` with the configuration's experts) at tp = 1 under `recompute`;
+    full recomputation keeps only the layer input."""
+    led = M.ledger(cfg.columns(), recompute="none" if recompute == "full" else recompute, tp=1,
+                   sequence_parallel=False)
+    led = {k: float(v) for k, v in led.items()}
+    if recompute == "full":
+        return {k: (v if k == "norm1_input" else 0.0) for k, v in led.items()}
+    return led
+
+
+def compare_moe_block(cfg: Config, *, device: str = "cpu", dropout_impl: str = "native",
+                      cap: SizeCap | None = APP_CPU_CAP, seed: int = 0) -> dict:
+    """Build one MoE layer of the configuration in PyTorch (torch_blocks.MoE: Mixtral's dropless top-k routing,
+    optional shared experts), run it under recompute none / selective / full, and set what autograd keeps next to
+    the ledger, tensor by tensor (`build_rows`: the tensors in `MOE_UNLEDGERED` come out as 'unmatched' rows).
+    Returns {rows, totals, recompute_modes, unledgered_predicted, notes, shape}. No FLOPs, no whole model."""
+    if device not in DEVICES:
+        raise ValueError(f"device: {device!r} is not one of {', '.join(DEVICES)}")
+    spec = moe_spec_from_config(cfg, dropout_impl)
+    tb = _torch_blocks()
+    if device == "cpu" and cap is not None:
+        check_size(cfg, cap)
+    m = cfg.model
+    s, b = cfg.seq_len, cfg.micro_batch
+    runs = {rc: tb.measure_block(spec, s, b, rc, device, seed) for rc in M.RECOMPUTE_MODES}
+    rows = build_rows(runs[cfg.recompute]["records"], predicted_moe_layer(cfg, cfg.recompute))
+    modes = [{"recompute": rc, **totals(build_rows(run["records"], predicted_moe_layer(cfg, rc)))}
+             for rc, run in runs.items()]
+    notes = [f"One MoE layer in bf16 on {device}, the ledger at tp = 1: routing as Mixtral's reference "
+             "(router → fp32 softmax → top-k → renormalise → gather per expert → expert MLP → weight → index_add_)"
+             + (", shared experts on every token" if m.n_shared_experts else "")
+             + (" times sigmoid(gate(x))" if m.shared_expert_gate else "") + ".",
+             "Kept by PyTorch, in no ledger entry: " + "; ".join(f"{n} ({f})" for n, _, f in MOE_UNLEDGERED)
+             + ", with T = s·b tokens and k = top_k. The largest, index_add_'s copy of the weighted expert outputs "
+               "(2·T·k·h), is as large as expert_outputs."]
+    return {"model": m.name, "device": device, "profile": cfg.profile, "recompute": cfg.recompute,
+            "shape": {"d_model": m.d_model, "n_experts": m.n_experts, "top_k": m.top_k,
+                      "moe_d_ff": m.moe_d_ff or m.d_ff, "n_shared_experts": m.n_shared_experts,
+                      "seq_len": s, "micro_batch": b},
+            "rows": rows, "totals": totals(rows), "recompute_modes": modes,
+            "unledgered_predicted": moe_unledgered_bytes(s, b, m.d_model, m.top_k) if cfg.recompute != "full"
+            else {}, "notes": notes}

@@ -251,6 +251,13 @@ class Spec:
     norms_per_layer: int = 2  # 1 (one norm, attention and MLP in parallel), 2, 4 (post-norms)
     lora_rank: int = 0  # 0: every weight trains; > 0: frozen base + LoRA adapters on `lora_targets`
     lora_targets: str = "all"  # qv | attention | all
+    # mixture of experts (defaults: a dense MLP); see `MoE`
+    n_experts: int = 1
+    top_k: int = 1
+    moe_d_ff: int = 0  # 0: d_ff
+    n_shared_experts: int = 0
+    shared_d_ff: int = 0  # 0: moe_d_ff
+    shared_expert_gate: bool = False
 
     @property
     def hd(self) -> int:
@@ -572,10 +579,13 @@ class MLAttention(nn.Module):
 
 
 class MLP(nn.Module):
-    def __init__(self, spec: Spec):
+    """The MLP (GeLU, SwiGLU, GeGLU), `d_ff` wide (default spec.d_ff). `name`: one ledger name for every tensor it
+    marks (an MoE's shared experts are the ledger's single entry 'shared_experts')."""
+
+    def __init__(self, spec: Spec, d_ff: int = 0, name: str | None = None):
         super().__init__()
-        h, f = spec.d_model, spec.d_ff
-        self.spec = spec
+        h, f = spec.d_model, d_ff or spec.d_ff
+        self.spec, self.name = spec, name
         bias = spec.bias == "all"
         if spec.mlp in ("swiglu", "geglu"):
             self.gate = _linear(spec, h, f, bias, "mlp")
@@ -585,26 +595,98 @@ class MLP(nn.Module):
             self.fc1 = _linear(spec, h, f, bias, "mlp")
             self.fc2 = _linear(spec, f, h, bias, "mlp")
 
+    def _mark(self, name: str, t: torch.Tensor) -> None:
+        mark(self.name or name, t)
+
     def forward(self, x):
         if self.spec.mlp == "gelu":
             z = self.fc1(x)
-            mark("gelu_input", z)
+            self._mark("gelu_input", z)
             y = F.gelu(z)
-            mark("mlp_hidden", y)
+            self._mark("mlp_hidden", y)
             return self.fc2(y)
         g, u = self.gate(x), self.up(x)
-        mark("gate", g)
-        mark("up", u)
+        self._mark("gate", g)
+        self._mark("up", u)
         geglu = self.spec.mlp == "geglu"
         if self.spec.impl == "fused":
             with op_name("fused_geglu" if geglu else "fused_swiglu"):
                 y = (_FusedGeGLU if geglu else _FusedSwiGLU).apply(g, u)
         else:
             act = F.gelu(g, approximate="tanh") if geglu else F.silu(g)
-            mark("silu_output", act)  # the ledger's entry for the gate's activation output (SiLU or GeLU)
+            self._mark("silu_output", act)  # the ledger's entry for the gate's activation output (SiLU or GeLU)
             y = act * u
-        mark("mlp_hidden", y)
+        self._mark("mlp_hidden", y)
         return self.down(y)
+
+class MoE(nn.Module):
+    """A mixture-of-experts MLP: dropless top-k routing as Mixtral's reference implementation (Hugging Face
+    MixtralSparseMoeBlock) does it, and optional shared experts (DeepSeekMoE / Qwen2-MoE) applied to every token.
+
+    router linear (h → E, no bias) → softmax in fp32 → top-k → weights renormalised to sum 1 and cast to 16 bits →
+    per expert: its tokens gathered by index (`x[idx]`), the expert's MLP (spec.mlp, moe_d_ff wide), the output
+    multiplied by the token's routing weight and scattered back with `index_add_`. Shared experts: one MLP E_s·f_s
+    wide (DeepSeek-V2 builds them so), its output times sigmoid(gate(x)) when `shared_expert_gate` (Qwen2-MoE).
+    Marks: 'router_probs' (the fp32 softmax), 'expert_inputs' (each expert's gathered tokens), the expert MLP's
+    own ledger names (gate, up, silu_output, mlp_hidden: top_k copies in all), 'expert_outputs' (each expert's
+    output, kept by the routing-weight multiply) and 'shared_experts' (every tensor of the shared MLP and gate).
+    Kept but in no ledger entry, named here so a comparison can show them: the top-k indices ('moe_topk_indices',
+    int64), the renormalisation's operands ('moe_topk_probs', fp32 top-k probabilities, and 'moe_topk_sum', their
+    fp32 sum), each expert's token and slot indices ('moe_expert_index', 'moe_expert_slot', int64),
+    its 16-bit routing weights ('moe_routing_weights') and its weighted output, which `index_add_` keeps
+    ('moe_weighted_outputs', top_k·2sbh in all). The renormalisation is written out of place: Mixtral's in-place
+    `/=` keeps a same-sized copy of the top-k probabilities instead (autograd clones the original self)."""
+
+    def __init__(self, spec: Spec):
+        super().__init__()
+        h, E = spec.d_model, spec.n_experts
+        self.spec, self.top_k = spec, spec.top_k
+        fe = spec.moe_d_ff or spec.d_ff
+        self.router = nn.Linear(h, E, bias=False)
+        self.experts = nn.ModuleList(MLP(spec, fe) for _ in range(E))
+        self.shared = None
+        if spec.n_shared_experts:
+            fs = spec.shared_d_ff or fe
+            self.shared = MLP(spec, spec.n_shared_experts * fs, "shared_experts")
+            self.shared_gate = nn.Linear(h, 1, bias=False) if spec.shared_expert_gate else None
+
+    def forward(self, x):
+        shape = x.shape
+        x = x.reshape(-1, shape[-1])  # a view of the block's mlp_input
+        probs = F.softmax(self.router(x), dim=-1, dtype=torch.float32)
+        mark("router_probs", probs)
+        w, chosen = torch.topk(probs, self.top_k, dim=-1)
+        mark("moe_topk_indices", chosen)
+        mark("moe_topk_probs", w)
+        total = w.sum(dim=-1, keepdim=True)
+        mark("moe_topk_sum", total)
+        w = (w / total).to(x.dtype)
+        out = torch.zeros_like(x)
+        hit = F.one_hot(chosen, self.spec.n_experts).permute(2, 1, 0)  # (expert, slot, token)
+        for e, expert in enumerate(self.experts):
+            slot, tok = torch.where(hit[e])
+            if tok.numel() == 0:
+                continue
+            mark("moe_expert_index", tok)  # tok and slot: two views of one int64 storage (nonzero's output)
+            mark("moe_expert_slot", slot)
+            xe = x[tok]
+            mark("expert_inputs", xe)
+            ye = expert(xe)
+            mark("expert_outputs", ye)
+            we = w[tok, slot, None]
+            mark("moe_routing_weights", we)
+            yw = ye * we
+            mark("moe_weighted_outputs", yw)  # index_add_ keeps its source (its derivative formula reads source.dim())
+            out.index_add_(0, tok, yw)
+        if self.shared is not None:
+            ys = self.shared(x)
+            if self.shared_gate is not None:
+                mark("shared_experts", ys)
+                g = torch.sigmoid(self.shared_gate(x))
+                mark("shared_experts", g)
+                ys = g * ys
+            out = out + ys
+        return out.view(shape)
 
 
 class Block(nn.Module):
@@ -620,7 +702,7 @@ class Block(nn.Module):
         if self.npl == 4:  # Gemma 2/3: a norm after each sublayer too
             self.post_attn_norm = Norm(spec.norm, spec.d_model, spec.impl, "post_norm")
             self.post_mlp_norm = Norm(spec.norm, spec.d_model, spec.impl, "post_norm")
-        self.mlp = MLP(spec)
+        self.mlp = MoE(spec) if spec.n_experts > 1 else MLP(spec)
         drop = spec.dropout
         self.attn_drop = Dropout(spec.dropout_p, spec.dropout_impl, "attn_dropout_mask") if drop else None
         self.mlp_drop = Dropout(spec.dropout_p, spec.dropout_impl, "mlp_dropout_mask") if drop else None
