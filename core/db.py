@@ -448,12 +448,18 @@ def pareto(con, table: str, filters=(), by=("model",)) -> pd.DataFrame:
     detail = [c for c in _DETAIL if c in cols and c not in keys and c not in ("days", "cost_usd")]
     part = f"PARTITION BY {_q(keys)} " if keys else ""
     k = f"{_q(keys)}, " if keys else ""
+    # two stages, so the window sorts far fewer and narrower rows (DuckDB's window operator does not spill): the
+    # cheapest configuration per (group, days), then the running minimum of cost over days within the group
+    pack = ", ".join(f"{_q([c])} := {_q([c])}" for c in detail)
     return _df(con, f"""
         WITH ok AS (SELECT {k}"days", "cost_usd", {_q(detail)} FROM "{table}"
                     WHERE fits AND "cost_usd" IS NOT NULL AND "days" IS NOT NULL AND {cond}),
+             agg AS (SELECT {k}"days", min("cost_usd") AS "cost_usd",
+                            arg_min(struct_pack({pack}), "cost_usd") AS d
+                     FROM ok GROUP BY {k}"days"),
              run AS (SELECT *, min("cost_usd") OVER ({part}ORDER BY "days", "cost_usd"
-                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_min FROM ok)
-        SELECT {k}"days", "cost_usd", {_q(detail)} FROM run
+                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_min FROM agg)
+        SELECT {k}"days", "cost_usd", {", ".join(f'd.{_q([c])} AS {_q([c])}' for c in detail)} FROM run
         WHERE prev_min IS NULL OR "cost_usd" < prev_min ORDER BY {k}"days", "cost_usd"
         """, params)
 
