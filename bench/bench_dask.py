@@ -57,7 +57,8 @@ def run(spec_file: str, workers: int, out: Path) -> dict:
 
 def queries(path: Path) -> dict:
     from core import db
-    con = db.connect()
+    con = db.connect(threads=2, memory_limit="4GB", temp_directory=db.private_temp_directory(),
+                     allowed_directories=(path,))
     t0 = time.perf_counter()
     name = db.open_dataset(con, path)
     t_open = time.perf_counter() - t0

@@ -61,6 +61,7 @@ def run_task(spec_json: str, max_rows: int, task_id: int, sl: list, out_dir: str
     import pyarrow as pa
     import pyarrow.dataset as ds
 
+    pa.set_cpu_count(1)  # Dask gives the parallelism (one thread per worker); Arrow's own pool would oversubscribe
     sw = _sweep(spec_json, max_rows)
     valid0, fits0 = sw.valid, sw.fits
     batch = sw.batch([slice(*s) for s in sl])
@@ -71,7 +72,7 @@ def run_task(spec_json: str, max_rows: int, task_id: int, sl: list, out_dir: str
         table = table.set_column(i, name, table.column(name).cast(pa.string()))
     ds.write_dataset(table, out_dir, format="parquet", partitioning=list(PARTITIONS), partitioning_flavor="hive",
                      basename_template=f"part-{task_id:07d}-{{i}}.parquet",
-                     existing_data_behavior="overwrite_or_ignore", max_rows_per_group=1 << 20)
+                     existing_data_behavior="overwrite_or_ignore", max_rows_per_group=1 << 20, use_threads=False)
     return {"task": task_id, "rows": batch.num_rows, "valid": sw.valid - valid0, "fits": sw.fits - fits0}
 
 
