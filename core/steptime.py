@@ -68,13 +68,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import comm as C
+from . import record as R
 from .model import head_dims, layer_counts, moe_widths
 from .tables import GATED_MLPS
 
 TILE_M, TILE_N = 128.0, 256.0  # cuBLAS's largest tile (NVIDIA Matrix Multiplication Background User's Guide)
 FLASH_BWD_OVER_FWD = 2.5  # the flash-attention benchmarks count backward FLOPs as 2.5 × forward (Dao 2023)
-STEP_PARTS = ("compute_s", "recompute_s", "tp_comm_s", "cp_comm_s", "ep_comm_s", "dp_comm_s", "pp_bubble_s",
-              "pp_comm_s", "optimizer_s")
+STEP_PARTS = R.STEP_PARTS  # declared with their meanings in core/record.py
 
 
 def gemm_time_s(m, n, k, peak_flops_per_s, matmul_efficiency, sm_count, hbm_bytes_per_s, dtype_bytes=2.0,

@@ -24,13 +24,15 @@ PART_COLORS = {
     "grad_accum": "#ffbb78",
     "optimizer": "#2ca02c",
     "master": "#98df8a",
+    "param_buffer": "#17becf",
     "activations": "#9467bd",
     "logits": "#8c564b",
     "overhead": "#7f7f7f",
 }
 PART_TITLES = {
     "weights": "weights", "grads": "gradients", "grad_accum": "fp32 grad accumulation", "optimizer": "optimizer",
-    "master": "fp32 master", "activations": "activations", "logits": "logits", "overhead": "overhead",
+    "master": "fp32 master", "param_buffer": "gathered-parameter buffers", "activations": "activations",
+    "logits": "logits", "overhead": "overhead",
 }
 OVER = "#d62728"  # over capacity
 OK = "#2b8a3e"

@@ -14,7 +14,7 @@ import streamlit as st
 
 from core import advisor, grid as G, limits as core_limits, memory as M
 from core import plan as core_plan
-from core.record import STEP_PART_WORDS, STEP_PARTS
+from core.record import STEP_PART_WORDS, STEP_PARTS, TOTAL_PARTS
 from core.grid import pareto_mask  # noqa: F401  (the frames' Pareto mask lives in core)
 from core import roofline as R
 from core.estimate import Config, activation_ledger, config_from_inputs, estimate
@@ -25,8 +25,7 @@ from core.tables import DTYPE_BYTES, DTYPES
 CACHE = dict(max_entries=256, show_spinner=False)
 
 # Parts of the per-GPU total, in drawing order (the record's column names without `_bytes`).
-PARTS = ("weights", "grads", "grad_accum", "optimizer", "master", "param_buffer", "activations", "logits",
-         "overhead")
+PARTS = tuple(p.removesuffix("_bytes") for p in TOTAL_PARTS)  # core/record.py declares them
 MODES = ("none", "selective", "flash", "full")  # activation modes drawn on the Activations page
 
 
