@@ -80,8 +80,8 @@ def run_task(spec_json: str, max_rows: int, task_id: int, sl: list, out_dir: str
         part = Path(out_dir) / f"model={quote(str(cols[0].dictionary[mi]), safe='')}" \
             / f"gpu={quote(str(cols[1].dictionary[gi]), safe='')}"
         part.mkdir(parents=True, exist_ok=True)
-        pq.write_table(rest.filter(pa.array(mask)), part / f"part-{task_id:07d}-{j}.parquet", compression="snappy",
-                       row_group_size=1 << 20)
+        rows = rest if len(pairs) == 1 else rest.filter(pa.array(mask))  # a box is mostly one model and accelerator
+        pq.write_table(rows, part / f"part-{task_id:07d}-{j}.parquet", compression="snappy", row_group_size=1 << 20)
     return {"task": task_id, "rows": batch.num_rows, "valid": sw.valid - valid0, "fits": sw.fits - fits0}
 
 
