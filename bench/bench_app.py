@@ -170,18 +170,9 @@ def markdown(res: dict) -> str:
 
 
 def write_results(md: str) -> None:
-    """Replace (or append) the `## App` section of bench/RESULTS.md, leaving the other sections alone."""
-    path = ROOT / "bench" / "RESULTS.md"
-    text = path.read_text() if path.exists() else "# Results\n"
-    lines = text.splitlines()
-    start = next((i for i, ln in enumerate(lines) if ln.strip() == "## App"), None)
-    if start is None:
-        new = text.rstrip("\n") + "\n\n" + md
-    else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        new = "\n".join(lines[:start] + md.rstrip("\n").splitlines() + ([""] + lines[end:] if end < len(lines)
-                                                                          else [])) + "\n"
-    path.write_text(new)
+    """Replace the `## App` section of bench/RESULTS.md (bench/results.py)."""
+    from bench.results import write_section as replace
+    replace("App", md)
 
 
 def main(argv=None) -> int:

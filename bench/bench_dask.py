@@ -10,7 +10,6 @@ import argparse
 import datetime as dt
 import os
 import platform
-import re
 import resource
 import shutil
 import subprocess
@@ -103,10 +102,9 @@ def section(r1, r2, big, q) -> str:
 
 
 def write_section(text: str) -> None:
-    path = ROOT / "bench" / "RESULTS.md"
-    old = path.read_text()
-    pat = re.compile(r"^## Sweeps on Dask\n.*?(?=^## |\Z)", re.S | re.M)
-    path.write_text(pat.sub(lambda _: text + "\n", old) if pat.search(old) else old.rstrip() + "\n\n" + text)
+    """Replace the `## Sweeps on Dask` section of bench/RESULTS.md (bench/results.py)."""
+    from bench.results import write_section as replace
+    replace("Sweeps on Dask", text)
 
 
 if __name__ == "__main__":

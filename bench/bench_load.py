@@ -33,7 +33,6 @@ import datetime as dt
 import json
 import os
 import platform
-import re
 import socket
 import subprocess
 import sys
@@ -602,12 +601,9 @@ def _heading(title: str, intro: str, columns: tuple) -> list:
 
 
 def write_results(md: str) -> None:
-    """Replace (or append) the `## Load` section of bench/RESULTS.md, leaving the other sections alone."""
-    text = RESULTS.read_text() if RESULTS.exists() else "# Results\n"
-    section = re.compile(r"^## Load\n.*?(?=^## |\Z)", re.M | re.S)
-    body = md.rstrip("\n") + "\n"
-    RESULTS.write_text(section.sub(lambda _m: body + "\n", text).rstrip("\n") + "\n" if section.search(text)
-                       else text.rstrip("\n") + "\n\n" + body)
+    """Replace the `## Load` section of bench/RESULTS.md (bench/results.py)."""
+    from bench.results import write_section as replace
+    replace("Load", md)
 
 
 def main(argv=None) -> int:

@@ -10,7 +10,6 @@ import argparse
 import datetime as dt
 import os
 import platform
-import re
 import statistics
 import subprocess
 import sys
@@ -76,10 +75,9 @@ def section(repeat: int) -> str:
 
 
 def write_section(text: str) -> None:
-    path = ROOT / "bench" / "RESULTS.md"
-    old = path.read_text()
-    pat = re.compile(r"^## Step time\n.*?(?=^## |\Z)", re.S | re.M)
-    path.write_text(pat.sub(lambda _: text + "\n", old) if pat.search(old) else old.rstrip() + "\n\n" + text)
+    """Replace the `## Step time` section of bench/RESULTS.md (bench/results.py)."""
+    from bench.results import write_section as replace
+    replace("Step time", text)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "RESULTS.md"
+sys.path.insert(0, str(ROOT))
 
 # The grids live beside this file so the CLI can be run on them by hand:
 #   python -m core sweep --spec bench/sweep_1m.json --out x.parquet
@@ -322,10 +323,9 @@ def report(res: dict, cmd: str) -> str:
 
 
 def write_section(text: str) -> None:
-    old = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n\n"
-    pat = re.compile(r"^## Sweeps\n.*?(?=^## |\Z)", re.S | re.M)
-    new = pat.sub(lambda _: text + "\n", old) if pat.search(old) else old.rstrip("\n") + "\n\n" + text
-    RESULTS.write_text(new.rstrip("\n") + "\n")
+    """Replace the `## Sweeps` section of bench/RESULTS.md (bench/results.py)."""
+    from bench.results import write_section as replace
+    replace("Sweeps", text)
 
 
 def main() -> int:
