@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.plan import plan  # noqa: E402
+from core.plan import layout_label, plan  # noqa: E402
 from core.validation import predicted, runs  # noqa: E402
 
 PLANS = [("Llama 3.1 8B on 64 H100, seq 8192, global batch 512",
@@ -66,8 +66,7 @@ def section(repeat: int) -> str:
             res = plan(inputs, n, top=3)
             times.append(time.perf_counter() - t0)
         b = res["strategies"][0]
-        lay = (f"tp{b['tp']} pp{b['pp']} cp{b['cp']} v{b['virtual_stages']} mb{b['micro_batch']} "
-               f"ZeRO-{b['zero_stage']} {b['recompute']}{' sp' if b['sequence_parallel'] else ''}")
+        lay = layout_label(b)
         L.append(f"| {label} | {res['searched']:,} | {res['valid']:,} | {res['fit']:,} | {times[0]:.2f} first, "
                  f"{min(times):.2f} best | {lay} | "
                  f"{b['predicted_step_time_s']:.2f} s | {b['predicted_mfu']:.1%} |")

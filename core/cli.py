@@ -529,9 +529,9 @@ def _gpu_counts(text: str) -> tuple:
 
 
 def cmd_plan(args) -> int:
-    from .plan import plan
+    from .plan import LAYOUT, plan
     inputs = {k: v for k, v in inputs_from_args(args).items() if k != "n_gpus"}
-    fixed = {k: inputs.pop(k) for k in PLAN_PINNABLE if k in inputs}
+    fixed = {k: inputs.pop(k) for k in LAYOUT if k in inputs}
     inputs.setdefault("overhead", "realistic")
     t0 = time.perf_counter()
     res = plan(inputs, args.n_gpus, args.objective, args.top, args.margin_gb * GB, fixed)
@@ -564,8 +564,6 @@ def render_plan(res: dict) -> str:
 
 SWEEP_MAX_ROWS = 50_000_000  # as core.spec.MAX_ROWS (not imported here: `--help` stays light)
 SWEEP_CHUNK_ROWS = 1 << 17  # as core.sweep.CHUNK_ROWS
-PLAN_PINNABLE = ("tp", "pp", "cp", "ep", "virtual_stages", "micro_batch", "zero_stage", "recompute",
-                 "sequence_parallel")
 MEASURE_GROUPS = ("model", "architecture", "layout", "recipe", "fine-tuning", "activations")
 # what a PyTorch measurement reads (core/measure.py): the model, one micro-batch of one sequence length, the activation
 # choices and the loss copy; a CUDA step also keeps the fp32 master copy. No price, MFU, GPU count or layout.

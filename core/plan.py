@@ -100,7 +100,7 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
     # ties (equal to 4 significant digits) go to the simpler layout: lower ZeRO stage, less recomputation, no
     # interleaving, smaller tp, pp, cp, no sequence parallelism, larger micro-batch
     main = np.nan_to_num(vals, nan=np.inf)
-    rounded = np.array([float(f"{x:.4g}") if np.isfinite(x) else np.inf for x in main])
+    rounded = _significant(main, 4)
     col = lambda k: table.column(k).to_numpy(zero_copy_only=False)  # noqa: E731
     rc = np.select([col("recompute") == "none", col("recompute") == "selective"], [0, 1], 2)
     keys = (-col("micro_batch"), col("sequence_parallel").astype(int), col("cp"), col("pp"), col("tp"),
@@ -112,6 +112,26 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
     return {"strategies": strategies, "searched": spec.n_rows, "valid": valid, "fit": int(ok.sum()),
             "objective": objective, "space": {k: list(v) for k, v in space.items()},
             "by_tp_pp": _best_by_tp_pp(table)}
+
+
+def _significant(x: np.ndarray, digits: int) -> np.ndarray:
+    """`x` rounded to `digits` significant digits, vectorised (inf stays inf)."""
+    finite = np.isfinite(x) & (x != 0)
+    scale = 10.0 ** (np.floor(np.log10(np.abs(np.where(finite, x, 1.0)))) - (digits - 1))
+    return np.where(finite, np.round(x / scale) * scale, x)
+
+
+def layout_label(r) -> str:
+    """'tp8 sp pp4 v2 cp2 dp16 mb1 ZeRO-1 selective': a layout in one line (cp, ep, v and recomputation only when
+    they are not the plain choice)."""
+    bits = [f"tp{r['tp']}" + (" sp" if r["sequence_parallel"] else ""), f"pp{r['pp']}"]
+    if r["virtual_stages"] > 1:
+        bits.append(f"v{r['virtual_stages']}")
+    bits += [f"{k}{r[k]}" for k in ("cp", "ep") if r[k] > 1]
+    bits += [f"dp{r['dp']}", f"mb{r['micro_batch']}", f"ZeRO-{r['zero_stage']}"]
+    if r["recompute"] != "none":
+        bits.append(r["recompute"])
+    return " ".join(bits)
 
 
 def _best_by_tp_pp(table: pa.Table) -> list:

@@ -4,6 +4,7 @@ predicted step time (core/plan.py, core/steptime.py)."""
 import pandas as pd
 import streamlit as st
 
+from core.plan import layout_label
 from ui import compute as C, fmt, layout, pickers, step_charts as SK
 
 pg = layout.start("parallel_layout", "How should I lay this run out?",
@@ -44,7 +45,7 @@ if best.empty:
     pg.stop()
 b = best.iloc[0]
 k1, k2, k3, k4 = st.columns(4)
-k1.metric("Best layout", C.layout_label(b))
+k1.metric("Best layout", layout_label(b))
 k2.metric("Predicted step", fmt.si(b["predicted_step_time_s"], "s"))
 k3.metric("Predicted MFU", fmt.pct(b["predicted_mfu"], 1), help="model FLOPs per second ÷ (GPUs × peak)")
 k4.metric("Run", fmt.duration_days(b["days"]), help=f"{fmt.count(inputs['tokens'])} tokens at the predicted step")

@@ -353,23 +353,9 @@ def plan_layouts(inputs: tuple, n_gpus: tuple, objective: str, top: int) -> dict
     res = core_plan.plan(dict(inputs), n_gpus, objective, top)
     top_df = pd.DataFrame(res["strategies"])
     if not top_df.empty:
-        top_df.insert(0, "layout", [layout_label(r) for _, r in top_df.iterrows()])
+        top_df.insert(0, "layout", [core_plan.layout_label(r) for _, r in top_df.iterrows()])
     return {"top": top_df, "by_tp_pp": pd.DataFrame(res["by_tp_pp"]), "searched": res["searched"],
             "valid": res["valid"], "fit": res["fit"]}
-
-
-def layout_label(r) -> str:
-    """'tp8 pp4 v2 · mb1 · ZeRO-1 · selective' — the choices that differ from the plain layout."""
-    bits = [f"tp{r['tp']}" + (" sp" if r["sequence_parallel"] else ""), f"pp{r['pp']}"]
-    if r["virtual_stages"] > 1:
-        bits.append(f"v{r['virtual_stages']}")
-    for k, name in (("cp", "cp"), ("ep", "ep")):
-        if r[k] > 1:
-            bits.append(f"{name}{r[k]}")
-    bits += [f"dp{r['dp']}", f"mb{r['micro_batch']}", f"ZeRO-{r['zero_stage']}"]
-    if r["recompute"] != "none":
-        bits.append(r["recompute"])
-    return " ".join(bits)
 
 
 def step_table(rec: dict) -> pd.DataFrame:
