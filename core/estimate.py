@@ -299,8 +299,9 @@ def evaluate(**c) -> dict:
     measured = np.isfinite(tps)
     auto = np.asarray(c["mfu_auto"], dtype=bool)
     ovh = 1.0 + np.asarray(c["time_overhead_frac"], dtype=np.float64)
+    pred_time = tokens / pred_tps * ovh  # the run at the predicted step, whatever time_s comes from
     time_s = np.where(measured, tokens / np.where(measured, tps, 1.0) * ovh,
-                      np.where(auto, tokens / pred_tps * ovh,
+                      np.where(auto, pred_time,
                                F.train_time_s(train_flops, n_gpus, peak, np.where(auto, 1.0, c["mfu"]),
                                               c["time_overhead_frac"])))
     source = np.where(measured, "measured", np.where(auto, "predicted", "mfu"))
@@ -360,6 +361,7 @@ def evaluate(**c) -> dict:
         "predicted_mfu": fpt * pred_tps / (n_gpus * peak),
         "predicted_hfu": hw * pred_tps / (n_gpus * peak),
         "predicted_tokens_per_s": pred_tps,
+        "predicted_time_s": pred_time,
     }
     shape = np.broadcast_shapes(*(np.shape(v) for v in out.values()))
     for k, v in out.items():

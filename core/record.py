@@ -105,6 +105,8 @@ RECORD: tuple[Column, ...] = (
     Column("predicted_hfu", "float", "fraction", "hardware FLOPs (recomputation included) per second ÷ (GPUs · "
            "peak)"),
     Column("predicted_tokens_per_s", "float", "tokens/s", "whole-cluster throughput of the predicted step"),
+    Column("predicted_time_s", "float", "s", "wall time of the run at the predicted step (× 1 + time_overhead_frac), "
+           "whatever time_s comes from"),
 )
 BY_NAME = {c.name: c for c in RECORD}
 NAMES = tuple(BY_NAME)

@@ -4,6 +4,7 @@ keys: no prefix."""
 import pandas as pd
 import streamlit as st
 
+from core.units import GB
 from ui import advice, charts as K, compute as C, explain as X, fmt, layout, pickers, step_charts as SK
 
 pg = layout.start("calculator", "Will it fit?",
@@ -50,7 +51,7 @@ with sb.expander("More inputs"):
     host_gb = pg.number("Host memory per node (GB, optional)", "hostgb", None, 0.0, 1e6,
                         help="Checked against what offload puts on each node's host.")
     if host_gb:
-        inputs["host_memory_bytes"] = host_gb * 1e9
+        inputs["host_memory_bytes"] = host_gb * GB
     inputs["time_overhead_frac"] = pg.integer("Time overhead (%)", "tovh", 0, 0, 300,
                                               help=X.TIME_OVERHEAD_HELP) / 100
     tps = pg.number("Measured tokens/s (whole job, optional)", "tps", None, 0.0, 1e12)
@@ -143,7 +144,7 @@ s2.metric("Predicted MFU", fmt.pct(rec["predicted_mfu"], 1), border=True,
           help="model FLOPs per second of the predicted step ÷ (GPUs × peak); HFU "
                f"{fmt.pct(rec['predicted_hfu'], 1)} counts recomputation")
 s3.metric("Tokens/s (whole job)", fmt.count(rec["predicted_tokens_per_s"]), border=True)
-s4.metric("Run at the predicted step", fmt.duration_days(cfg.tokens / rec["predicted_tokens_per_s"] / 86400),
+s4.metric("Run at the predicted step", fmt.days(rec["predicted_time_s"]),
           border=True, help="compare the KPI above, which uses "
                             + {"mfu": "the given MFU", "predicted": "the predicted step",
                                "measured": "the measured throughput"}[rec["time_source"]])

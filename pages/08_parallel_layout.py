@@ -1,7 +1,6 @@
 """Parallel layout — how should this run be laid out on N GPUs? Every valid tensor × pipeline × context × expert
 parallel layout (with virtual stages, micro-batch, ZeRO stage, recomputation and sequence parallelism) ranked by the
 predicted step time (core/plan.py, core/steptime.py)."""
-import pandas as pd
 import streamlit as st
 
 from core.plan import layout_label
@@ -24,13 +23,13 @@ gbs = pg.integer("Global batch (sequences)", "gbs", 512, 1, 1 << 24, container=c
                       "each (a bigger pipeline bubble, less backward to hide the gradient reduction behind).")
 cols = sb.columns(2)
 seq = pg.integer("Sequence length", "seq", 8192, 1, 1 << 21, step=1024, container=cols[0])
-tokens_b = pg.number("Tokens (billions)", "tokens", 1000.0, 0.001, 1e7, step=100.0, container=cols[1])
+tokens = pickers.tokens_input(pg, cols[1], default_b=1000.0, lo_b=0.001)
 flash = pg.toggle("Flash attention", "flash", True, container=sb)
 objective = pg.select("Rank by", ("time", "cost"), "obj", "time", container=sb, radio=True,
                       help="time: predicted step; cost: GPU-hours × price for the token budget")
 top = pg.integer("Layouts to list", "top", 10, 1, 100, container=sb)
 
-inputs.update(seq_len=seq, global_batch=gbs, flash_attention=flash, tokens=(tokens_b or 0.0) * 1e9,
+inputs.update(seq_len=seq, global_batch=gbs, flash_attention=flash, tokens=tokens,
               overhead="realistic")
 try:
     res = C.plan_layouts(tuple(sorted(inputs.items())), (n_gpus,), objective, top)
@@ -52,14 +51,9 @@ k4.metric("Run", fmt.duration_days(b["days"]), help=f"{fmt.count(inputs['tokens'
 
 st.subheader("Where the step goes, best layouts first")
 layout.chart(SK.step_breakdown(SK.step_parts_long(best)), "pl_breakdown")
-st.dataframe(pd.DataFrame({
-    "layout": best["layout"], "step": [fmt.si(x, "s") for x in best["predicted_step_time_s"]],
-    "MFU": [fmt.pct(x, 1) for x in best["predicted_mfu"]], "per GPU (GB)": best["total_bytes"] / 1e9,
-    "headroom (GB)": best["headroom_bytes"] / 1e9, "time": [fmt.duration_days(d) for d in best["days"]],
-    "cost (USD)": best["cost_usd"]}), hide_index=True, width="stretch",
-    column_config={"per GPU (GB)": st.column_config.NumberColumn(format="%.1f"),
-                   "headroom (GB)": st.column_config.NumberColumn(format="%.1f"),
-                   "cost (USD)": st.column_config.NumberColumn(format="dollar")})
+shown, config = fmt.record_table(best[["layout", "predicted_step_time_s", "predicted_mfu", "total_bytes",
+                                       "headroom_bytes", "days", "cost_usd"]])  # units from core/record.py
+st.dataframe(shown, column_config=config, hide_index=True, width="stretch")
 st.subheader("Best predicted MFU for each tensor × pipeline degree")
 layout.chart(SK.tp_pp_heatmap(res["by_tp_pp"]), "pl_heat")
 layout.download_csv("Ranked layouts (CSV)", lambda: best, "parallel_layout.csv", "pl_dl")

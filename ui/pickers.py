@@ -344,11 +344,17 @@ def run_inputs(pg: Page, container=None) -> dict:
     """Token budget (typed in billions) and MFU (typed in percent), returned in the core's units."""
     c = container or st
     cols = c.columns(2)
-    tokens_b = pg.number("Tokens (billions)", "tokens", APP_DEFAULTS["tokens_b"], 0.0, 1e7, step=100.0,
-                         container=cols[0], help="Training tokens D (Chinchilla: ≈20 per parameter; CS336's 70B "
-                                                 "example: 15,000).")
+    tokens = tokens_input(pg, cols[0])
     # the widget takes 0 (and the core refuses it by name): a value the widget clamped would revert silently
     mfu_pct = pg.integer("MFU (%)", "mfu", APP_DEFAULTS["mfu_pct"], 0, 100, container=cols[1],
                          help="Model FLOPs utilisation: the fraction of peak that goes into the model's own FLOPs "
                               "(more than 0, at most 100).")
-    return {"tokens": (tokens_b or 0.0) * 1e9, "mfu": mfu_pct / 100}
+    return {"tokens": tokens, "mfu": mfu_pct / 100}
+
+
+def tokens_input(pg: Page, container=None, default_b: float | None = None, lo_b: float = 0.0) -> float:
+    """The token budget, typed in billions, returned in tokens."""
+    tokens_b = pg.number("Tokens (billions)", "tokens", APP_DEFAULTS["tokens_b"] if default_b is None else default_b,
+                         lo_b, 1e7, step=100.0, container=container or st,
+                         help="Training tokens D (Chinchilla: ≈20 per parameter; CS336's 70B example: 15,000).")
+    return (tokens_b or 0.0) * 1e9
