@@ -121,8 +121,7 @@ def derived_columns(c: dict) -> dict:
         c["host_memory_bytes"] = np.nan
     if c.get("base_dtype") is None:  # LoRA's base in the weight dtype, QLoRA's in NF4
         c["base_dtype"] = np.where(np.asarray(c["training"]) == "qlora", "nf4", np.asarray(c["weight_dtype"]))
-    gb = np.asarray(c.get("global_batch", np.nan) if c.get("global_batch") is not None else np.nan,
-                    dtype=np.float64)
+    gb = np.asarray(np.nan if c.get("global_batch") is None else c["global_batch"], dtype=np.float64)
     dp = np.floor(np.asarray(c["n_gpus"], dtype=np.float64)
                   / np.maximum(np.asarray(c["tp"]) * np.asarray(c["pp"]) * np.asarray(c["cp"]), 1))
     c["global_batch_used"] = np.where(np.isnan(gb), dp * np.asarray(c["micro_batch"]), gb)

@@ -294,9 +294,6 @@ class Sweep:
                 arrays.append(A.dictionary(self._reason_codes(out, valid, bad, shape), self._dicts["reason"]))
             elif name == "binding":
                 arrays.append(A.dictionary(_binding_codes(out, shape), self._dicts[name], valid))
-            elif name == "worst_stage":
-                last = G.flat(np.asarray(out["worst_stage"]) == "last", shape)
-                arrays.append(A.dictionary(last.astype(np.int16), self._dicts[name], valid))
             elif R.BY_NAME[name].kind == "bool":  # any other flag: false where the row is invalid
                 arrays.append(A.bools(G.flat(out[name], shape) & valid))
             elif R.BY_NAME[name].kind == "label":  # any other fixed-label column: codes by its declared labels

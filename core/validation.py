@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .estimate import config_from_inputs, estimate
+from .units import GB
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "published_runs.csv"
 _INT = ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "vocab_size", "seq_len", "n_gpus", "tp", "pp", "cp",
@@ -40,6 +41,8 @@ def runs(which: str | None = None) -> list[Run]:
                 inputs.update(weight_dtype="fp16", grad_dtype="fp16")
             if inputs["position"] == "learned":
                 inputs["max_position"] = inputs["seq_len"]
+            if r["inter_node_gb_per_s"]:  # the run's network where it differs from the catalog's
+                inputs["inter_node_bytes_per_s"] = float(r["inter_node_gb_per_s"]) * GB
             run = Run(r["id"], r["set"], r["source"], r["metric"], float(r["published"]), inputs, r["note"])
             if which is None or run.set == which:
                 out.append(run)
@@ -49,8 +52,6 @@ def runs(which: str | None = None) -> list[Run]:
 def predicted(run: Run, **over) -> float:
     """The model's value of the run's published metric (mfu as a fraction, TFLOP/s per GPU otherwise)."""
     inputs = {**run.inputs, "mfu": "auto", **over}
-    if run.id == "bloom-176b":  # 4 × 100 Gb/s Omni-Path per 8-GPU node (BLOOM paper): 6.25 GB/s per GPU
-        inputs.setdefault("inter_node_bytes_per_s", 6.25e9)
     r = estimate(config_from_inputs(**inputs))
     if run.metric == "mfu":
         return r["predicted_mfu"]
