@@ -16,6 +16,7 @@ import numpy as np
 from . import inputs as I
 from . import memory as M
 from .record import STEP_PART_WORDS, STEP_PARTS, TOTAL_PARTS
+from .spec import CHUNK_ROWS, MAX_ROWS
 from .tables import DTYPE_BYTES
 from .units import GB, GiB, fmt_bytes, fmt_count, fmt_duration, fmt_si
 
@@ -482,7 +483,7 @@ def _sweep_on_dask(spec, args) -> int:
     out = Path(args.out)
     if out.suffix.lower() in (".parquet", ".csv", ".duckdb"):
         raise ValueError(f"out: --engine dask writes a dataset directory, not a {out.suffix} file; give a folder")
-    max_rows = args.max_rows if args.max_rows != SWEEP_MAX_ROWS else D.MAX_ROWS_DASK
+    max_rows = args.max_rows if args.max_rows != MAX_ROWS else D.MAX_ROWS_DASK
     bar = None if args.quiet else _Bar()
     try:
         m = D.run(spec, out, workers=args.workers, scheduler=args.scheduler, max_rows=max_rows, progress=bar)
@@ -562,8 +563,6 @@ def render_plan(res: dict) -> str:
     return "\n".join(L)
 
 
-SWEEP_MAX_ROWS = 50_000_000  # as core.spec.MAX_ROWS (not imported here: `--help` stays light)
-SWEEP_CHUNK_ROWS = 1 << 17  # as core.sweep.CHUNK_ROWS
 MEASURE_GROUPS = ("model", "architecture", "layout", "recipe", "fine-tuning", "activations")
 # what a PyTorch measurement reads (core/measure.py): the model, one micro-batch of one sequence length, the activation
 # choices and the loss copy; a CUDA step also keeps the fp32 master copy. No price, MFU, GPU count or layout.
@@ -636,9 +635,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                 "processes (default 2)")
     sp.add_argument("--scheduler", help="with --engine dask: the address of a running Dask scheduler, e.g. "
                                         "tcp://10.0.0.5:8786")
-    sp.add_argument("--max-rows", type=int, default=SWEEP_MAX_ROWS, help=f"row cap (default {SWEEP_MAX_ROWS:,})")
-    sp.add_argument("--chunk-rows", type=int, default=SWEEP_CHUNK_ROWS,
-                    help=f"rows per chunk (default {SWEEP_CHUNK_ROWS:,})")
+    sp.add_argument("--max-rows", type=int, default=MAX_ROWS, help=f"row cap (default {MAX_ROWS:,})")
+    sp.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS,
+                    help=f"rows per chunk (default {CHUNK_ROWS:,})")
     sp.add_argument("--drop-invalid", action="store_true", help="leave invalid combinations out")
     sp.add_argument("--memory-limit", default="1GB", help="DuckDB memory limit for a .duckdb output (default 1GB)")
     sp.add_argument("--quiet", action="store_true", help="no progress bar")

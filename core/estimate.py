@@ -122,6 +122,12 @@ def derived_columns(c: dict) -> dict:
     if c.get("base_dtype") is None:  # LoRA's base in the weight dtype, QLoRA's in NF4
         c["base_dtype"] = np.where(np.asarray(c["training"]) == "qlora", "nf4", np.asarray(c["weight_dtype"]))
     gb = np.asarray(np.nan if c.get("global_batch") is None else c["global_batch"], dtype=np.float64)
+    if c.get("step_time_s") is not None:  # a measured step gives the throughput (as Config.measured_tokens_per_second)
+        step = np.asarray(c["step_time_s"])
+        if step.dtype == object:  # columns gathered from several points: None where no step was measured
+            step = np.where(step == None, np.nan, step).astype(np.float64)  # noqa: E711
+        tps = np.asarray(c.get("tokens_per_second", np.nan), dtype=np.float64)
+        c["tokens_per_second"] = np.where(np.isfinite(tps), tps, gb * np.asarray(c["seq_len"]) / step)
     dp = np.floor(np.asarray(c["n_gpus"], dtype=np.float64)
                   / np.maximum(np.asarray(c["tp"]) * np.asarray(c["pp"]) * np.asarray(c["cp"]), 1))
     c["global_batch_used"] = np.where(np.isnan(gb), dp * np.asarray(c["micro_batch"]), gb)

@@ -162,8 +162,6 @@ def box(base: dict, axes: Sequence[Axis], sl: Sequence[slice] | None = None) -> 
             parts[k] = (v[0][s].reshape(ax_shape), v[1]) if isinstance(v, tuple) else v[s].reshape(ax_shape)
         if ax.bad is not None:
             bad[ax.name] = ax.bad[s].reshape(ax_shape)
-    if cols.get("step_time_s") is not None:  # a measured step gives the throughput (Config.measured_tokens_per_second)
-        cols["tokens_per_second"] = cols["global_batch"] * cols["seq_len"] / cols["step_time_s"]
     # the model is built before the accelerator, and both before the input rules: the first refusal wins
     first_bad = None
     for k in ("gpu", "model"):

@@ -49,9 +49,8 @@ from . import record as R
 from .estimate import build_gpu, build_model, evaluate, model_columns
 from .model import ARCH_FIELDS, Model, param_breakdown, raw_labels
 from . import db
-from .spec import INPUTS, KEY_INPUTS, MAX_ROWS, Range, SweepSpec, _is_num, check_rows  # noqa: F401  (re-exports)
+from .spec import CHUNK_ROWS, INPUTS, KEY_INPUTS, MAX_ROWS, Range, SweepSpec, _is_num, check_rows  # noqa: F401  (re-exports)
 
-CHUNK_ROWS = 1 << 17  # rows evaluated at once: ~100 MB of record columns, the sweet spot measured on 2 cores
 MAX_CHUNK_ROWS = 1 << 21  # ~1.6 GB of record columns at once: beyond it a chunk is a memory risk, not a speed-up
 DEFAULT_GPU = I.BY_NAME["gpu"].default
 
