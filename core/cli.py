@@ -18,7 +18,7 @@ from . import memory as M
 from .record import STEP_PART_WORDS, STEP_PARTS, TOTAL_PARTS
 from .spec import CHUNK_ROWS, MAX_ROWS
 from .tables import DTYPE_BYTES
-from .units import GB, GiB, fmt_bytes, fmt_count, fmt_duration, fmt_si
+from .units import GB, GiB, fmt_bytes, fmt_count, fmt_duration, fmt_si, parse_number
 
 
 # --- argument types: each error names the flag -------------------------------------------------------------------
@@ -39,11 +39,14 @@ def _num(name: str, integer: bool = False):
         if inp is not None and inp.auto and text.strip().lower() == "auto":
             return "auto"
         try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name}: expected a number, got {text!r}") from None
+            v = parse_number(text, name)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
         if not math.isfinite(v):
             raise argparse.ArgumentTypeError(f"{name}: must be finite, got {text!r}")
+        if inp is not None and inp.choices and v not in inp.choices:
+            raise argparse.ArgumentTypeError(f"{name}: must be one of {', '.join(map(str, inp.choices))}, "
+                                             f"got {text!r}")
         if inp is not None and ((inp.lo is not None and v < inp.lo) or (inp.hi is not None and v > inp.hi)):
             raise argparse.ArgumentTypeError(f"{name}: must be from {inp.lo:g} to {inp.hi:g}"
                                              f"{f' ({inp.unit})' if inp.unit else ''}, got {text!r}")
@@ -51,6 +54,32 @@ def _num(name: str, integer: bool = False):
             if v != int(v):
                 raise argparse.ArgumentTypeError(f"{name}: expected an integer, got {text!r}")
             return int(v)
+        return v
+    return conv
+
+
+def _whole(name: str, lo: int = 0, hi: int = I.MAX_INT):
+    """A whole number for a flag that is not an input (--top, --max-rows, …): ASCII digits, lo ≤ value ≤ hi."""
+    def conv(text: str) -> int:
+        try:
+            v = parse_number(text, name)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        if not math.isfinite(v) or v != int(v) or not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{name}: must be a whole number from {lo:,} to {hi:,}, got {text!r}")
+        return int(v)
+    return conv
+
+
+def _nonneg(name: str):
+    """A finite number ≥ 0 for a flag that is not an input (--margin-gb)."""
+    def conv(text: str) -> float:
+        try:
+            v = parse_number(text, name)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        if not math.isfinite(v) or v < 0:
+            raise argparse.ArgumentTypeError(f"{name}: must be a finite number ≥ 0, got {text!r}")
         return v
     return conv
 
@@ -159,6 +188,8 @@ def render_estimate(cfg, rec, params, ledger) -> str:
     L.append(f"gpu {g.name}: {fmt_bytes(g.memory_bytes)} ({fmt_bytes(g.memory_bytes, 'GiB')}), "
              f"{fmt_si(rec['peak_flops_per_s'], 'FLOP/s')} {cfg.compute_dtype} peak; {cfg.n_gpus} GPUs, tp={cfg.tp} "
              f"pp={cfg.pp} dp={rec['dp']} ZeRO-{cfg.zero_stage}")
+    if g.name == "custom" and g.note:
+        L.append(f"  note: {g.note}")
     L.append("")
     L.append("memory per GPU                 GB (1e9)     GiB (2^30)")
     for k in TOTAL_PARTS:
@@ -520,9 +551,12 @@ def _gpu_counts(text: str) -> tuple:
     out = []
     for part in text.split(","):
         try:
-            v = int(part)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"n_gpus: expected whole numbers separated by commas, got {text!r}")
+            x = parse_number(part, "n_gpus")
+            if x != int(x):
+                raise ValueError
+            v = int(x)
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"n_gpus: expected whole numbers separated by commas, got {text!r}") from None
         if not 1 <= v <= I.MAX_INT:
             raise argparse.ArgumentTypeError(f"n_gpus: must be from 1 to {I.MAX_INT:,}, got {v}")
         out.append(v)
@@ -571,9 +605,19 @@ MEASURE_INPUTS = ("model", "n_params", "hf_config", *(i.name for i in I.INPUTS i
                   "training", "lora_rank", "lora_targets")  # a LoRA/QLoRA block is measured too (issue 12)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error: `error: <field>: <reason>` and where the help is, exit status 2 — not the
+    whole usage block (60 lines for `estimate`) before the one line that matters."""
+
+    def error(self, message: str):
+        # our argument types name their field already ("seq_len: …"): drop argparse's "argument --seq-len: "
+        message = re.sub(r"^argument --[\w-]+(?:/--[\w-]+)?: (?=[\w·/]+: )", "", message)
+        self.exit(2, f"error: {message}\n(see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m core", description="Training memory, time, cost and roofline planner")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = _Parser(prog="python -m core", description="Training memory, time, cost and roofline planner")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, fn, helptext in (("estimate", cmd_estimate, "memory ledger, FLOPs, time and cost of one setup"),
                                ("limits", cmd_limits, "largest seq len / micro-batch / model, fewest GPUs"),
                                ("advise", cmd_advise, "what to change when it does not fit")):
@@ -614,8 +658,8 @@ def build_parser() -> argparse.ArgumentParser:
             a.required = True
     sp.add_argument("--objective", choices=("time", "cost"), default="time",
                     help="rank by predicted step time or by cost of the run (default: time)")
-    sp.add_argument("--top", type=int, default=10, help="layouts to print (default 10)")
-    sp.add_argument("--margin-gb", type=float, default=0.0,
+    sp.add_argument("--top", type=_whole("top", 1, 1000), default=10, help="layouts to print (default 10)")
+    sp.add_argument("--margin-gb", type=_nonneg("margin_gb"), default=0.0,
                     help="headroom each layout must keep beyond the overhead, GB = 1e9 bytes (default 0)")
     sp.set_defaults(func=cmd_plan)
     sp = sub.add_parser("list", help="every preset, accelerator and recipe name")
@@ -631,12 +675,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--engine", choices=("local", "dask"), default="local",
                     help="local: this process (default); dask: tasks on a Dask cluster writing a hive-partitioned "
                          "Parquet dataset (optional extra: pip install -r requirements-scale.txt)")
-    sp.add_argument("--workers", type=int, help="with --engine dask: start a local cluster of this many worker "
+    sp.add_argument("--workers", type=_whole("workers", 1, 1024), help="with --engine dask: start a local cluster of this many worker "
                                                 "processes (default 2)")
     sp.add_argument("--scheduler", help="with --engine dask: the address of a running Dask scheduler, e.g. "
                                         "tcp://10.0.0.5:8786")
-    sp.add_argument("--max-rows", type=int, default=MAX_ROWS, help=f"row cap (default {MAX_ROWS:,})")
-    sp.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS,
+    sp.add_argument("--max-rows", type=_whole("max_rows", 1, 10**15), default=MAX_ROWS, help=f"row cap (default {MAX_ROWS:,})")
+    sp.add_argument("--chunk-rows", type=_whole("chunk_rows", 1), default=CHUNK_ROWS,
                     help=f"rows per chunk (default {CHUNK_ROWS:,})")
     sp.add_argument("--drop-invalid", action="store_true", help="leave invalid combinations out")
     sp.add_argument("--memory-limit", default="1GB", help="DuckDB memory limit for a .duckdb output (default 1GB)")
@@ -656,7 +700,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="native: torch.native_dropout, 1-byte masks; functional: F.dropout (2-byte on CPU)")
     sp.add_argument("--block-only", action="store_true", help="skip the whole model")
     sp.add_argument("--no-cap", action="store_true", help="lift the CPU size cap")
-    sp.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    sp.add_argument("--seed", type=_whole("seed"), default=0, help="random seed (default 0)")
     sp.set_defaults(func=cmd_measure)
     return p
 
@@ -669,7 +713,10 @@ def main(argv=None) -> int:
     an error."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as e:  # --help (0) or a flag's error (2), already printed in one line by _Parser
+            return int(e.code or 0) if not isinstance(e.code, str) else 2
         for k in ("m", "n", "k"):  # roofline dimensions: counts up to 2^31 − 1, as their help says
             v = getattr(args, k, None) if getattr(args, "command", None) == "roofline" else None
             if v is not None and not 1 <= v <= I.MAX_INT:

@@ -16,6 +16,7 @@ from . import memory as M
 from . import steptime as ST
 from .hardware import Accelerator, get_accelerator, peak_field, peak_or_nan  # noqa: F401  (peak_or_nan: re-export)
 from .inputs import (BY_NAME, CONFIG_FIELDS, GPU_FIELDS, MAX_INT, MEASURED_ABOVE_PEAK, PRESET_INPUTS, REASONS,  # noqa: F401
+                     TIME_OVERFLOW, lora_width,
                      check, reason_text)
 from . import model as MD
 from .model import ARCH_FIELDS, Model, get_preset, raw_model
@@ -304,18 +305,23 @@ def evaluate(**c) -> dict:
     measured = np.isfinite(tps)
     auto = np.asarray(c["mfu_auto"], dtype=bool)
     ovh = 1.0 + np.asarray(c["time_overhead_frac"], dtype=np.float64)
-    pred_time = tokens / pred_tps * ovh  # the run at the predicted step, whatever time_s comes from
-    time_s = np.where(measured, tokens / np.where(measured, tps, 1.0) * ovh,
-                      np.where(auto, pred_time,
-                               F.train_time_s(train_flops, n_gpus, peak, np.where(auto, 1.0, c["mfu"]),
-                                              c["time_overhead_frac"])))
-    source = np.where(measured, "measured", np.where(auto, "predicted", "mfu"))
-    tc = F.time_and_cost(time_s, n_gpus, c["price_per_gpu_hour"])
-    mfu_meas = F.achieved_utilization(tps, fpt, n_gpus, c["peak_flops_per_s"])
-    hfu_meas = F.achieved_utilization(tps, hw, n_gpus, c["peak_flops_per_s"])
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # overflow is refused by rule below
+        pred_time = tokens / pred_tps * ovh  # the run at the predicted step, whatever time_s comes from
+        time_s = np.where(measured, tokens / np.where(measured, tps, 1.0) * ovh,
+                          np.where(auto, pred_time,
+                                   F.train_time_s(train_flops, n_gpus, peak, np.where(auto, 1.0, c["mfu"]),
+                                                  c["time_overhead_frac"])))
+        source = np.where(measured, "measured", np.where(auto, "predicted", "mfu"))
+        tc = F.time_and_cost(time_s, n_gpus, c["price_per_gpu_hour"])
+        mfu_meas = F.achieved_utilization(tps, fpt, n_gpus, c["peak_flops_per_s"])
+        hfu_meas = F.achieved_utilization(tps, hw, n_gpus, c["peak_flops_per_s"])
     above = hfu_meas > 1  # NaN (no measurement) compares False
     if np.any(above):
         code = np.where((code == 0) & above, MEASURED_ABOVE_PEAK, code)
+        valid = code == 0
+    overflow = np.isinf(time_s) | np.isinf(tc["gpu_hours"]) | np.isinf(tc["cost_usd"])
+    if np.any(overflow):  # a time, GPU-hours or cost beyond float64: refused, never printed as inf or null
+        code = np.where((code == 0) & overflow, TIME_OVERFLOW, code)
         valid = code == 0
 
     nan = np.nan
@@ -443,11 +449,18 @@ class _ConfigMethods:
         code = int(check(cols))
         if code:
             raise ValueError(_explain(code, self))
-        if self.has_measurement:  # a measurement is checked against the peak
-            out = evaluate(**cols)
-            if not bool(out["valid"]):
-                raise ValueError(f"{out['reason']}: {self.measured_tokens_per_second:.4g} tokens/s on "
-                                 f"{self.n_gpus} GPUs")
+        out = evaluate(**cols)  # what only the evaluation knows: a measurement above the peak, an overflow
+        code = int(out["reason_code"])
+        if code == MEASURED_ABOVE_PEAK:
+            peak = f"the {self.gpu.name} {self.compute_dtype} peak of {cols['peak_flops_per_s'] / 1e12:,.4g} TFLOP/s"
+            if self.achieved_flops_per_s is not None:
+                raise ValueError(f"achieved_flops_per_s: {self.achieved_flops_per_s:.4g} FLOP/s per GPU is above "
+                                 f"{peak} (recomputation included, as Megatron logs it)")
+            name = "tokens_per_second" if self.tokens_per_second is not None else "step_time_s"
+            raise ValueError(f"{name}: {self.measured_tokens_per_second:.4g} tokens/s on {self.n_gpus:,} GPUs would "
+                             f"need more than 100 % of {peak}: check it, the GPU count or the GPU")
+        if code:
+            raise ValueError(REASONS[code])
 
     @property
     def has_measurement(self) -> bool:
@@ -535,8 +548,16 @@ def _explain(code: int, cfg: Config) -> str:
         "compute_dtype": f" ({cfg.gpu.name} has no {cfg.compute_dtype} peak)",
         "d_ff": f" (d_ff={m.d_ff}, tp={cfg.tp})",
         "virtual_stages": f" (virtual_stages={cfg.virtual_stages}, n_layers={m.n_layers}, pp={cfg.pp})",
+        "lora_rank": f" (lora_rank={cfg.lora_rank:,}; the narrowest matrix of lora_targets={cfg.lora_targets} is "
+                     f"{_lora_width_of(cfg):,} wide)",
+        "frozen_frac": f" (got {cfg.frozen_frac!r} of {m.n_params:,.0f} parameters)",
     }.get(msg.split(":")[0], "")
     return msg + detail
+
+
+def _lora_width_of(cfg) -> int:
+    cols = cfg.columns()
+    return int(np.asarray(lora_width(lambda k: np.asarray(cols[k]))))
 
 
 def estimate(cfg: Config) -> dict:
@@ -647,9 +668,19 @@ def build_gpu(gpu: str | None = "h100-sxm", peak_flops_per_s=None, gpu_memory_by
         if missing:
             raise ValueError(f"gpu: a custom accelerator needs {', '.join(missing)}")
         acc = custom_accelerator(float(peak_flops_per_s), float(gpu_memory_bytes), float(memory_bandwidth_bytes_per_s))
-        return dc_replace(acc, **over)
+        ref = get_accelerator(CUSTOM_LINKS_FROM)
+        defaulted = [k for k in ("intra_node_bytes_per_s", "inter_node_bytes_per_s") if k not in over]
+        for k in defaulted:  # the step model needs both links: the reference chip's, said in the note
+            over[k] = getattr(ref, k)
+        note = (f"link bandwidths not given: {', '.join(defaulted)} from {ref.name} "
+                f"({ref.intra_node_bytes_per_s / 1e9:g} GB/s NVLink, {ref.inter_node_bytes_per_s / 1e9:g} GB/s NIC "
+                "per GPU)") if defaulted else ""
+        return dc_replace(acc, note=note, **over)
     acc = get_accelerator(gpu)
     return dc_replace(acc, name=f"{acc.name} (modified)", **over) if over else acc
+
+
+CUSTOM_LINKS_FROM = "h100-sxm"  # a custom accelerator's link bandwidths, when not given, are this row's
 
 
 def config_from_inputs(**inp) -> Config:

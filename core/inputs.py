@@ -239,6 +239,7 @@ CONFIG_FIELDS = tuple(i.name for i in INPUTS if i.target == "config")
 MODEL_INPUTS = tuple(i.name for i in INPUTS if i.target == "model")
 GPU_INPUTS = tuple(i.name for i in INPUTS if i.target == "gpu")  # gpu and its numeric overrides
 GPU_FIELDS = tuple(n for n in GPU_INPUTS if n != "gpu")
+CUSTOM_GPU_FIELDS = ("peak_flops_per_s", "gpu_memory_bytes", "memory_bandwidth_bytes_per_s")  # 'custom' needs them
 PRESET_INPUTS = {"recipe": {k: r.fields() for k, r in T.RECIPES.items()},
                  "overhead": {k: o.fields() for k, o in T.OVERHEADS.items()}}
 GROUPS = tuple(dict.fromkeys(i.group for i in INPUTS))
@@ -284,6 +285,22 @@ def _div(a, b):
 
 def _is(g, name, value):
     return np.asarray(g(name)) == value
+
+
+def lora_width(g):
+    """The narrowest dimension of the matrices `lora_targets` adapts (min over d_in, d_out): W_q and W_v for qv; W_k
+    and W_o too for attention; every MLP and expert matrix too for all (MLA's low-rank projections are not looked
+    at: their d_model side bounds them here)."""
+    h = np.asarray(g("d_model"), dtype=np.float64)
+    hd = _hd(g)
+    vd = np.where(g("v_head_dim") > 0, g("v_head_dim"), hd)
+    kv = np.where(_is(g, "attention", "mla"), g("n_heads"), g("n_kv_heads"))
+    qv = np.minimum(np.minimum(h, g("n_heads") * hd), kv * vd)
+    att = np.minimum(qv, np.minimum(kv * hd, g("n_heads") * vd))
+    fe = np.where(g("moe_d_ff") > 0, g("moe_d_ff"), g("d_ff"))
+    mlp = np.minimum(att, np.where(g("n_experts") > 1, np.minimum(g("d_ff"), fe), g("d_ff")))
+    t = np.asarray(g("lora_targets"))
+    return np.where(t == "qv", qv, np.where(t == "attention", att, mlp))
 
 
 def _hd(g):
@@ -357,6 +374,10 @@ RULES: tuple[Rule, ...] = (
     Rule("frozen_frac", "must be in [0, 1), and 0 under lora/qlora (their base is frozen whole)",
          lambda g: ~((g("frozen_frac") >= 0) & (g("frozen_frac") < 1))
          | (~_is(g, "training", "full") & (g("frozen_frac") != 0))),
+    Rule("frozen_frac", "leaves less than one trainable parameter (1 − frozen_frac) · n_params < 1",
+         lambda g: _is(g, "training", "full") & ((1.0 - g("frozen_frac")) * g("n_params") < 1.0)),
+    Rule("lora_rank", "above the narrowest width of the matrices it adapts (a rank beyond min(d_in, d_out) "
+         "is not low-rank)", lambda g: ~_is(g, "training", "full") & (g("lora_rank") > lora_width(g))),
     Rule("optimizer", "adafactor with lora/qlora is not modelled", lambda g: _is(g, "optimizer", "adafactor")
          & ~_is(g, "training", "full")),
     Rule("offload", "optimizer_params needs ZeRO-3 (DeepSpeed offload_param)",
@@ -365,9 +386,12 @@ RULES: tuple[Rule, ...] = (
     Rule("zero_convention", "must be paper, deepspeed or fsdp",
          lambda g: ~np.isin(g("zero_convention"), T.ZERO_CONVENTION_NAMES)),
     Rule("host_memory_bytes", "must be ≥ 0", lambda g: g("host_memory_bytes") < 0),
+    Rule("time_s", "the run's time overflows (a throughput near zero or too many tokens): check tokens_per_second, "
+         "step_time_s, achieved_flops_per_s, mfu and tokens", None),
 )
 REASONS = ("",) + tuple(r.text for r in RULES)
-MEASURED_ABOVE_PEAK = 1 + next(i for i, r in enumerate(RULES) if r.test is None)
+MEASURED_ABOVE_PEAK = 1 + next(i for i, r in enumerate(RULES) if r.test is None and r.field == "tokens_per_second")
+TIME_OVERFLOW = 1 + next(i for i, r in enumerate(RULES) if r.test is None and r.field == "time_s")
 
 
 def reason_text(code) -> np.ndarray:

@@ -566,6 +566,7 @@ def from_hf_config(path_or_dict, bounds: dict | None = None) -> Model:
     if not isinstance(c, dict):
         raise ValueError("config: a Hugging Face config.json must be a JSON object")
     name = str(name)[:HF_NAME_CHARS]
+    c = _Tracked(c)  # which fields the model type's reader looks at: the structural ones it does not are refused
 
     def get(*keys, default=None):
         for k in keys:
@@ -608,12 +609,63 @@ def from_hf_config(path_or_dict, bounds: dict | None = None) -> Model:
                          "modelled); import its 'text_config' (the language model) instead")
     if mt not in HF_MODEL_TYPES:
         raise ValueError(f"config: model_type {mt!r} is not recognised; recognised: {', '.join(HF_MODEL_TYPES)}")
+    read = c.read_keys if isinstance(c, _Tracked) else set()
     kw, notes = _hf_fields(mt, c, get, geti, getf, getb)
+    _refuse_unread(mt, c, read)
     h, a = kw["d_model"], kw["n_heads"]
     hd = kw.get("head_dim", 0)
     if hd and h % a == 0 and hd == h // a and kw.get("attention", "standard") == "standard":
         kw["head_dim"] = 0  # the classic h / a: stored as "follow d_model", as a preset would be
     return Model(**kw, name=name, shape_note="; ".join(notes))
+
+
+class _Tracked(dict):
+    """A config dict that records which keys were looked at (get, [], in)."""
+
+    def __init__(self, d):
+        super().__init__(d)
+        self.read_keys: set = set()
+
+    def get(self, k, default=None):
+        self.read_keys.add(k)
+        return super().get(k, default)
+
+    def __getitem__(self, k):
+        self.read_keys.add(k)
+        return super().__getitem__(k)
+
+    def __contains__(self, k):
+        self.read_keys.add(k)
+        return super().__contains__(k)
+
+
+# Config fields that change a model's structure (experts, windows, chunked attention, latent attention, state-space
+# layers, hybrid patterns, multi-token prediction, sinks): one that the model type's reader did not look at, set to
+# something other than "off", is refused by name — a llama config.json with num_local_experts is not a dense Llama.
+HF_STRUCTURAL = ("num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+                 "n_shared_experts", "shared_expert_intermediate_size", "moe_layer_freq", "first_k_dense_replace",
+                 "decoder_sparse_step", "mlp_only_layers", "interleave_moe_layer_step", "moe_layers",
+                 "intermediate_size_mlp", "sliding_window", "layer_types", "use_sliding_window",
+                 "sliding_window_pattern", "attention_chunk_size", "no_rope_layers", "q_lora_rank", "kv_lora_rank",
+                 "qk_rope_head_dim", "v_head_dim", "num_nextn_predict_layers", "hybrid_override_pattern",
+                 "layers_block_type", "attn_layer_indices", "attn_layer_period", "expert_layer_period",
+                 "mamba_d_state", "mamba_expand", "mamba_n_heads", "ssm_state_size", "use_qk_norm", "qk_layernorm",
+                 "num_attention_sinks", "cross_attention_layers", "vision_config", "text_config", "audio_config")
+_OFF_COUNTS = {"num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "moe_layer_freq",
+               "decoder_sparse_step", "interleave_moe_layer_step", "num_nextn_predict_layers"}
+
+
+def _refuse_unread(mt: str, c: dict, read: set) -> None:
+    """Refuse a structural field (HF_STRUCTURAL) the reader of `mt` did not look at, unless it is "off"."""
+    for k in HF_STRUCTURAL:
+        if k in read or not dict.__contains__(c, k):
+            continue
+        v = dict.__getitem__(c, k)
+        if v in (None, False, 0, "", [], {}) or (k in _OFF_COUNTS and v == 1):
+            continue
+        raise ValueError(f"config: field {k!r} = {_short(v)} is not read for model_type {mt!r}: the import cannot "
+                         "express it, so the model would be counted without it; use its own model_type (e.g. "
+                         "mixtral for experts), a preset, or the architecture fields")
 
 
 # Hugging Face model types the importer reads, each with its library defaults (transformers' configuration classes)
@@ -639,6 +691,7 @@ def _window_pattern(mt, c, n_layers, sliding, default_every):
     k-th layer global), else the type's fixed pattern (Gemma 2 alternates: every 2nd). A pattern that is not "every
     k-th layer global" is refused by name."""
     types = c.get("layer_types")
+    c.get("sliding_window_pattern")  # read either way: layer_types, when given, is the pattern that counts
     if types is not None:
         if not isinstance(types, list) or len(types) != n_layers or not all(
                 t in ("sliding_attention", "full_attention") for t in types):

@@ -52,19 +52,14 @@ def search_space(m: Model, n_gpus_list: tuple, seq_len: int, global_batch: int) 
             "sequence_parallel": (False, True)}
 
 
-def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, margin_bytes: float = 0.0,
-         fixed: dict | None = None) -> dict:
-    """Rank the layouts of `inputs` (the flat vocabulary: model or architecture fields, gpu, seq_len,
-    global_batch, …) on each GPU count of `n_gpus`. `fixed` pins some layout inputs (e.g. {"tp": 8}).
-    Returns {"strategies": [record, …] best first, "searched": layouts evaluated, "valid": layouts the rules
-    accept, "fit": layouts that fit with the margin}."""
+PLAN_CHUNK_ROWS = 1 << 15  # layouts evaluated at once: ~25 MB of record columns, whatever the search's size
+KEEP_PER_CHUNK = 8  # candidates kept per chunk per layout listed (room for the equivalents merged away)
+
+
+def plan_spec(inputs: dict, n_gpus: tuple, fixed: dict | None = None) -> SweepSpec:
+    """The search as a sweep spec (layout axes around the fixed inputs), validated: its `n_rows` is the number of
+    layouts the search evaluates, known before anything runs (a page prices its work with it)."""
     from .estimate import build_model
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective: {objective!r} is not one of {', '.join(OBJECTIVES)}")
-    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= 1000:
-        raise ValueError(f"top: must be an integer from 1 to 1000, got {top!r}")
-    if not (isinstance(margin_bytes, (int, float)) and math.isfinite(margin_bytes) and margin_bytes >= 0):
-        raise ValueError(f"margin: must be a non-negative number of bytes, got {margin_bytes!r}")
     inputs = {k: v for k, v in inputs.items() if v is not None}
     if "hf_config" in inputs:
         raise ValueError("hf_config: the layout search takes a preset or the architecture fields")
@@ -82,36 +77,144 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
     spec_d = {"mfu": "auto", **{k: v for k, v in inputs.items() if k not in LAYOUT and k != "n_gpus"}}
     spec_d.update(space)
     spec_d["n_gpus"] = list(n_list)
-    spec = SweepSpec.from_dict({**spec_d, "drop_invalid": True})
+    spec = SweepSpec.from_dict({**spec_d, "drop_invalid": False})
     if spec.n_rows > MAX_SPACE:
         raise ValueError(f"n_gpus: {spec.n_rows:,} layouts to search (limit {MAX_SPACE:,}); pin some layout inputs")
-    table = to_table(spec, max_rows=MAX_SPACE)
-    # sequence parallelism means nothing without tp, interleaving nothing without pp: keep one of each pair
-    table = table.filter((~pc.field("sequence_parallel") | (pc.field("tp") > 1))
-                         & ((pc.field("virtual_stages") == 1) | (pc.field("pp") > 1)))
-    valid = table.num_rows
-    headroom = table.column("headroom_bytes").to_numpy(zero_copy_only=False)
-    ok = table.column("fits").to_numpy(zero_copy_only=False) & (np.nan_to_num(headroom, nan=-1.0) >= margin_bytes)
-    table = table.filter(pa.array(ok))
+    return spec
+
+
+def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, margin_bytes: float = 0.0,
+         fixed: dict | None = None, progress=None, chunk_rows: int = PLAN_CHUNK_ROWS) -> dict:
+    """Rank the layouts of `inputs` (the flat vocabulary: model or architecture fields, gpu, seq_len,
+    global_batch, …) on each GPU count of `n_gpus`. `fixed` pins some layout inputs (e.g. {"tp": 8}).
+
+    The candidates stream through in chunks of `chunk_rows` layouts (memory is bounded by the chunk, not by the
+    search: a 5M-layout search holds ~25 MB of records at a time); each chunk keeps its best few, and the kept
+    ones are ranked at the end. Layouts whose results are identical (the same GPUs, step, memory and cost: e.g.
+    no recomputation and selective recomputation with flash attention, which keeps no scores either way) are one
+    row, the simplest first, naming the others in `equivalents`.
+
+    Returns {"strategies": [record, …] best first (each with "equivalents": [layout words, …]), "searched":
+    layouts evaluated, "valid": layouts the rules accept, "fit": layouts that fit with the margin, "by_tp_pp"}.
+    When the rules accept none, ValueError names the reason most of them broke (a pinned `--tp 3` on 32 heads:
+    "tp: does not divide n_heads"), never an empty "none fits"."""
+    from .sweep import Sweep
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective: {objective!r} is not one of {', '.join(OBJECTIVES)}")
+    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= 1000:
+        raise ValueError(f"top: must be an integer from 1 to 1000, got {top!r}")
+    if not (isinstance(margin_bytes, (int, float)) and math.isfinite(margin_bytes) and margin_bytes >= 0):
+        raise ValueError(f"margin: must be a non-negative number of bytes, got {margin_bytes!r}")
+    spec = plan_spec(inputs, n_gpus, fixed)
+    sw = Sweep(spec, chunk_rows=chunk_rows, max_rows=MAX_SPACE)
     key = "predicted_step_time_s" if objective == "time" else "cost_usd"
-    vals = table.column(key).to_numpy(zero_copy_only=False)
-    if objective == "cost" and np.all(np.isnan(vals)):
+    keep = top * KEEP_PER_CHUNK
+    pool: list[pa.Table] = []
+    pooled = valid = fit = 0
+    reason_counts: dict[str, int] = {}
+    priced = False
+    by_tp_pp: dict = {}
+    for batch in sw.batches(progress=progress, prefetch=0):
+        col = lambda k: batch.column(k).to_numpy(zero_copy_only=False)  # noqa: E731
+        # sequence parallelism means nothing without tp, interleaving nothing without pp: one of each pair
+        real = (~col("sequence_parallel") | (col("tp") > 1)) & ((col("virtual_stages") == 1) | (col("pp") > 1))
+        ok_rule = col("valid") & real
+        valid += int(ok_rule.sum())
+        bad = real & ~col("valid")
+        if bad.any():
+            reasons = _reasons(batch, bad)
+            for r, k in reasons.items():
+                reason_counts[r] = reason_counts.get(r, 0) + k
+        headroom = np.nan_to_num(col("headroom_bytes"), nan=-1.0)
+        ok = ok_rule & col("fits") & (headroom >= margin_bytes)
+        n_ok = int(ok.sum())
+        if not n_ok:
+            continue
+        fit += n_ok
+        vals = col(key)
+        priced = priced or bool(np.any(np.isfinite(vals[ok])))
+        _best_by_tp_pp(by_tp_pp, col("tp")[ok], col("pp")[ok], col("predicted_mfu")[ok],
+                       col("predicted_step_time_s")[ok])
+        idx = np.nonzero(ok)[0]
+        order = _rank(lambda k: col(k)[idx], key)[:keep]
+        pool.append(pa.Table.from_batches([batch]).take(pa.array(idx[order], type=pa.int64())))
+        pooled += len(order)
+        if pooled > 4 * keep:  # compact the pool: its best `keep` are all the next chunks can be compared with
+            t = pa.concat_tables(pool)
+            tcol = lambda k: t.column(k).to_numpy(zero_copy_only=False)  # noqa: E731
+            pool, pooled = [t.take(pa.array(_rank(tcol, key)[:keep], type=pa.int64()))], keep
+    if valid == 0:
+        raise ValueError(_refusal(reason_counts, spec.n_rows, fixed or {}))
+    if objective == "cost" and fit and not priced:
         raise ValueError("objective: no price for this accelerator; give price_per_gpu_hour or rank by time")
-    # ties (equal to 4 significant digits) go to the simpler layout: lower ZeRO stage, less recomputation, no
-    # interleaving, smaller tp, pp, cp, no sequence parallelism, larger micro-batch
-    main = np.nan_to_num(vals, nan=np.inf)
-    rounded = _significant(main, 4)
-    col = lambda k: table.column(k).to_numpy(zero_copy_only=False)  # noqa: E731
+    strategies = []
+    if pool:
+        t = pa.concat_tables(pool)
+        tcol = lambda k: t.column(k).to_numpy(zero_copy_only=False)  # noqa: E731
+        rows = t.take(pa.array(_rank(tcol, key), type=pa.int64())).to_pylist()
+        keep_cols = ("model", "gpu", "n_gpus", *LAYOUT, *R.NAMES)
+        seen: dict = {}
+        for r in rows:
+            sig = (r["n_gpus"], *(_sig_round(r.get(k)) for k in ("predicted_step_time_s", "total_bytes",
+                                                                   "cost_usd", "headroom_bytes")))
+            if sig in seen:
+                seen[sig]["equivalents"].append(layout_label(r))
+                continue
+            if len(strategies) == top:
+                continue
+            s_ = {k: r[k] for k in keep_cols if k in r}
+            s_["equivalents"] = []
+            seen[sig] = s_
+            strategies.append(s_)
+    return {"strategies": strategies, "searched": spec.n_rows, "valid": valid, "fit": fit,
+            "objective": objective, "space": {k: list(v) for k, v in spec.to_dict().items()
+                                              if k in LAYOUT and isinstance(v, list)},
+            "by_tp_pp": [{"tp": int(tp), "pp": int(pp), "predicted_mfu": float(v[0]),
+                          "predicted_step_time_s": float(v[1])} for (tp, pp), v in sorted(by_tp_pp.items())]}
+
+
+def _refusal(counts: dict, searched: int, fixed: dict) -> str:
+    """Why no layout is valid: the reason most layouts broke, preferring one that names a pinned input (the pin is
+    what the user can change), with the pins."""
+    if not counts:
+        return "n_gpus: no layout to search"
+    def names_pin(text: str) -> bool:
+        field = text.partition(":")[0]
+        return any(k in field.replace("·", " ").split() for k in fixed)
+    pinned = {r: n for r, n in counts.items() if names_pin(r)}
+    reason, n = max((pinned or counts).items(), key=lambda kv: kv[1])
+    pins = ", ".join(f"{k}={v}" for k, v in fixed.items())
+    return (f"{reason} — the input rules refuse all {searched:,} layouts searched ({n:,} for this reason"
+            + (f"; pinned: {pins}" if pins else "") + ")")
+
+
+def _reasons(batch: pa.RecordBatch, mask: np.ndarray) -> dict:
+    """Counts of the reason texts of the rows in `mask` (the reason column is dictionary-encoded)."""
+    arr = batch.column("reason")
+    codes = arr.indices.to_numpy(zero_copy_only=False)[mask]
+    labels = arr.dictionary.to_pylist()
+    u, n = np.unique(codes, return_counts=True)
+    return {labels[int(c)]: int(k) for c, k in zip(u, n)}
+
+
+def _rank(col, key: str) -> np.ndarray:
+    """The order of rows (a column getter) best first: `key` (rounded to 4 significant digits), then ties to the
+    simpler layout: lower ZeRO stage, less recomputation, no interleaving, smaller tp, pp, cp, no sequence
+    parallelism, larger micro-batch."""
+    main = np.nan_to_num(col(key).astype(np.float64), nan=np.inf)
+    if not len(main):
+        return np.array([], dtype=np.int64)
     rc = np.select([col("recompute") == "none", col("recompute") == "selective"], [0, 1], 2)
     keys = (-col("micro_batch"), col("sequence_parallel").astype(int), col("cp"), col("pp"), col("tp"),
-            col("virtual_stages"), rc, col("zero_stage"), rounded)
-    order = np.lexsort(keys)[:top] if len(rounded) else np.array([], dtype=np.int64)
-    rows = table.take(pa.array(order, type=pa.int64())).to_pylist()
-    keep = ("model", "gpu", "n_gpus", *LAYOUT, *R.NAMES)
-    strategies = [{k: r[k] for k in keep if k in r} for r in rows]
-    return {"strategies": strategies, "searched": spec.n_rows, "valid": valid, "fit": int(ok.sum()),
-            "objective": objective, "space": {k: list(v) for k, v in space.items()},
-            "by_tp_pp": _best_by_tp_pp(table)}
+            col("virtual_stages"), rc, col("zero_stage"), _significant(main, 4))
+    return np.lexsort(keys)
+
+
+def _sig_round(x):
+    """A result rounded for "identical" (4 significant digits; None stays None)."""
+    if x is None or not isinstance(x, (int, float)) or not math.isfinite(x):
+        return x
+    return float(_significant(np.asarray([float(x)]), 4)[0])
 
 
 def _significant(x: np.ndarray, digits: int) -> np.ndarray:
@@ -134,16 +237,13 @@ def layout_label(r) -> str:
     return " ".join(bits)
 
 
-def _best_by_tp_pp(table: pa.Table) -> list:
-    """For each (tp, pp) with a layout that fits: the best predicted MFU over every other choice, with its step."""
-    if table.num_rows == 0:
-        return []
-    tp, pp = (table.column(k).to_numpy(zero_copy_only=False) for k in ("tp", "pp"))
-    mfu = np.nan_to_num(table.column("predicted_mfu").to_numpy(zero_copy_only=False), nan=-1.0)
-    step = table.column("predicted_step_time_s").to_numpy(zero_copy_only=False)
+def _best_by_tp_pp(best: dict, tp, pp, mfu, step) -> None:
+    """Update `best` ((tp, pp) -> (predicted MFU, its step)) with the best MFU of each (tp, pp) among these rows."""
+    mfu = np.nan_to_num(np.asarray(mfu, dtype=np.float64), nan=-1.0)
     order = np.lexsort((-mfu, pp, tp))  # within each (tp, pp), highest MFU first
     first = np.ones(len(order), dtype=bool)
     first[1:] = (tp[order][1:] != tp[order][:-1]) | (pp[order][1:] != pp[order][:-1])
-    best = order[first]
-    return [{"tp": int(tp[i]), "pp": int(pp[i]), "predicted_mfu": float(mfu[i]),
-             "predicted_step_time_s": float(step[i])} for i in best]
+    for i in order[first]:
+        k = (int(tp[i]), int(pp[i]))
+        if k not in best or mfu[i] > best[k][0]:
+            best[k] = (float(mfu[i]), float(step[i]))

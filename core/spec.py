@@ -261,7 +261,7 @@ class SweepSpec:
         if not ({"model", "n_params"} & names or {"n_layers", "d_model", "n_heads"} <= names):
             raise ValueError("model: give model (presets or raw counts), n_params, or n_layers, d_model and n_heads")
         if "custom" in self._list("gpu"):
-            missing = [k for k in I.GPU_FIELDS if k not in names]
+            missing = [k for k in I.CUSTOM_GPU_FIELDS if k not in names]
             if missing:
                 raise ValueError(f"gpu: a custom accelerator needs {', '.join(missing)}")
         if "tokens_per_second" in names and "step_time_s" in names:

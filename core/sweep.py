@@ -207,7 +207,8 @@ def _gpu_axis(spec: SweepSpec, reasons: G.Reasons) -> G.Axis:
     out = {k: G.out_values(k, [c[1 + j] for c in combos]) for j, k in enumerate(names[1:])
            if k in spec.names and k not in ("peak_flops_per_s", "gpu_memory_bytes")}  # those two are record columns
     ax = G.gpu_axis(gpus, [c[0] for c in combos], [c[1] for c in combos], reasons,
-                    price_given="price_per_gpu_hour" in spec.names, out_cols=out, given=set(spec.names))
+                    price_given="price_per_gpu_hour" in spec.names, out_cols=out,
+                    given=set(spec.names) - set(I.GPU_FIELDS))  # GPU_FIELDS live in the built accelerator
     ax.eval_cols["compute_dtype"] = np.array([c[1] for c in combos])
     return ax
 

@@ -7,6 +7,7 @@ binary (GiB = 2**30 bytes, as PyTorch logs print it); the label always says whic
 from __future__ import annotations
 
 import math
+import re
 
 GB = 1e9  # decimal gigabyte (datasheets, seeds, ZeRO paper)
 GiB = 2.0**30  # binary gibibyte (PyTorch "GB")
@@ -15,6 +16,20 @@ TB = 1e12
 TFLOP = 1e12
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0
+
+# A number as people type it in a flag, a link or a filter: ASCII only. Python's float() and int() also read other
+# scripts' digits (Arabic-Indic '٤٠٩٦', full-width '４０９６'), which nobody means as a setting; they are refused.
+_NUMBER = re.compile(r"^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$", re.ASCII)
+
+
+def parse_number(text: str, field: str) -> float:
+    """`text` as a float when it is a plain ASCII decimal number (optional sign, digits, point, exponent); else
+    ValueError naming `field` ("inf", "nan", other scripts' digits, thousands separators are not numbers here)."""
+    if not isinstance(text, str) or not _NUMBER.match(text):
+        shown = text if isinstance(text, str) and len(text) <= 40 else f"{str(text)[:39]}…"
+        raise ValueError(f"{field}: expected a number (ASCII digits), got {shown!r}")
+    return float(text)
+
 
 def fmt_bytes(n: float, unit: str = "GB") -> str:
     """'12.3 GB' (1e9) or '11.5 GiB' (2^30)."""

@@ -17,7 +17,7 @@ gpus = pg.multi("Accelerators (the first one places the ops)", accelerator_names
 dtype = pg.select("dtype", C.ROOFLINE_DTYPES, "dtype", container=sb, radio=True)
 custom = None
 if "custom" in gpus:
-    c = pickers.custom_accelerator_fields(pg, sb, memory=False, prefix_label="custom: ")
+    c = pickers.custom_accelerator_fields(pg, sb, memory=False, prefix_label="custom: ", links=False)
     custom = ("custom", c["peak_flops_per_s"], c["memory_bandwidth_bytes_per_s"])
 sb.header("Model and tokens per step")
 model_inputs = pickers.model_picker(pg, sb)

@@ -50,7 +50,10 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
 
 
 def one_error_line(err: str, starts: str) -> None:
+    """One line naming the field and the reason (and, for a flag's error, one pointer to --help: issue 17)."""
     lines = [ln for ln in err.splitlines() if ln.strip()]
+    if len(lines) == 2 and lines[1].startswith("(see `python -m core") and lines[1].endswith("--help`)"):
+        lines = lines[:1]
     assert len(lines) == 1 and lines[0].startswith(starts), err
     assert "Traceback" not in err
 

@@ -9,6 +9,33 @@ from core.units import GB, SECONDS_PER_DAY, GiB, fmt_bytes, fmt_count, fmt_durat
 UNIT_HELP = "GB = 10⁹ bytes (datasheets, the ZeRO paper, CS336); GiB = 2³⁰ bytes (what PyTorch prints as 'GB')."
 
 
+_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+INERT_MAX_CHARS = 200  # an echoed name or value longer than this is cut (a link can carry kilobytes)
+
+
+def inert(text, max_chars: int = INERT_MAX_CHARS) -> str:
+    """User-supplied text (a link's parameter name or value, an uploaded file's field, a filter, a dataset name) as
+    markdown that renders as exactly that text and nothing else: every ASCII punctuation character is
+    backslash-escaped (CommonMark §2.4 allows it for all of them), so no image, link, autolink (``www.``,
+    ``http:``, ``a@b``), emphasis, code span, HTML, emoji or colour directive (``:…:``, ``:red[…]``) or maths
+    (``$``) can form; line breaks, tabs and other control or format characters become spaces (no block structure:
+    lists, headings, tables); at most `max_chars` characters (then "…"). The one renderer of user text in messages:
+    every page's notes and errors pass user values through it. Never put its result inside a code span (escapes do
+    not apply there)."""
+    s = str(text)
+    if len(s) > max_chars:
+        s = s[: max_chars - 1] + "…"
+    out = []
+    for ch in s:
+        if ch in _PUNCTUATION:
+            out.append("\\" + ch)
+        elif not ch.isprintable() or ch in "\u2028\u2029":
+            out.append(" ")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def _bad(x) -> bool:
     return x is None or (isinstance(x, float) and not math.isfinite(x))
 

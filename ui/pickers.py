@@ -163,7 +163,8 @@ def _hf_upload(pg: Page, c) -> None:
 CUSTOM_START = DEFAULT_GPU  # a custom accelerator's fields start from this catalog row's numbers
 
 
-def custom_accelerator_fields(pg: Page, container=None, *, memory: bool = True, prefix_label: str = "") -> dict:
+def custom_accelerator_fields(pg: Page, container=None, *, memory: bool = True, prefix_label: str = "",
+                              links: bool = True) -> dict:
     """A custom accelerator's numbers (typed in TFLOP/s, GB and TB/s; returned in SI as `config_from_inputs` takes
     them), starting from the `CUSTOM_START` catalog row. The peak is the dense peak of the compute dtype."""
     c = container or st
@@ -180,6 +181,14 @@ def custom_accelerator_fields(pg: Page, container=None, *, memory: bool = True, 
     bw = pg.number(f"{prefix_label}TB/s", "c_bw", start["c_bw"], 0.001, 1e4, container=cols[-1],
                    help="HBM bandwidth, 10¹² bytes/s.")
     out["memory_bandwidth_bytes_per_s"] = (bw or start["c_bw"]) * 1e12
+    if links:  # the predicted step needs both links (core.estimate.build_gpu defaults them, with a note)
+        lc = c.columns(2)
+        intra = pg.number(f"{prefix_label}intra-node GB/s", "c_intra", g.intra_node_bytes_per_s / 1e9, 0.001, 1e5,
+                          container=lc[0], help="NVLink/xGMI bandwidth per GPU, one direction, 10⁹ bytes/s.")
+        inter = pg.number(f"{prefix_label}inter-node GB/s", "c_inter", g.inter_node_bytes_per_s / 1e9, 0.001, 1e5,
+                          container=lc[1], help="Network (NIC) bandwidth per GPU, one direction, 10⁹ bytes/s.")
+        out["intra_node_bytes_per_s"] = (intra or g.intra_node_bytes_per_s / 1e9) * 1e9
+        out["inter_node_bytes_per_s"] = (inter or g.inter_node_bytes_per_s / 1e9) * 1e9
     return out
 
 
