@@ -182,7 +182,8 @@ def _refusal(counts: dict, searched: int, fixed: dict) -> str:
         field = text.partition(":")[0]
         return any(k in field.replace("·", " ").split() for k in fixed)
     pinned = {r: n for r, n in counts.items() if names_pin(r)}
-    reason, n = max((pinned or counts).items(), key=lambda kv: kv[1])
+    # the reason about the pin alone ("tp: …") before one about a product with it ("tp·pp: …"), then the most often
+    reason, n = max((pinned or counts).items(), key=lambda kv: (kv[0].partition(":")[0] in fixed, kv[1]))
     pins = ", ".join(f"{k}={v}" for k, v in fixed.items())
     return (f"{reason} — the input rules refuse all {searched:,} layouts searched ({n:,} for this reason"
             + (f"; pinned: {pins}" if pins else "") + ")")

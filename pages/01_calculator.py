@@ -77,10 +77,10 @@ if rec["host_bytes"] > 0:
             f"{fmt.mem(rec['host_bytes'], unit)} per node"
             + ("" if rec["host_fits"] else " — more than the host memory given"), icon=":material/memory:")
 
-st.markdown(f"**{m.name}** ({fmt.count(rec['n_params'])} parameters) · {cfg.n_gpus:,} × "
+st.markdown(f"**{fmt.inert(m.name)}** ({fmt.count(rec['n_params'])} parameters) · {cfg.n_gpus:,} × "
             f"{cfg.gpu.label or cfg.gpu.name} · {cfg.seq_len:,} tokens × micro-batch {cfg.micro_batch} · "
             f"{inputs['recipe']} · ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}, dp={rec['dp']}"
-            + (f"  \n{m.shape_note}" if m.shape_note else ""))
+            + (f"  \n{fmt.inert(m.shape_note, 600)}" if m.shape_note else ""))
 
 kpis = X.kpis(cfg, rec, unit)
 for col, k in zip(st.columns(3) + st.columns(3), kpis):

@@ -78,7 +78,7 @@ with c2:
                                y_sort="descending"),
                  "fm_seq_chart", on_select=lambda: open_cell("fm_seq_chart", {"seq": "seq_len", "mb": "micro_batch"}),
                  selection_mode=["cell"])
-    st.caption(f"{cfg2.model.name} on {fmt.gpus(n_gpus)}. Activations grow linearly with the micro-batch and, without "
+    st.caption(f"{fmt.inert(cfg2.model.name)} on {fmt.gpus(n_gpus)}. Activations grow linearly with the micro-batch and, without "
                "flash attention or recomputation, quadratically with the sequence length.")
     layout.download_csv("Heatmap data (CSV)", lambda: C.fit_seq_by_batch(cfg2, SEQS, MBS), "fit_seq_by_batch.csv",
                         "fm_dl_seq")

@@ -57,7 +57,7 @@ else:
     st.markdown("This block stores no s×s tensor, so nothing grows quadratically.")
 layout.download_csv("Parts (CSV)", lambda: C.block_parts(cfg, seqs), "activations_by_part.csv", "ac_dl_parts")
 st.caption(X.WHY_S2)
-st.caption(f"Model {cfg.model.name}, micro-batch {cfg.micro_batch}, ZeRO-{cfg.zero_stage} on {cfg.n_gpus:,} × "
+st.caption(f"Model {fmt.inert(cfg.model.name)}, micro-batch {cfg.micro_batch}, ZeRO-{cfg.zero_stage} on {cfg.n_gpus:,} × "
            f"{cfg.gpu.label or cfg.gpu.name}; model state {fmt.both_bytes(rec['state_bytes'], unit)} per GPU. "
            "Per-GPU memory = state + activations + logits (+ overhead).")
 pg.finish()

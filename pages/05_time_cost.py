@@ -55,7 +55,7 @@ if ok.empty:
                "recomputation or more GPUs.", icon=":material/block:")
 else:
     layout.chart(K.time_cost(df), "tc_chart")
-    st.caption(f"{cfg.model.name}, {fmt.count(cfg.tokens)} tokens at "
+    st.caption(f"{fmt.inert(cfg.model.name)}, {fmt.count(cfg.tokens)} tokens at "
                + ("each point's predicted MFU (its own step at a global batch of "
                   f"{gbs:,} sequences), " if predicted else f"{mfu}% MFU (band {lo}–{hi}%), ") +
                f"{cfg.seq_len:,} × {cfg.micro_batch} per GPU, ZeRO-{cfg.zero_stage}. Prices: catalog on-demand "

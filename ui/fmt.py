@@ -10,15 +10,20 @@ UNIT_HELP = "GB = 10⁹ bytes (datasheets, the ZeRO paper, CS336); GiB = 2³⁰ 
 
 
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+# GFM's literal autolinks (``www.x``, ``http://x``, ``a@b.c``) are found in the text after escapes are resolved,
+# so an escape does not stop them: an invisible WORD JOINER (U+2060) before each of these characters does (the
+# patterns need ``www.``, ``http:`` and ``x@`` adjacent)
+_BREAK_AUTOLINK = frozenset(".:@/")
+_WORD_JOINER = "\u2060"
 INERT_MAX_CHARS = 200  # an echoed name or value longer than this is cut (a link can carry kilobytes)
 
 
 def inert(text, max_chars: int = INERT_MAX_CHARS) -> str:
     """User-supplied text (a link's parameter name or value, an uploaded file's field, a filter, a dataset name) as
     markdown that renders as exactly that text and nothing else: every ASCII punctuation character is
-    backslash-escaped (CommonMark §2.4 allows it for all of them), so no image, link, autolink (``www.``,
-    ``http:``, ``a@b``), emphasis, code span, HTML, emoji or colour directive (``:…:``, ``:red[…]``) or maths
-    (``$``) can form; line breaks, tabs and other control or format characters become spaces (no block structure:
+    backslash-escaped (CommonMark §2.4 allows it for all of them), so no image, link, emphasis, code span, HTML,
+    emoji or colour directive (``:…:``, ``:red[…]``) or maths (``$``) can form, and an invisible word joiner goes
+    before every ``.``, ``:``, ``@`` and ``/`` so no literal autolink (``www.``, ``http:``, ``a@b``) can either; line breaks, tabs and other control or format characters become spaces (no block structure:
     lists, headings, tables); at most `max_chars` characters (then "…"). The one renderer of user text in messages:
     every page's notes and errors pass user values through it. Never put its result inside a code span (escapes do
     not apply there)."""
@@ -27,7 +32,9 @@ def inert(text, max_chars: int = INERT_MAX_CHARS) -> str:
         s = s[: max_chars - 1] + "…"
     out = []
     for ch in s:
-        if ch in _PUNCTUATION:
+        if ch in _BREAK_AUTOLINK:  # escapes are resolved before GFM's literal autolinks are found: break them too
+            out.append(_WORD_JOINER + "\\" + ch)
+        elif ch in _PUNCTUATION:
             out.append("\\" + ch)
         elif not ch.isprintable() or ch in "\u2028\u2029":
             out.append(" ")

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from . import registry
+from .fmt import inert
 from .state import Page
 
 
@@ -46,8 +47,10 @@ def split_error(e: ValueError) -> tuple[str, str]:
 
 
 def input_error(e: ValueError, where=None) -> None:
+    """An input's error box: the field in bold, the reason after it — both inert (`fmt.inert`): a message may
+    echo a link's value, an upload's field or a filter, and none of it may render as markdown."""
     field, reason = split_error(e)
-    (where or st).error(f"**{field}** — {reason}", icon=":material/error:")
+    (where or st).error(f"**{inert(field)}** — {inert(reason, 600)}", icon=":material/error:")
 
 
 def config_or_stop(pg: Page, inputs: dict):

@@ -85,7 +85,7 @@ def model_picker(pg: Page, container=None, default: str = DEFAULT_MODEL, src_def
         return {"n_params": float(n if n is not None else 7.0) * 1e9}
     if src == "architecture":
         if st.session_state.get(pg.key("hf_name")):
-            c.caption(f"Fields from the uploaded `{st.session_state[pg.key('hf_name')]}`.")
+            c.caption(f"Fields from the uploaded {fmt.inert(st.session_state[pg.key('hf_name')], 80)}.")
         return _arch_fields(pg, c, {**arch_values(get_preset(default)), **(arch_default or {})})
     if src == "hf-config":
         _hf_upload(pg, c)
@@ -157,7 +157,7 @@ def _hf_upload(pg: Page, c) -> None:
                     help="Read locally; nothing is downloaded. The fields it fills are what the link carries. "
                          f"At most {HF_MAX_BYTES >> 20} MiB.")
     if st.session_state.get(err_key):
-        c.error(f"**config.json** — {st.session_state[err_key]}")
+        c.error(f"**config.json** — {fmt.inert(st.session_state[err_key], 600)}")
 
 
 CUSTOM_START = DEFAULT_GPU  # a custom accelerator's fields start from this catalog row's numbers

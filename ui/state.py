@@ -33,6 +33,8 @@ from typing import Any, Callable, Sequence
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from .fmt import inert
+
 RESERVED = {"embed", "embed_options"}
 # Names whose value follows the user from page to page within a session (the key on each page is prefix + name).
 SHARED = {
@@ -363,7 +365,8 @@ class Page:
     def _check_url_value(self, spec: Spec, value: Any, bad: ValueError | None) -> None:
         raw = self._url.get(spec.key, [])
         if bad is not None:
-            self.note(f"`{spec.key}={_short(raw[-1] if raw else '')}`: {bad}; using {_short(_show(value))}")
+            self.note(f"{inert(spec.key)} = {inert(_short(raw[-1] if raw else ''))}: {inert(bad)}; using "
+                      f"{inert(_short(_show(value)))}")
             return
         parsed = spec.parse(raw)
         if spec.kind == "multi":
@@ -371,10 +374,11 @@ class Page:
         else:
             ok = _same(parsed, value)
         if not ok:
-            self.note(f"`{spec.key}={_short(raw[-1] if raw else '')}` could not be applied; "
-                      f"using {_short(_show(value))}")
+            self.note(f"{inert(spec.key)} = {inert(_short(raw[-1] if raw else ''))} could not be applied; "
+                      f"using {inert(_short(_show(value)))}")
 
     def note(self, text: str) -> None:
+        """A note about the link's parameters, as markdown: every user-supplied part already `inert`."""
         if text not in self._notes:
             self._notes.append(text)
             self._show_notes()
@@ -392,7 +396,7 @@ class Page:
                 continue
             if k in _ALL_KEYS and not self.fresh_session:
                 continue  # a parameter of the page just left, still in the URL during the switch
-            self.note(f"`{_short(k, 30)}` is not an input of this page (with these settings); ignored")
+            self.note(f"{inert(_short(k, 30))} is not an input of this page (with these settings); ignored")
 
     # --- end of the run ---------------------------------------------------------------------------------------
     def finish(self) -> None:
