@@ -451,14 +451,14 @@ class _ConfigMethods:
             raise ValueError(_explain(code, self))
         out = evaluate(**cols)  # what only the evaluation knows: a measurement above the peak, an overflow
         code = int(out["reason_code"])
-        if code == MEASURED_ABOVE_PEAK:
+        if code == MEASURED_ABOVE_PEAK:  # the rule's words, then which measurement and the peak it exceeds
             peak = f"the {self.gpu.name} {self.compute_dtype} peak of {cols['peak_flops_per_s'] / 1e12:,.4g} TFLOP/s"
             if self.achieved_flops_per_s is not None:
-                raise ValueError(f"achieved_flops_per_s: {self.achieved_flops_per_s:.4g} FLOP/s per GPU is above "
-                                 f"{peak} (recomputation included, as Megatron logs it)")
+                raise ValueError(f"{REASONS[code]}: achieved_flops_per_s {self.achieved_flops_per_s:.4g} FLOP/s per "
+                                 f"GPU is above {peak}")
             name = "tokens_per_second" if self.tokens_per_second is not None else "step_time_s"
-            raise ValueError(f"{name}: {self.measured_tokens_per_second:.4g} tokens/s on {self.n_gpus:,} GPUs would "
-                             f"need more than 100 % of {peak}: check it, the GPU count or the GPU")
+            raise ValueError(f"{REASONS[code]}: {name} gives {self.measured_tokens_per_second:.4g} tokens/s on "
+                             f"{self.n_gpus:,} GPUs, above {peak}")
         if code:
             raise ValueError(REASONS[code])
 

@@ -352,8 +352,8 @@ RULES: tuple[Rule, ...] = (
          lambda g: _div(g("global_batch_used"), np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp") * g("cp"), 1))
                         * g("micro_batch")) | (g("global_batch_used") < 1)),
     Rule("gpus_per_node", "must be ≥ 1", lambda g: g("gpus_per_node") < 1),
-    Rule("tokens_per_second", "the measured throughput would exceed 100% of peak (check it, the GPU count or the "
-         "GPU)", None),
+    Rule("measurement", "the measured throughput would need more than 100 % of the accelerator's peak (check it, "
+         "the GPU count or the GPU)", None),
     # --- issue 12: architecture fields (the scalar forms are model.arch_problem) and training modes -------------------
     Rule(*ARCH_RULES["mla_only"], lambda g: ~_is(g, "attention", "mla") & (
         (g("q_lora_rank") > 0) | (g("kv_lora_rank") > 0) | (g("qk_rope_head_dim") > 0))),
@@ -390,7 +390,7 @@ RULES: tuple[Rule, ...] = (
          "step_time_s, achieved_flops_per_s, mfu and tokens", None),
 )
 REASONS = ("",) + tuple(r.text for r in RULES)
-MEASURED_ABOVE_PEAK = 1 + next(i for i, r in enumerate(RULES) if r.test is None and r.field == "tokens_per_second")
+MEASURED_ABOVE_PEAK = 1 + next(i for i, r in enumerate(RULES) if r.test is None and r.field == "measurement")
 TIME_OVERFLOW = 1 + next(i for i, r in enumerate(RULES) if r.test is None and r.field == "time_s")
 
 

@@ -23,9 +23,11 @@ Conventions (decided here, stated in every result's notes):
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -89,6 +91,73 @@ CLI_CPU_CAP = SizeCap(max_flops=3e13, max_bytes=16.0 * GiB, where="this CPU (--n
 # One measurement at a time in a process that serves many visitors (the app): the cap above is per measurement.
 APP_RUN_LOCK = threading.Lock()
 APP_WAIT_S = 30.0  # how long a click waits for another visitor's measurement before it is told to try again
+
+
+# A measurement for the app runs in a child process (`compare_isolated`): the server never imports torch (its first
+# import alone added ~210 MB of RSS, measured with torch 2.13 CPU: VmRSS 14 → 223 MB), and the child's data segment
+# is capped (RLIMIT_DATA, which counts heap and anonymous mappings) at what importing torch takes plus the
+# measurement's own bound — so a click's peak is bounded by the cap, first import included, and the memory comes
+# back whole when the child exits.
+TORCH_IMPORT_BYTES = 384 * 2**20  # RLIMIT_DATA room for `import torch` + core.torch_blocks (measured VmData ~240 MB)
+ISOLATED_TIMEOUT_S = 120.0
+
+
+def isolated_limit_bytes(cfg: Config, cap: SizeCap = APP_CPU_CAP) -> int:
+    """The child's data-segment limit: torch's import, then the measurement's own bound (`measurement_cost`)
+    capped by `cap` (which `check_size` already enforces before anything runs)."""
+    return int(TORCH_IMPORT_BYTES + min(measurement_cost(cfg)["rss_bytes"], cap.max_bytes))
+
+
+def compare_isolated(cfg: Config, *, dropout_impl: str = "native", whole_model: bool = True,
+                     cap: SizeCap = APP_CPU_CAP, seed: int = 0, timeout_s: float = ISOLATED_TIMEOUT_S) -> dict:
+    """`compare` on the CPU in a child process whose memory is capped (`isolated_limit_bytes`): the caller's
+    process imports no torch and keeps no measurement memory. ValueError: over the cap (checked first, here),
+    torch missing, the child over its memory limit or its time, or any error the measurement names."""
+    import pickle
+    import subprocess
+    import sys
+    if not torch_available():
+        raise ValueError(f"torch: not installed. {INSTALL_HINT}")
+    check_size(cfg, cap)
+    limit = isolated_limit_bytes(cfg, cap)
+    payload = pickle.dumps({"cfg": cfg, "dropout_impl": dropout_impl, "whole_model": whole_model, "seed": seed,
+                            "limit": limit, "cap": cap})
+    root = str(Path(__file__).resolve().parent.parent)
+    try:
+        done = subprocess.run([sys.executable, "-c", "from core.measure import _isolated_main; _isolated_main()"],
+                              input=payload, capture_output=True, timeout=timeout_s, cwd=root,
+                              env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")})
+    except subprocess.TimeoutExpired:
+        raise ValueError(f"size: the measurement took longer than {timeout_s:.0f} s and was stopped; make it "
+                         "smaller") from None
+    if done.returncode == 0:
+        out = pickle.loads(done.stdout)
+        if isinstance(out, dict) and "error" in out and len(out) == 1:
+            raise ValueError(out["error"])
+        return out
+    err = done.stderr.decode(errors="replace")
+    tail = err.strip().splitlines()[-1:] or [""]
+    out_of_memory = ("MemoryError", "bad_alloc", "Cannot allocate memory", "failed to map segment")
+    if any(w in err for w in out_of_memory) or done.returncode in (-6, -9, 134, 137):
+        raise ValueError(f"size: the measurement needed more than its {limit / 2**20:,.0f} MiB limit (torch's "
+                         "import and this measurement's bound) and was stopped; make it smaller")
+    raise ValueError(f"torch: the measurement process failed ({tail[0][:200] or f'exit status {done.returncode}'})")
+
+
+def _isolated_main() -> None:
+    """The child of `compare_isolated`: cap the data segment first, then import torch and measure; the result (or
+    the ValueError's message) goes back pickled on stdout."""
+    import pickle
+    import resource
+    import sys
+    job = pickle.loads(sys.stdin.buffer.read())
+    resource.setrlimit(resource.RLIMIT_DATA, (job["limit"], job["limit"]))
+    try:
+        res = compare(job["cfg"], dropout_impl=job["dropout_impl"], whole_model=job["whole_model"], cap=job["cap"],
+                      seed=job["seed"])
+    except ValueError as e:
+        res = {"error": str(e)}
+    sys.stdout.buffer.write(pickle.dumps(res))
 
 
 def block_forward_flops(seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, mlp="gelu", **arch):
@@ -480,7 +549,7 @@ def compare(cfg: Config, *, device: str = "cpu", dropout_impl: str = "native", w
         cuda_step = _cuda_step(cfg, spec, tb, seed)
 
     return {
-        "model": m.name, "device": device, "torch_version": torch.__version__, "profile": cfg.profile,
+        "model": m.name, "device": device, "torch_version": str(torch.__version__), "profile": cfg.profile,
         "dropout_impl": dropout_impl, "recompute": cfg.recompute, "flash_attention": cfg.flash_attention,
         "shape": {"n_layers": L, "d_model": h, "n_heads": m.n_heads, "n_kv_heads": m.n_kv_heads, "d_ff": m.d_ff,
                   "vocab_size": m.vocab_size, "seq_len": s, "micro_batch": b, "mlp": m.mlp, "norm": m.norm,

@@ -504,12 +504,17 @@ def export_sweep(spec: SweepSpec, path: str | Path, fmt: str | None = None,
                  max_rows: int = MAX_ROWS) -> dict:
     """Evaluate `spec` straight into a CSV or Parquet file, streamed (memory stays bounded): Parquet through
     pyarrow's writer (`columnar.write_parquet`, 3-6× faster than DuckDB's COPY on these tables), CSV through
-    DuckDB's COPY; both replace the file only when complete. Returns the counts: rows (in the grid), written,
-    valid, fits, seconds. `progress` as in `run_sweep`."""
+    DuckDB's COPY (`db.copy_to`). Both write a hidden temporary file beside `path` and rename it over `path` when
+    complete, so an interrupted or killed export (Ctrl-C, SIGKILL) never leaves a truncated file under the name,
+    and a previous file stays as it was; the temporary files killed exports left beside `path` are removed first
+    (`db.remove_stale_temps`). Returns the counts: rows (in the grid), written, valid, fits, seconds. `progress` as
+    in `run_sweep`."""
     sw = Sweep(spec, chunk_rows, max_rows)
     t0 = time.perf_counter()
     if db.output_format(path, fmt) == "parquet":
-        written = _write(sw, lambda reader: A.write_parquet(reader, db.checked_output(path)), progress)
+        target = db.checked_output(path)
+        db.remove_stale_temps(target)
+        written = _write(sw, lambda reader: A.write_parquet(reader, target), progress)
     else:
         written = _write(sw, lambda reader: db.copy_to(reader, path, fmt), progress)
     return {"rows": sw.rows, "written": written, "valid": sw.valid, "fits": sw.fits,
@@ -596,38 +601,8 @@ class SweepStore:
         "database: …"."""
         n = check_rows(spec, self.max_rows_per_sweep)
         name = spec.table_name
-        deadline = time.monotonic() + self.wait_s
-        ticket = object()
-        queued = False
-        try:
-            while True:
-                with self._cond:
-                    if self._ready(name):
-                        self._lease(session, name)
-                        return name
-                    if name not in self._running:
-                        if not queued:
-                            self._queue.append(ticket)
-                            queued = True
-                        if self._queue[0] is ticket and self._can_start(n):
-                            self._make_room(name, n, session)
-                            self._queue.remove(ticket)
-                            queued = False
-                            self._running[name] = n
-                            self._cond.notify_all()
-                            break
-                    ahead = (self._queue.index(ticket) if queued else 0) + len(self._running)
-                    if time.monotonic() >= deadline:
-                        raise ValueError(f"busy: {ahead} other sweep{'s' if ahead != 1 else ''} ran or waited "
-                                         f"ahead of this one for {self.wait_s:.0f} s; try again in a minute")
-                    self._cond.wait(self.WAIT_TICK_S)
-                if waiting is not None:  # outside the lock: a page's progress text (which may stop the script)
-                    waiting(ahead)
-        finally:
-            if queued:
-                with self._cond:
-                    self._queue.remove(ticket)
-                    self._cond.notify_all()
+        if self._admit(name, n, session, waiting, table=True):
+            return name
         ok = False
         try:
             self._db(run_sweep, spec, self.con, progress=progress, max_rows=self.max_rows_per_sweep, replace=True,
@@ -642,6 +617,80 @@ class SweepStore:
                     self._lease(session, name)
                 self._cond.notify_all()
         return name
+
+    def run_work(self, rows: int, session: str, fn: Callable[[], object],
+                 waiting: Callable[[int], None] | None = None):
+        """Run `fn()` (work that is not a sweep table: a layout search) in the same queue as the sweeps, counting
+        `rows` against `max_running_rows` while it runs; returns what `fn` returns. ValueError "busy: …" after
+        `wait_s` in the queue."""
+        key = f"work:{id(fn)}:{time.monotonic_ns()}"
+        self._admit(key, max(int(rows), 1), session, waiting, table=False)
+        try:
+            return fn()
+        finally:
+            with self._cond:
+                self._running.pop(key, None)
+                self._cond.notify_all()
+
+    def trim(self, idle_s: float, keep_rows: int = 0) -> int:
+        """Drop the tables no lease holds that have not been shown for `idle_s` seconds (leases of closed sessions
+        end first), least recently shown first, keeping at most `keep_rows` rows of such tables: memory comes back
+        once the sessions that held a table are gone. Returns the number of tables dropped."""
+        dropped = 0
+        with self._cond:
+            self._expire()
+            held = {t for t, _ in self._leases.values()}
+            now = time.monotonic()
+            idle = sorted((t for t, info in self._tables.items() if t not in held and t not in self._running
+                           and now - info["used"] >= idle_s), key=lambda t: self._tables[t]["used"])
+            kept = sum(self._tables[t]["rows"] for t in idle)
+            for t in idle:
+                if kept <= keep_rows:
+                    break
+                with self._swap:
+                    self._db(db.drop_sweep, self.con, t)
+                kept -= self._tables.pop(t)["rows"]
+                dropped += 1
+        return dropped
+
+    def _admit(self, name: str, n: int, session: str, waiting, table: bool) -> bool:
+        """Wait for `name`'s turn in the queue (arrival order, `max_running_rows`), then reserve its rows in
+        `_running`. A table already kept returns True at once (leased to `session`); otherwise False once the rows
+        are reserved (the caller runs the work and pops `_running[name]`)."""
+        deadline = time.monotonic() + self.wait_s
+        ticket = object()
+        queued = False
+        try:
+            while True:
+                with self._cond:
+                    if table and self._ready(name):
+                        self._lease(session, name)
+                        return True
+                    if name not in self._running:
+                        if not queued:
+                            self._queue.append(ticket)
+                            queued = True
+                        if self._queue[0] is ticket and self._can_start(n):
+                            if table:
+                                self._make_room(name, n, session)
+                            self._queue.remove(ticket)
+                            queued = False
+                            self._running[name] = n
+                            self._cond.notify_all()
+                            return False
+                    ahead = (self._queue.index(ticket) if queued else 0) + len(self._running)
+                    if time.monotonic() >= deadline:
+                        raise ValueError(f"busy: {ahead} other run{'s' if ahead != 1 else ''} (sweeps, layout "
+                                         f"searches) ran or waited ahead of this one for {self.wait_s:.0f} s; try "
+                                         "again in a minute")
+                    self._cond.wait(self.WAIT_TICK_S)
+                if waiting is not None:  # outside the lock: a page's progress text (which may stop the script)
+                    waiting(ahead)
+        finally:
+            if queued:
+                with self._cond:
+                    self._queue.remove(ticket)
+                    self._cond.notify_all()
 
     # --- under the lock --------------------------------------------------------------------------------------------
     def _ready(self, name: str) -> bool:

@@ -7,13 +7,14 @@ import streamlit as st
 
 from core import memory as M
 from core.hardware import accelerator_names
-from ui import charts as K, compute as C, fmt, layout, pickers, sweeps as W
+from core.work import sweep_work
+from ui import charts as K, compute as C, fmt, layout, pickers, sweeps as W, work
 
 pg = layout.start("sweeps", "Sweep a grid",
                   "Every combination of the values below is one configuration, evaluated by the same vectorised "
-                  "core as the Calculator and stored in DuckDB. Sweeps up to "
-                  f"{W.AUTO_ROWS:,} rows run as soon as the page opens (so a shared link shows the same sweep); "
-                  "larger ones on a click. Filters are structured (column, operator, value): no SQL is typed.")
+                  "core as the Calculator and stored in DuckDB. A small sweep runs as soon as the page opens (so a "
+                  "shared link shows the same sweep); a larger one on a click, in this server's queue. Filters are "
+                  "structured (column, operator, value): no SQL is typed.")
 sb = st.sidebar
 POW2 = tuple(2 ** k for k in range(0, 21))
 SEQS = tuple(2 ** k for k in range(7, 22))
@@ -24,14 +25,21 @@ source = pg.select("Source", ("grid", "dataset"), "src", "grid", container=sb, r
                    help="grid: build a sweep here; dataset: open a sweep computed with "
                         "`python -m core sweep --engine dask`, read in place") if names else "grid"
 if source == "dataset":
+    # a link's dataset, read before the widget (which would fall back to the first name): an unknown one is an
+    # error naming it, never another dataset's rows shown under the link
+    asked = st.query_params.get_all("sw_ds")[-1:] if pg.entry else []
     ds = pg.select("Dataset", tuple(names), "ds", names[0], container=sb)
+    if asked and asked[0] not in names:
+        layout.input_error(ValueError(f"dataset: no complete dataset named {asked[0][:80]!r} on this server; "
+                                      "choose one in the sidebar"))
+        pg.stop()
     try:
         table = W.open_dataset(ds)
     except ValueError as e:
         layout.input_error(e)
         pg.stop()
-    st.markdown(f"**Dataset `{ds}`** · table `{table}` · read in place from Parquet (DuckDB, partition pruning "
-                "on model and accelerator)")
+    st.markdown(f"**Dataset {fmt.inert(ds)}** · table `{table}` · read in place from Parquet (pyarrow and DuckDB, "
+                "partition pruning on model and accelerator)")
 else:
     sb.header("Grid")
     models = pg.multi("Models", SIZES, "models", ["llama-3.1-8b", "llama-3.1-70b"], container=sb)
@@ -76,10 +84,9 @@ else:
                                       "dimension, or run it with the CLI (python -m core sweep --spec …)"))
         pg.stop()
 
-    go = W.ready(spec) or n <= W.AUTO_ROWS or st.button(f"Run the sweep ({n:,} rows)", type="primary", key="sw_run")
+    go = W.ready(spec) or work.admit(sweep_work(n), "sw_run", "Run the sweep")
     if not go:
-        st.info("Larger sweeps run on a click. The link already holds this spec: whoever opens it runs the same "
-                "sweep.", icon=":material/info:")
+        st.caption("The link already holds this spec: whoever opens it runs the same sweep.")
         pg.stop()
     bar = st.empty()  # the run's progress, or its place in the queue (one large sweep runs at a time on this server)
     try:

@@ -4,7 +4,7 @@ predicted step time (core/plan.py, core/steptime.py)."""
 import streamlit as st
 
 from core.plan import layout_label
-from ui import compute as C, fmt, layout, pickers, step_charts as SK
+from ui import compute as C, fmt, layout, pickers, step_charts as SK, work
 
 pg = layout.start("parallel_layout", "How should I lay this run out?",
                   "Every layout of the model on the GPUs that the rules accept and that fits (with the realistic "
@@ -31,8 +31,12 @@ top = pg.integer("Layouts to list", "top", 10, 1, 100, container=sb)
 
 inputs.update(seq_len=seq, global_batch=gbs, flash_attention=flash, tokens=tokens,
               overhead="realistic")
+key = tuple(sorted(inputs.items()))
 try:
-    res = C.plan_layouts(tuple(sorted(inputs.items())), (n_gpus,), objective, top)
+    cost = C.plan_work(key, (n_gpus,))  # what the search costs, before it runs: a link alone starts a small one
+    if not work.admit(cost, "pl_run", "Search the layouts"):
+        pg.stop()
+    res = C.plan_layouts(key, (n_gpus,), objective, top)
 except ValueError as e:
     layout.input_error(e)
     pg.stop()

@@ -14,6 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st_
 from streamlit.testing.v1 import AppTest
 
+from rendered import rendered  # tests/rendered.py (pytest puts tests/ on the path)
+
 from ui import registry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,12 +38,12 @@ def run_page(page: str, **qp) -> AppTest:
 
 def notes(at: AppTest) -> str:
     """The notes about a link's parameters (other warnings, such as low headroom, are verdicts, not notes)."""
-    return "\n".join(w.value for w in at.warning if "link parameters" in w.value)
+    return rendered("\n".join(w.value for w in at.warning if "link parameters" in w.value))
 
 
 def errors(at: AppTest) -> str:
     """Input errors: the ones that name a field (`**field** — reason`), not verdicts such as "does not fit"."""
-    return "\n".join(e.value for e in at.error if e.value.startswith("**"))
+    return rendered("\n".join(e.value for e in at.error if e.value.startswith("**")))
 
 
 def charts(at: AppTest) -> list[dict]:
@@ -219,7 +221,7 @@ def test_calculator_model_sources():
     at = run_page("pages/01_calculator.py", src="params", params="70")
     assert not at.exception and not errors(at)
     assert at.number_input(key="params").value == 70.0
-    assert any("GPT-3 Table 2.1" in m.value for m in at.markdown)  # the raw-N shape note
+    assert any("GPT-3 Table 2.1" in rendered(m.value) for m in at.markdown)  # the raw-N shape note
     at = run_page("pages/01_calculator.py", src="architecture", layers="4", dmodel="512", heads="8", kv="8",
                   dff="2048", vocab="1000")
     assert not at.exception and not errors(at)

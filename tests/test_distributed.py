@@ -1,6 +1,7 @@
 """Sweeps on Dask (core/distributed.py): a LocalCluster of 2 worker processes on loopback writes the same rows as
 the in-process engine into a hive-partitioned Parquet dataset; a killed worker still yields a complete dataset; an
-interrupted run leaves no manifest and the next run replaces it."""
+interrupted run keeps the previous dataset whole and the next run replaces it; a reader keeps the generation it
+opened."""
 import json
 import os
 import sys
@@ -90,22 +91,73 @@ def test_a_killed_worker_still_yields_a_complete_dataset(client, tmp_path):
     assert _dataset(out).num_rows == SPEC.n_rows == m["written"]
 
 
-def test_an_interrupted_run_leaves_no_manifest_and_the_next_run_replaces_it(client, tmp_path):
+def test_an_interrupted_run_keeps_the_previous_dataset_and_the_next_run_replaces_it(client, tmp_path):
+    """A run interrupted mid-way (Ctrl-C in the driver) leaves the previous complete dataset where it was: listed,
+    its manifest and every row; nothing of the interrupted run is visible. The next run swaps its own in."""
+    from core import db
     out = tmp_path / "ds"
     D.run(SPEC, out, client, task_rows=5000)
-    assert (out / D.MANIFEST).exists()
+    before = _rows(_dataset(out))
 
     def stop(done, total):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        D.run(SPEC, out, client, task_rows=400, progress=stop)
-    assert not (out / D.MANIFEST).exists()
-    with pytest.raises(ValueError, match="no _manifest.json"):
-        D.read_manifest(out)
+        D.run(SPEC.replace(n_gpus=[8, 64]), out, client, task_rows=400, progress=stop)
+    assert db.list_datasets(tmp_path) == ["ds"]
+    assert D.read_manifest(out)["written"] == SPEC.n_rows and _rows(_dataset(out)) == before
     client.cancel(list(client.futures))
+    small = SPEC.replace(n_gpus=[8, 64])
+    D.run(small, out, client, task_rows=5000)
+    assert D.read_manifest(out)["written"] == _dataset(out).num_rows == small.n_rows
+    hidden = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("."))
+    assert len(hidden) == 2, hidden  # the generation shown and the one it replaced (kept for its readers)
+
+
+def test_a_reader_that_listed_the_old_files_keeps_reading_them_until_the_next_run(client, tmp_path):
+    """Readers that globbed the old partitions: a dataset opened before a swap keeps its generation's files (its
+    rows, unchanged) after a new run swapped in, and reopening gives the new one under a new name; the generation
+    swapped out is removed by the run after."""
+    from core import db
+    out = tmp_path / "ds"
     D.run(SPEC, out, client, task_rows=5000)
-    assert D.read_manifest(out)["written"] == _dataset(out).num_rows == SPEC.n_rows
+    con = db.connect(allowed_directories=(tmp_path,))
+    old = db.open_dataset(con, out)
+    globbed = sorted(out.glob("model=*/gpu=*/*.parquet"))
+    small = SPEC.replace(n_gpus=[8])
+    D.run(small, out, client, task_rows=5000)
+    assert db.count(con, old) == SPEC.n_rows  # the generation it opened, still whole
+    new = db.open_dataset(con, out)
+    assert new != old and db.count(con, new) == small.n_rows
+    assert not any(p.exists() for p in globbed)  # an old path names no file of the new generation: never mixed
+    D.run(small, out, client, task_rows=5000)
+    assert sum(1 for p in tmp_path.iterdir() if p.name.startswith(".ds.run-")) == 2
+
+
+def test_a_dataset_of_older_code_is_swapped_for_the_link_and_a_foreign_folder_is_refused(client, tmp_path):
+    """`out` as a plain directory of partitions (older code's layout, with a staging leftover) is exchanged for
+    the generation link in one step and retired, then removed by the next run; a folder holding anything else is
+    refused by name, untouched."""
+    from core import db
+    out = tmp_path / "ds"
+    D.run(SPEC, out, client, task_rows=5000)
+    old = out.resolve()
+    out.unlink()
+    old.rename(out)  # as older code left it: the partitions and the manifest in `out` itself
+    (out / ".run-0123456789ab").mkdir()
+    small = SPEC.replace(n_gpus=[8])
+    D.run(small, out, client, task_rows=5000)
+    assert out.is_symlink() and db.list_datasets(tmp_path) == ["ds"]
+    assert _dataset(out).num_rows == small.n_rows
+    assert any(p.name.startswith(".ds.run-legacy-") for p in tmp_path.iterdir())
+    D.run(small, out, client, task_rows=5000)
+    assert not any(p.name.startswith(".ds.run-legacy-") for p in tmp_path.iterdir())
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    with pytest.raises(ValueError, match="^out: .* is a folder holding other files"):
+        D.run(small, mine, client)
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
 
 
 def test_bad_output_is_refused_by_name(client, tmp_path):
@@ -128,7 +180,7 @@ def test_duckdb_reads_the_dataset_in_place_with_every_query(client, tmp_path):
     name = db.open_dataset(con, out)
     mem = db.connect()
     table = run_sweep(SPEC, mem)
-    assert name == table
+    assert name.startswith("dataset_") and name != table  # named by its path, never by its manifest's table
     f = [db.Filter("model", "=", "llama-3.1-8b"), db.Filter("gpu", "=", "h100-sxm")]
     assert db.count(con, name) == db.count(mem, table) == SPEC.n_rows
     assert db.count(con, name, f) == db.count(mem, table, f) > 0

@@ -113,7 +113,7 @@ def test_measured_above_peak_is_an_invalid_row_in_vectorised_form():
     c["tokens_per_second"] = np.array([np.nan, 1e3, 1e12])
     from core.estimate import evaluate
     out = evaluate(**c)
-    assert list(out["valid"]) == [True, True, False] and "100% of peak" in out["reason"][2]
+    assert list(out["valid"]) == [True, True, False] and "more than 100 % of the accelerator's peak" in out["reason"][2]
 
 
 def test_recipe_bytes_are_derived():

@@ -22,7 +22,9 @@ from core.hardware import catalog, get_accelerator, peak_or_nan
 from core.model import get_preset, preset_info, preset_names
 from core.tables import DTYPE_BYTES, DTYPES
 
-CACHE = dict(max_entries=256, show_spinner=False)
+# every cache bounded in entries, bytes and age (and all of them together by server.maxCacheDataSize, config.toml)
+CACHE = dict(max_entries=256, max_size="32MB", ttl=1800, show_spinner=False)
+SMALL = dict(max_entries=64, max_size="32MB", ttl=1800, show_spinner=False)
 
 # Parts of the per-GPU total, in drawing order (the record's column names without `_bytes`).
 PARTS = tuple(p.removesuffix("_bytes") for p in TOTAL_PARTS)  # core/record.py declares them
@@ -39,13 +41,13 @@ def record(cfg: Config) -> dict:
     return estimate(cfg)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_data(**{**SMALL, "max_entries": 128})
 def advice(cfg: Config, margin="realistic", knobs: tuple = advisor.KNOBS) -> dict:
     """`core.advisor.advise`: the ranked options that fit with the margin, using only the `knobs` a page can set."""
     return advisor.advise(cfg, margin=margin, knobs=knobs)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_data(**{**SMALL, "max_entries": 128})
 def limits(cfg: Config) -> dict:
     return core_limits.limits(cfg)
 
@@ -106,7 +108,7 @@ FIT_TP = (1, 2, 4, 8)  # tensor-parallel degrees the fit map tries per cell (one
 FIT_PP = (1, 2, 4, 8, 16, 32)  # pipeline degrees it tries
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(**SMALL)
 def fit_models_by_gpus(cfg: Config, models: tuple[str, ...], gpu_counts: tuple[int, ...],
                        search_layouts: bool = False) -> pd.DataFrame:
     """Model size × GPU count: per-GPU total / capacity and the binding term, for the fit map. With
@@ -129,7 +131,7 @@ def fit_models_by_gpus(cfg: Config, models: tuple[str, ...], gpu_counts: tuple[i
     return out
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(**SMALL)
 def fit_seq_by_batch(cfg: Config, seq_lens: tuple[int, ...], micro_batches: tuple[int, ...]) -> pd.DataFrame:
     df = evaluate_grid(cfg, {"seq_len": seq_lens, "micro_batch": micro_batches})
     return _fit_columns(df)
@@ -152,7 +154,7 @@ def current_mfu(cfg: Config) -> float:
     return record(cfg)["predicted_mfu"] if cfg.mfu == "auto" else cfg.mfu
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(**SMALL)
 def mfu_sensitivity(cfg: Config, mfus: tuple[float, ...] = MFU_STEPS) -> pd.DataFrame:
     """Days and cost at each MFU of `mfus` and at the configuration's own MFU (always one of the rows)."""
     df = evaluate_grid(cfg, {"mfu": tuple(sorted(set(mfus) | {current_mfu(cfg)}))})
@@ -170,7 +172,7 @@ def _mode_overrides(mode: str) -> dict:
             "full": {"recompute": "full", "flash_attention": False}}[mode]
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(**SMALL)
 def activation_curves(cfg: Config, seq_lens: tuple[int, ...]) -> pd.DataFrame:
     """Per-GPU memory against sequence length for each activation mode: state + activations + logits."""
     frames = []
@@ -187,7 +189,7 @@ def _layer_ledger(cfg: Config, seq_len, recompute: str, flash: bool) -> dict:
     return M.ledger(cfg.columns(), seq_len=seq_len, recompute=recompute, flash_attention=flash)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(**SMALL)
 def block_parts(cfg: Config, seq_lens: tuple[int, ...]) -> pd.DataFrame:
     """One layer's activation bytes per GPU by part of the block, against sequence length (no recomputation,
     no flash: the ledger that the modes then cut)."""
@@ -258,7 +260,7 @@ def roof_curves(gpus: tuple, dtype: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.concat(roofs, ignore_index=True), pd.DataFrame(ridges)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(**SMALL)
 def roofline_ops(model_inputs: tuple, seq_len: int, micro_batch: int, dtype: str, gpu: tuple,
                  seeds: bool = True) -> pd.DataFrame:
     """Ops of one layer at seq_len × micro_batch tokens per step (and the seeds' three examples) on one
@@ -284,7 +286,7 @@ def roofline_ops(model_inputs: tuple, seq_len: int, micro_batch: int, dtype: str
 # Time & cost
 # ---------------------------------------------------------------------------------------------------------------
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(**SMALL)
 def time_cost(cfg: Config, gpus: tuple[str, ...], counts: tuple[int, ...], mfu_lo: float, mfu_hi: float
               ) -> pd.DataFrame:
     """Days and cost for every accelerator × count, at the config's MFU and at the band's ends. Rows that do not
@@ -321,7 +323,7 @@ def preset_sizes() -> list[tuple[str, float]]:
     return sorted(((n, get_preset(n).n_params) for n in preset_names()), key=lambda x: x[1])
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(**SMALL)
 def max_seq_by_mode(cfg: Config) -> pd.DataFrame:
     """The longest sequence that fits under each activation mode (`core.limits.max_seq_len`, solved)."""
     rows = []
@@ -331,11 +333,12 @@ def max_seq_by_mode(cfg: Config) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(**{**SMALL, "max_entries": 16})
 def measured(cfg: Config, dropout_impl: str, whole_model: bool) -> dict:
-    """`core.measure.compare` on CPU (seconds; the size cap applies), cached per configuration."""
+    """`core.measure.compare_isolated` on CPU (seconds; the size cap applies): a child process with capped memory,
+    so this server never imports torch and its memory comes back when the child exits. Cached per configuration."""
     from core import measure
-    return measure.compare(cfg, dropout_impl=dropout_impl, whole_model=whole_model)
+    return measure.compare_isolated(cfg, dropout_impl=dropout_impl, whole_model=whole_model)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -346,11 +349,22 @@ LAYOUT_COLUMNS = ("n_gpus", "tp", "pp", "cp", "ep", "virtual_stages", "micro_bat
                   "sequence_parallel", "dp")
 
 
-@st.cache_data(max_entries=32, show_spinner="Searching the layouts…")
+def plan_work(inputs: tuple, n_gpus: tuple):
+    """What the layout search for these inputs costs (`core.work.plan_work`), known before it runs; ValueError
+    names the field when the inputs cannot be searched."""
+    from core.work import plan_work as _plan_work
+    return _plan_work(core_plan.plan_spec(dict(inputs), n_gpus).n_rows)
+
+
+@st.cache_data(max_entries=32, max_size="16MB", ttl=1800, show_spinner="Searching the layouts…")
 def plan_layouts(inputs: tuple, n_gpus: tuple, objective: str, top: int) -> dict:
     """The layout search for the flat inputs (a sorted tuple of items): {"top": DataFrame best first,
-    "by_tp_pp": DataFrame, counts}. Each row carries the whole record (`core.plan.plan`)."""
-    res = core_plan.plan(dict(inputs), n_gpus, objective, top)
+    "by_tp_pp": DataFrame, counts}. Each row carries the whole record (`core.plan.plan`). It runs in the sweeps'
+    queue (`SweepStore.run_work`): one large job at a time on the server, whoever started it."""
+    from . import sweeps
+    rows = core_plan.plan_spec(dict(inputs), n_gpus).n_rows
+    res = sweeps.store().run_work(rows, sweeps.session_id(),
+                                  lambda: core_plan.plan(dict(inputs), n_gpus, objective, top))
     top_df = pd.DataFrame(res["strategies"])
     if not top_df.empty:
         top_df.insert(0, "layout", [core_plan.layout_label(r) for _, r in top_df.iterrows()])

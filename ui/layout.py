@@ -7,7 +7,9 @@ from typing import Callable
 import pandas as pd
 import streamlit as st
 
-from . import registry
+from core.sweep import code_version
+
+from . import registry, sweeps, work
 from .fmt import inert
 from .state import Page
 
@@ -25,6 +27,7 @@ def start(page_id: str, heading: str, caption: str) -> Page:
     """Page config, the URL-bound input state, the title and the one-line explanation of a page."""
     page = registry.page(page_id)
     setup(page)
+    work.start_janitor(code_version(), sweeps.store)  # once per process: memory comes back (ui/work.py)
     st.sidebar.divider()  # between the page list and the page's own inputs
     pg = Page(page.id, prefix=page.prefix)
     st.title(heading)

@@ -365,7 +365,7 @@ class Page:
     def _check_url_value(self, spec: Spec, value: Any, bad: ValueError | None) -> None:
         raw = self._url.get(spec.key, [])
         if bad is not None:
-            self.note(f"{inert(spec.key)} = {inert(_short(raw[-1] if raw else ''))}: {inert(bad)}; using "
+            self.note(f"{inert(spec.key)}={inert(_short(raw[-1] if raw else ''))}: {inert(bad)}; using "
                       f"{inert(_short(_show(value)))}")
             return
         parsed = spec.parse(raw)
@@ -374,7 +374,7 @@ class Page:
         else:
             ok = _same(parsed, value)
         if not ok:
-            self.note(f"{inert(spec.key)} = {inert(_short(raw[-1] if raw else ''))} could not be applied; "
+            self.note(f"{inert(spec.key)}={inert(_short(raw[-1] if raw else ''))} could not be applied; "
                       f"using {inert(_short(_show(value)))}")
 
     def note(self, text: str) -> None:

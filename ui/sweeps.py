@@ -13,6 +13,7 @@ ValueError ("database: …"), shown as a message, never a traceback.
 from __future__ import annotations
 
 import functools
+import math
 import tempfile
 import threading
 from pathlib import Path
@@ -26,15 +27,15 @@ from core import db
 from core import sweep as S
 
 from . import fmt
+from .work import spill_prefix
 
-AUTO_ROWS = 200_000  # sweeps up to this size run as soon as the page (or a shared link) opens: ~1 s
 CAP_ROWS = 1_000_000  # the app's row cap per sweep (71 columns; ~0.3 GB once DuckDB spills it); the CLI has none
 RUNNING_ROWS = CAP_ROWS  # rows evaluated at once across sessions: one large sweep at a time, small ones beside it
-ROWS_KEPT = 6_000_000  # rows kept in the process's database: measured, 400 MB resident + 1.8 GB spilled to disk
+ROWS_KEPT = 4_000_000  # rows kept in the process's database (6M measured 400 MB resident + 1.8 GB spilled)
 MAX_TABLES = 48        # tables kept; the least recently shown unleased ones are dropped first
 MEMORY_LIMIT = "400MB"  # DuckDB's resident share of a 1-2.7 GB container (bench/RESULTS.md: load test)
 CHUNK_ROWS = 1 << 15  # rows evaluated at once per run: ~200 MB less at the peak than the CLI's 1 << 17, ~20 % slower
-TEMP_LIMIT = "4GB"  # the spill directory's bound, 2× what ROWS_KEPT spills (DuckDB's default: 90 % of the disk)
+TEMP_LIMIT = "2GB"  # the spill directory's bound, ~1.7× what ROWS_KEPT spills (DuckDB's default: 90 % of the disk)
 LEASE_S = 1800.0  # a shown table is kept at least this long after its session's last rerun (while it is connected)
 WAIT_S = 120.0  # the longest a run waits for others before it is refused ("busy: …")
 CSV_MAX_ROWS = 50_000  # CSV downloads are built in memory (~700 bytes a row, 35 MB): beyond this, Parquet is offered
@@ -78,7 +79,7 @@ def session_id() -> str:
 def _database(version: str):
     """The process's database (in memory, external access off and locked — core.db.connect; spilling to a private
     temporary directory) and the store that owns its tables."""
-    con = db.connect(threads=2, memory_limit=MEMORY_LIMIT, temp_directory=db.private_temp_directory(),
+    con = db.connect(threads=2, memory_limit=MEMORY_LIMIT, temp_directory=db.private_temp_directory(spill_prefix()),
                      max_temp_directory_size=TEMP_LIMIT)
     store = S.SweepStore(con, max_rows=ROWS_KEPT, max_tables=MAX_TABLES, max_running_rows=RUNNING_ROWS,
                          max_rows_per_sweep=CAP_ROWS, lease_s=LEASE_S, wait_s=WAIT_S, alive=_alive,
@@ -99,7 +100,6 @@ def store() -> S.SweepStore:
 # ---------------------------------------------------------------------------------------------------------------
 
 DATASETS_ENV = "PLANNER_DATASETS"  # the directory of datasets this server may open (off when unset)
-_DATASET_TABLES: set[str] = set()  # tables of this process that are datasets opened in place
 
 
 def datasets_root() -> Path | None:
@@ -118,37 +118,46 @@ def datasets_root() -> Path | None:
 
 
 def dataset_names() -> list[str]:
-    """Complete datasets (a manifest) directly under the server's directory, by name."""
+    """Complete datasets (a manifest) directly under the server's directory, by name (`core.db.list_datasets`:
+    hidden staging directories and links leading outside are none)."""
     root = datasets_root()
     return db.list_datasets(root) if root is not None else []
 
 
 @st.cache_resource(show_spinner=False, max_entries=1, on_release=lambda con: con.close())
-def _dataset_database(root: str, version: str):
-    """A DuckDB connection that may read the dataset directory and nothing else (core.db.connect's
-    allowed_directories, then external access off and locked), spilling like the sweeps' database."""
-    return db.connect(threads=2, memory_limit=MEMORY_LIMIT, temp_directory=db.private_temp_directory(),
+def _dataset_database(root: str, version: str) -> db.DatasetConnection:
+    """The process's dataset connection (`core.db.connect(allowed_directories=…)`): DuckDB with external access off
+    and locked — it can write no file, the datasets directory included — reading the datasets under `root` through
+    pyarrow, spilling to a private temporary directory like the sweeps' database. Its tables are ``dataset_…``
+    views only, so it never holds, and `_con` never sends it, an app sweep's ``sweep_…`` table."""
+    return db.connect(threads=2, memory_limit=MEMORY_LIMIT, temp_directory=db.private_temp_directory(spill_prefix()),
                       max_temp_directory_size=TEMP_LIMIT, allowed_directories=(root,))
 
 
 def open_dataset(name: str) -> str:
-    """A dataset picked by name from `dataset_names()` (a visitor never types a path): registered as a view on the
-    dataset connection; returns its table name for the page's queries."""
+    """A dataset picked by name from `dataset_names()` (a visitor never types a path), opened on the dataset
+    connection; returns its view's name (``dataset_<hash of its resolved path and manifest>``) for the page's
+    queries. An unknown name is an error naming it; no message holds a server path (`core.db.open_dataset` names
+    the dataset only). Messages are plain text: the page shows them with `layout.input_error`, which makes them
+    inert."""
     root = datasets_root()
     if root is None:
         raise ValueError("dataset: this server has no dataset directory")
-    if name not in dataset_names():
-        raise ValueError(f"dataset: no complete dataset named {name[:80]!r} on this server")
+    if not isinstance(name, str) or name not in dataset_names():
+        raise ValueError(f"dataset: no complete dataset named {str(name)[:80]!r} on this server")
     con = _dataset_database(str(root), S.code_version())
-    table = _safe(db.open_dataset)(con, root / name)
-    _DATASET_TABLES.add(table)
-    return table
+    return _safe(db.open_dataset)(con, root / name)
 
 
 def _con(table: str):
-    """The connection that holds `table`: the dataset connection for a dataset, else the sweeps' database."""
-    if table in _DATASET_TABLES and datasets_root() is not None:
-        return _dataset_database(str(datasets_root()), S.code_version())
+    """The connection that holds `table`, from its name alone: a ``dataset_…`` view is on the dataset connection,
+    anything else (``sweep_…``) in the sweeps' database. Nothing a dataset holds can route a name elsewhere, so no
+    dataset can stand in for an app sweep."""
+    if isinstance(table, str) and table.startswith(db.DATASET_PREFIX):
+        root = datasets_root()
+        if root is None:
+            raise ValueError("dataset: this server has no dataset directory")
+        return _dataset_database(str(root), S.code_version())
     return database()
 
 
@@ -181,7 +190,10 @@ def columns(table: str) -> dict:
 
 def parse_filter(column: str, op: str, text: str, cols: dict) -> db.Filter:
     """A structured filter from the page's fields: the value text parsed by the column's type; a list
-    (comma-separated) for 'in', two values for 'between'. ValueError names the column."""
+    (comma-separated) for 'in', two values for 'between'. A value the column's type cannot hold (a fraction or a
+    number beyond the range of an integer column, 1e300 for INTEGER) is refused here, by column name, rather than
+    reaching DuckDB as a conversion error. ValueError names the column (plain text: the page's error box makes it
+    inert)."""
     if column not in cols:
         raise ValueError(f"{column}: not a column of this sweep")
     sql_type = cols[column].split("(")[0]
@@ -190,19 +202,25 @@ def parse_filter(column: str, op: str, text: str, cols: dict) -> db.Filter:
         raise ValueError(f"{column}: give a value" + (" list, comma-separated" if op in ("in", "between") else ""))
 
     def conv(p: str):
+        shown = repr(p) if len(p) <= 40 else repr(p[:39] + "…")
         if sql_type == "BOOLEAN":
             if p.lower() not in ("true", "false"):
-                raise ValueError(f"{column}: {p!r} is not true or false")
+                raise ValueError(f"{column}: {shown} is not true or false")
             return p.lower() == "true"
-        if sql_type in ("VARCHAR",):
-            return p
+        if sql_type not in db.INT_RANGES and sql_type not in ("FLOAT", "DOUBLE", "DECIMAL"):
+            return p  # text (VARCHAR, an ENUM): compared as data
         try:
-            x = float(p)
-        except ValueError:
-            raise ValueError(f"{column}: {p!r} is not a number") from None
-        if x != x or x in (float("inf"), float("-inf")):
-            raise ValueError(f"{column}: {p!r} is not a finite number")
-        return int(x) if sql_type in ("INTEGER", "BIGINT", "SMALLINT", "TINYINT") and x == int(x) else x
+            x = int(p) if sql_type in db.INT_RANGES and p.lstrip("+-").isdigit() and len(p) <= 50 else float(p)
+        except (ValueError, OverflowError):
+            raise ValueError(f"{column}: {shown} is not a number") from None
+        if isinstance(x, float) and not math.isfinite(x):
+            raise ValueError(f"{column}: {shown} is not a finite number")
+        if sql_type in db.INT_RANGES and isinstance(x, float) and x.is_integer() and abs(x) < 2 ** 128:
+            x = int(x)
+        problem = db.value_problem(x, cols[column])
+        if problem is not None:
+            raise ValueError(f"{column}: {shown} {problem}")
+        return x
     values = [conv(p) for p in parts]
     if op == "between" and len(values) != 2:
         raise ValueError(f"{column}: 'between' needs two values, low,high")
@@ -214,13 +232,13 @@ def _key(filters) -> tuple:
     return tuple((f.column, f.op, f.value if not isinstance(f.value, list) else tuple(f.value)) for f in filters)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_data(max_entries=128, max_size="16MB", ttl=1800, show_spinner=False)
 @_safe
 def count(table: str, filters: tuple) -> int:
     return db.count(_con(table), table, _filters(filters))
 
 
-@st.cache_data(max_entries=64, max_size="64MB", show_spinner=False)
+@st.cache_data(max_entries=64, max_size="64MB", ttl=1800, show_spinner=False)
 @_safe
 def summarise(table: str, by: tuple, filters: tuple, limit: int = SUMMARY_ROWS) -> tuple[pd.DataFrame, int]:
     """The first `limit` groups of `core.db.summarise` (in group order) and how many groups there are in all; only
@@ -244,7 +262,7 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_data(max_entries=128, max_size="16MB", ttl=1800, show_spinner=False)
 @_safe
 def fit_region(table: str, filters: tuple) -> pd.DataFrame:
     df = db.fit_region(_con(table), table, _filters(filters), cell=("model", "n_gpus"))
@@ -252,13 +270,13 @@ def fit_region(table: str, filters: tuple) -> pd.DataFrame:
     return df
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_data(max_entries=128, max_size="16MB", ttl=1800, show_spinner=False)
 @_safe
 def pareto(table: str, filters: tuple) -> pd.DataFrame:
     return db.pareto(_con(table), table, _filters(filters), by=("model",))
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_data(max_entries=128, max_size="16MB", ttl=1800, show_spinner=False)
 @_safe
 def rows(table: str, filters: tuple, limit: int = 200) -> pd.DataFrame:
     return db.query(_con(table), table, _filters(filters), limit=limit,
