@@ -10,10 +10,11 @@ copy is never proposed: it changes the training numerics, not its cost.
 Every combination of the knobs is evaluated at once on the core's one grid path (`core.grid`, `evaluate`), with
 time taken from the predicted step (`core/steptime.py`, mfu "auto"), so each option carries what it costs: the
 predicted step time, MFU and the run's GPU-hours, days and dollars. An option is admissible when its headroom is at
-least the margin (`margin_bytes`). Options are ranked in three tiers — the same GPUs, more GPUs (whole nodes), a
-shorter sequence (a different run, offered only when nothing else fits) — within the second the fewest GPUs first,
-within the third the longest sequence first, then by the run's predicted GPU-hours (costs within COST_TIE_FRAC tie:
-the smaller change wins). Of options changing the same inputs only the best-ranked stays, and of two options one of
+least the margin (`margin_bytes`). Options come in three classes — the same GPUs (memory savers, sharding, a smaller
+micro-batch), more GPUs (whole nodes), the same GPUs with a shorter sequence (a different run) — and the best of each
+class is always offered (a class is left out only when it has no option), then the next best up to `max_options`;
+within a class: the fewest GPUs first (more GPUs), the longest sequence first (shorter sequence), then the run's
+predicted GPU-hours (costs within COST_TIE_FRAC tie: the smaller change wins). Of options changing the same inputs only the best-ranked stays, and of two options one of
 which adds changes to the other, the better-ranked. GPU counts are whole nodes of the accelerator (`gpus_per_node`),
 or powers of two below one node; sequence lengths are multiples of 1,024.
 """
@@ -81,7 +82,7 @@ def describe_margin(margin="realistic") -> str:
 RECOMPUTE_ORDER = ("none", "selective", "full")
 KNOBS = ("flash_attention", "zero_stage", "micro_batch", "fp32_loss", "recompute", "tp", "cp", "n_gpus", "seq_len",
          "global_batch")
-TIERS = ("same GPUs", "more GPUs", "shorter sequence")
+TIERS = ("same GPUs", "more GPUs", "same GPUs, shorter sequence")
 
 
 def _pow2_below(x: int) -> list[int]:
@@ -281,19 +282,26 @@ def advise(cfg: Config, margin="realistic", knobs=KNOBS, max_options: int = MAX_
                          last="n_gpus")
             options += [_option(cfg, r, 1, base_cost) for r in rows]
 
-    # tier 2: a shorter sequence (multiples of 1,024), only when nothing else fits
-    if not options and "seq_len" in knobs and cfg.seq_len > SEQ_MULTIPLE:
+    # tier 2: the same GPUs with a shorter sequence (multiples of 1,024, longest first), with the same knobs
+    if "seq_len" in knobs and cfg.seq_len > SEQ_MULTIPLE:
         seqs = shorter_seq_lens(cfg.seq_len)
         rows = _grid(_clean(dict(base, global_batch=cfg.global_batch)), {**axes, "seq_len": seqs}, margin,
                      last="seq_len")
         options += [_option(cfg, r, 2, base_cost) for r in rows]
 
-    ranked = _prune(options)[:max_options]
-    for o in ranked:
+    ranked = _prune(options)
+    # every kind of fix: the best option of each class first (same GPUs, more GPUs, a shorter sequence; a class with
+    # no option is left out), then the next best of any class up to max_options
+    firsts = [next(o for o in ranked if o["tier"] == t) for t in TIERS if any(o["tier"] == t for o in ranked)]
+    rest = [o for o in ranked if o not in firsts]
+    chosen = firsts + rest[:max(0, max_options - len(firsts))]
+    chosen.sort(key=lambda o: o["_rank"])
+    for o in chosen:
         o.pop("_rank")
         o.pop("_key")
-    out["options"] = ranked
-    out["best"] = ranked[0] if ranked else None
+    out["options"] = chosen
+    out["classes"] = [o["tier"] for o in firsts]
+    out["best"] = chosen[0] if chosen else None
     return out
 
 

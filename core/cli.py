@@ -297,8 +297,9 @@ def render_advice(adv: dict) -> str:
                  "per ZeRO stage")
         return "\n".join(L)
     L.append("")
-    L.append("options: the same GPUs first, then more GPUs in whole nodes (fewest first), then a shorter sequence "
-             "(longest first); then by cost = GPU-hours of the run at the predicted step:")
+    L.append("options: the best of each kind of fix — the same GPUs; more GPUs in whole nodes (fewest first); the "
+             "same GPUs with a shorter sequence (longest first) — each with its cost = GPU-hours of the run at the "
+             "predicted step:")
     for i, o in enumerate(adv["options"], 1):
         cost = "" if o["cost_usd"] != o["cost_usd"] else f", ${o['cost_usd']:,.0f}"
         delta = "" if o["gpu_hours_change_frac"] != o["gpu_hours_change_frac"] else \
@@ -567,9 +568,8 @@ def cmd_plan(args) -> int:
     from .plan import LAYOUT, plan
     inputs = {k: v for k, v in inputs_from_args(args).items() if k != "n_gpus"}
     fixed = {k: inputs.pop(k) for k in LAYOUT if k in inputs}
-    inputs.setdefault("overhead", "realistic")
     t0 = time.perf_counter()
-    res = plan(inputs, args.n_gpus, args.objective, args.top, args.margin_gb * GB, fixed)
+    res = plan(inputs, args.n_gpus, args.objective, args.top, args.margin, fixed)
     res["seconds"] = round(time.perf_counter() - t0, 3)
     if args.json:
         emit_json(res)
@@ -592,6 +592,8 @@ def render_plan(res: dict) -> str:
                  f"{'on' if r['sequence_parallel'] else 'off':>3} {r['dp']:>5} "
                  f"{fmt_si(r['predicted_step_time_s'], 's'):>9} {r['predicted_mfu']:>6.1%} "
                  f"{r['total_bytes'] / GB:>7.1f} {r['days']:>8.2f} {cost:>12}")
+        if r.get("equivalents"):
+            L.append(f"       the same result: {'; '.join(r['equivalents'])}")
     best = res["strategies"][0]
     L += ["", "best layout, step breakdown:", render_step(best)]
     return "\n".join(L)
@@ -659,8 +661,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--objective", choices=("time", "cost"), default="time",
                     help="rank by predicted step time or by cost of the run (default: time)")
     sp.add_argument("--top", type=_whole("top", 1, 1000), default=10, help="layouts to print (default 10)")
-    sp.add_argument("--margin-gb", type=_nonneg("margin_gb"), default=0.0,
-                    help="headroom each layout must keep beyond the overhead, GB = 1e9 bytes (default 0)")
+    from .advisor import MARGIN_HELP
+    sp.add_argument("--margin", type=_margin, default="realistic", metavar="realistic|FRACTION",
+                    help=MARGIN_HELP.replace("%", "%%") + " (the same margin as advise)")
     sp.set_defaults(func=cmd_plan)
     sp = sub.add_parser("list", help="every preset, accelerator and recipe name")
     sp.add_argument("--json", action="store_true", help="print one JSON object")

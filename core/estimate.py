@@ -131,8 +131,20 @@ def derived_columns(c: dict) -> dict:
         c["tokens_per_second"] = np.where(np.isfinite(tps), tps, gb * np.asarray(c["seq_len"]) / step)
     dp = np.floor(np.asarray(c["n_gpus"], dtype=np.float64)
                   / np.maximum(np.asarray(c["tp"]) * np.asarray(c["pp"]) * np.asarray(c["cp"]), 1))
-    c["global_batch_used"] = np.where(np.isnan(gb), dp * np.asarray(c["micro_batch"]), gb)
+    c["global_batch_used"] = np.where(np.isnan(gb), default_global_batch(dp, c["micro_batch"], c["seq_len"],
+                                                                         c.get("target_batch_tokens", 0)), gb)
     return c
+
+
+def default_global_batch(dp, micro_batch, seq_len, target_batch_tokens):
+    """The global batch when none is given (sequences per optimizer step): the smallest multiple of dp·micro_batch
+    whose tokens reach `target_batch_tokens` (the planner's 2^22 ≈ 4M tokens: Llama 3 §3.4.1 starts at 4M tokens per
+    step; GPT-3 175B used 3.2M, Brown et al. 2020 Table 2.1), or one micro-batch per data-parallel replica when the
+    target is 0 (the published ledgers' convention, `--conventions paper`). Vectorised."""
+    unit = np.maximum(np.asarray(dp, dtype=np.float64), 1.0) * np.asarray(micro_batch, dtype=np.float64)
+    tgt = np.asarray(target_batch_tokens, dtype=np.float64)
+    steps = np.ceil(tgt / np.maximum(unit * np.asarray(seq_len, dtype=np.float64), 1.0))
+    return unit * np.where(tgt > 0, np.maximum(steps, 1.0), 1.0)
 
 
 # the issue-12 training inputs with their "off" values (for column dicts built without them)

@@ -88,7 +88,15 @@ def lookup_axis(name: str, values: Sequence, given: set) -> Axis:
     """A preset input (recipe, overhead): the preset's fields along this axis, except those given explicitly
     (as `config_from_inputs`: explicit inputs win)."""
     table = I.PRESET_INPUTS[name]
-    eval_cols = {f: eval_values(f, [table[v][f] for v in values]) for f in table[values[0]] if f not in given}
+    fields = [f for f in I.PRESET_FIELDS[name] if f not in given]  # a preset that leaves a field: the schema default
+    eval_cols = {}
+    for f in fields:
+        vals = [table[v].get(f, I.BY_NAME[f].default) for v in values]
+        if I.BY_NAME[f].auto:  # mfu: "auto" along this axis sets mfu_auto
+            eval_cols[f] = np.array([np.nan if x == "auto" else float(x) for x in vals], dtype=np.float64)
+            eval_cols[f"{f}_auto"] = np.array([x == "auto" for x in vals], dtype=bool)
+        else:
+            eval_cols[f] = eval_values(f, vals)
     return Axis(name, len(values), eval_cols, {name: out_values(name, values)})
 
 

@@ -14,6 +14,7 @@ fraction; explicit inputs win), "config" inputs are fields of `Config` and colum
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -40,6 +41,7 @@ class Input:
     lo: float | None = None  # inclusive bounds checked when the input is read (CLI, spec, Config)
     hi: float | None = None
     auto: bool = False  # also accepts the word "auto" (mfu: take time from the predicted step)
+    ui: "Widget | None" = None  # how the app draws it (WIDGETS below); None: not a widget (hf_config: an upload)
 
     @property
     def flag(self) -> str:
@@ -58,6 +60,22 @@ class Input:
             d = self.default
             bits.append(f"default: {str(d).lower() if isinstance(d, bool) else d}")
         return "; ".join(bits)
+
+
+@dataclass(frozen=True)
+class Widget:
+    """How the app draws an input: its URL key (a page prepends its prefix), its label, and the widget's units and
+    range — in the widget's units, `scale` core units each (tokens in billions: 1e9; a fraction in percent: 0.01).
+    Bounds default to the input's own (`lo`, `hi`) divided by `scale`; a widget narrower than the input says so."""
+
+    key: str
+    label: str
+    scale: float = 1.0
+    lo: float | None = None
+    hi: float | None = None
+    step: float | None = None
+    radio: bool = False  # a choice drawn as a horizontal radio (few options)
+    help: str = ""  # the widget's help when it differs from the input's (the input's help otherwise)
 
 
 _GiB = "bytes (1 GiB = 2^30)"
@@ -141,14 +159,16 @@ INPUTS: tuple[Input, ...] = (
     Input("inter_node_bytes_per_s", "float", None, "bytes/s per GPU, one direction", "override: network (NIC) "
           "bandwidth between nodes (default: the catalog's)", "accelerator", "gpu", lo=1e6, hi=1e15),
     # --- parallel layout and batch -------------------------------------------------------------------------------------
-    Input("seq_len", "int", 2048, "count (tokens)", "sequence length s", "layout", lo=1, hi=MAX_INT),
+    Input("seq_len", "int", 4096, "count (tokens)", "sequence length s", "layout", lo=1, hi=MAX_INT),
     Input("micro_batch", "int", 1, "count (sequences)", "micro-batch b per GPU", "layout", lo=1, hi=MAX_INT),
-    Input("n_gpus", "int", 1, "count", "accelerators in the job", "layout", lo=1, hi=MAX_INT),
+    Input("n_gpus", "int", 8, "count", "accelerators in the job (default: one node of 8)", "layout", lo=1,
+          hi=MAX_INT),
     Input("tp", "int", 1, "count", "tensor-parallel degree", "layout", lo=1, hi=MAX_INT),
     Input("pp", "int", 1, "count", "pipeline-parallel degree (stages)", "layout", lo=1, hi=MAX_INT),
     Input("virtual_stages", "int", 1, "count", "interleaved pipeline: model chunks per GPU (1 = plain 1F1B)",
           "layout", lo=1, hi=MAX_INT),
-    Input("zero_stage", "int", 0, "", "ZeRO stage: 1 shards optimizer + master, 2 + gradients, 3 + weights (FSDP)",
+    Input("zero_stage", "int", 1, "", "ZeRO stage: 1 shards optimizer + master (Megatron's distributed optimizer, "
+          "the default), 2 + gradients, 3 + weights (FSDP)",
           "layout", choices=(0, 1, 2, 3), lo=-MAX_INT, hi=MAX_INT),
     Input("sequence_parallel", "bool", False, "", "Megatron sequence parallelism with tensor parallelism",
           "layout"),
@@ -159,8 +179,12 @@ INPUTS: tuple[Input, ...] = (
     Input("gpus_per_node", "int", None, "count", "GPUs that share the fast intra-node link (default: the "
           "catalog's, e.g. 8 for a DGX/HGX node, 72 for GB200 NVL72)", "layout", lo=1, hi=MAX_INT),
     Input("global_batch", "int", None, "count (sequences)", "sequences per optimizer step: drives the predicted "
-          "step (default: one micro-batch per data-parallel replica, dp·micro_batch); with step_time_s a measured "
-          "step gives the throughput", "layout", lo=1, hi=MAX_INT),
+          "step (default: the smallest multiple of dp·micro_batch holding target_batch_tokens); with step_time_s a "
+          "measured step gives the throughput", "layout", lo=1, hi=MAX_INT),
+    Input("target_batch_tokens", "int", 4_194_304, "count (tokens)", "tokens per optimizer step the default global "
+          "batch reaches: the smallest multiple of dp·micro_batch with at least this many tokens (2^22 ≈ 4M: Llama 3 "
+          "starts at 4M tokens per step, §3.4.1; GPT-3 175B used 3.2M, Table 2.1); 0 = one micro-batch per "
+          "data-parallel replica", "layout", lo=0, hi=MAX_INT),
     # --- recipe (model state) ------------------------------------------------------------------------------------------
     Input("recipe", "choice", None, "", "named recipe: sets weight_dtype, grad_dtype, master_weights, "
           "grad_accum_fp32 and optimizer unless given (bytes per parameter: python -m core list)", "recipe", "preset", tuple(T.RECIPES)),
@@ -190,16 +214,16 @@ INPUTS: tuple[Input, ...] = (
     # --- activations -----------------------------------------------------------------------------------------------------
     Input("recompute", "choice", "none", "", "activation recomputation: selective = the attention core "
           "(Korthikanti §5), full = keep only each layer's input", "activations", choices=T.RECOMPUTE_MODES),
-    Input("flash_attention", "bool", False, "", "flash attention (no s×s matrices stored)", "activations"),
+    Input("flash_attention", "bool", True, "", "flash attention (no s×s matrices stored)", "activations"),
     Input("profile", "choice", "fused", "", "which tensors the framework keeps: fused kernels (Megatron) or "
           "eager PyTorch (Hugging Face)", "activations", choices=T.PROFILES),
     # --- memory overhead ---------------------------------------------------------------------------------------------------
     Input("overhead", "choice", None, "", "overhead preset: none, or realistic (1.5 GiB + 10 % fragmentation); "
           "sets overhead_fixed_bytes and fragmentation_frac unless given", "memory", "preset", tuple(T.OVERHEADS)),
-    Input("overhead_fixed_bytes", "float", 0.0, _GiB, "fixed memory per GPU (CUDA context, NCCL buffers)", "memory",
-          lo=-1e18, hi=1e18),
-    Input("fragmentation_frac", "float", 0.0, "fraction (0–1)", "allocator fragmentation as a share of the rest",
-          "memory", lo=-1e18, hi=1e18),
+    Input("overhead_fixed_bytes", "float", T.OVERHEADS["realistic"].overhead_fixed_bytes, _GiB, "fixed memory per "
+          "GPU (CUDA context, NCCL buffers; default: the realistic preset's)", "memory", lo=-1e18, hi=1e18),
+    Input("fragmentation_frac", "float", T.OVERHEADS["realistic"].fragmentation_frac, "fraction (0–1)", "allocator "
+          "fragmentation as a share of the rest (default: the realistic preset's)", "memory", lo=-1e18, hi=1e18),
     Input("offload", "choice", "none", "", "host (CPU) offload: optimizer = gradients, master copy and moments "
           "(ZeRO-Offload); optimizer_params = the weights too (ZeRO-Infinity, ZeRO-3)", "memory",
           choices=T.OFFLOAD_MODES),
@@ -211,8 +235,8 @@ INPUTS: tuple[Input, ...] = (
     # --- run: FLOPs, time, cost ----------------------------------------------------------------------------------------------
     Input("attention_flops", "choice", "full", "", "how attention FLOPs count: full (12·L·h·s per token), causal "
           "(half), none (6N only)", "run", choices=T.ATTENTION_FLOPS),
-    Input("mfu", "float", 0.5, "fraction (0–1)", "model FLOPs utilisation used for time and cost; auto: time "
-          "from the predicted step", "run", lo=-1e18, hi=1e18, auto=True),
+    Input("mfu", "float", "auto", "fraction (0–1)", "model FLOPs utilisation for time and cost: auto (the default) "
+          "takes them from the predicted step; a number overrides it", "run", lo=-1e18, hi=1e18, auto=True),
     Input("dp_overlap", "bool", True, "", "data-parallel gradient reduction overlaps the backward pass (PyTorch "
           "DDP/FSDP, Megatron --overlap-grad-reduce)", "run"),
     Input("tp_overlap", "bool", False, "", "tensor-parallel communication overlaps the GEMMs (Megatron "
@@ -224,6 +248,10 @@ INPUTS: tuple[Input, ...] = (
           "price)", "run", lo=0.0, hi=1e9),
     Input("time_overhead_frac", "float", 0.0, "fraction", "extra wall time for checkpoints, restarts, evaluation",
           "run", lo=-1e18, hi=1e18),
+    Input("conventions", "choice", None, "", "defaults: planner (what a run launches with: flash attention, ZeRO-1, "
+          "the realistic overhead, 4M-token steps, time from the predicted step; the default) or paper (the published "
+          "ledgers' conventions — no flash, ZeRO-0, no overhead, seq 2048 on 1 GPU, 50 % MFU — so their numbers "
+          "reproduce); explicit inputs win over either", "run", "preset", tuple(T.CONVENTIONS)),
     # --- measurement ---------------------------------------------------------------------------------------------------------
     Input("tokens_per_second", "float", None, "tokens/s (whole job)", "measured throughput: gives the achieved "
           "MFU and HFU", "measurement", lo=0.0, hi=1e18),
@@ -233,6 +261,74 @@ INPUTS: tuple[Input, ...] = (
           "recomputation included (what Megatron-LM logs as TFLOP/s per GPU): gives the throughput", "measurement",
           lo=0.0, hi=1e18),
 )
+# The app's widget for each input (`Widget`): URL key, label, units and range. The one owner of these facts: the
+# pages draw an input by its name (`ui.state.Page.input`), and a test walks the UI for restated keys and defaults.
+_B, _PCT, _G = 1e9, 0.01, 1e9
+WIDGETS = {
+    "model": Widget("model", "Preset"),
+    "n_params": Widget("params", "Parameters (billions)", _B, lo=0.001, hi=1e6, step=1.0),
+    "n_layers": Widget("layers", "layers"), "d_model": Widget("dmodel", "d_model (width)"),
+    "n_heads": Widget("heads", "attention heads"), "n_kv_heads": Widget("kv", "KV heads (GQA; = heads for MHA)"),
+    "d_ff": Widget("dff", "d_ff (MLP width)"), "vocab_size": Widget("vocab", "vocabulary"),
+    "mlp": Widget("mlp", "MLP"), "norm": Widget("norm", "norm"), "bias": Widget("bias", "biases"),
+    "dropout": Widget("drop", "dropout (masks kept for backward)"),
+    "tied_embeddings": Widget("tied", "tied input/output embeddings"), "position": Widget("pos", "positions"),
+    "max_position": Widget("maxpos", "max positions (learned table)"), "n_experts": Widget("experts", "experts (MoE)"),
+    "top_k": Widget("topk", "experts per token"), "head_dim": Widget("hdim", "head_dim (0 = d_model / heads)"),
+    "v_head_dim": Widget("vhdim", "value head_dim (0 = head_dim)"), "attention": Widget("attk", "attention kind"),
+    "q_lora_rank": Widget("qrank", "MLA query rank"), "kv_lora_rank": Widget("kvrank", "MLA KV rank"),
+    "qk_rope_head_dim": Widget("rope", "MLA RoPE head_dim"), "qk_norm": Widget("qkn", "QK-norm"),
+    "norms_per_layer": Widget("npl", "norms per block"), "embedding_norm": Widget("embn", "embedding LayerNorm"),
+    "moe_d_ff": Widget("moeff", "routed expert width (0 = d_ff)"),
+    "n_shared_experts": Widget("shared", "shared experts"), "shared_d_ff": Widget("sharedff", "shared expert width"),
+    "shared_expert_gate": Widget("sgate", "shared-expert gate"), "n_dense_layers": Widget("dense", "first dense layers"),
+    "sliding_window": Widget("window", "sliding window (0 = none)"),
+    "global_every": Widget("gevery", "every k-th layer global (0 = all windowed)"),
+    "n_mtp_layers": Widget("mtp", "multi-token prediction modules"),
+    "gpu": Widget("gpu", "Accelerator"), "compute_dtype": Widget("cdt", "Compute dtype"),
+    "peak_flops_per_s": Widget("c_tflops", "custom: dense TFLOP/s", 1e12, lo=0.001, hi=1e6),
+    "gpu_memory_bytes": Widget("c_mem", "custom: memory (GB)", _G, lo=0.001, hi=1e5),
+    "memory_bandwidth_bytes_per_s": Widget("c_bw", "custom: HBM TB/s", 1e12, lo=0.001, hi=1e4),
+    "intra_node_bytes_per_s": Widget("c_intra", "intra-node GB/s per GPU (NVLink/xGMI)", _G, lo=0.001, hi=1e5),
+    "inter_node_bytes_per_s": Widget("c_inter", "inter-node GB/s per GPU (NIC)", _G, lo=0.001, hi=1e5),
+    "seq_len": Widget("seq", "Sequence length", step=1024), "micro_batch": Widget("mb", "Micro-batch"),
+    "n_gpus": Widget("gpus", "GPUs"), "tp": Widget("tp", "TP"), "pp": Widget("pp", "PP"),
+    "virtual_stages": Widget("vs", "Interleaved virtual stages"), "zero_stage": Widget("zero", "ZeRO stage"),
+    "sequence_parallel": Widget("sp", "Sequence parallelism (with TP)"), "cp": Widget("cp", "CP"),
+    "ep": Widget("ep", "EP"), "gpus_per_node": Widget("gpn", "GPUs per node (blank = catalog)"),
+    "global_batch": Widget("gbs", "Global batch (sequences; blank = ≥ target tokens per step)"),
+    "target_batch_tokens": Widget("btok", "Target tokens per step (default global batch)"),
+    "recipe": Widget("recipe", "Recipe (model-state bytes per parameter)"), "optimizer": Widget("opt", "Optimizer"),
+    "weight_dtype": Widget("wdt", "weights dtype"), "grad_dtype": Widget("gdt", "gradients dtype"),
+    "master_weights": Widget("master", "fp32 master copy"), "grad_accum_fp32": Widget("accum", "fp32 gradient buffer"),
+    "fp32_loss": Widget("f32loss", "fp32 copy of the logits for the loss"),
+    "training": Widget("train", "Training: full, or Fine-tune (LoRA/QLoRA)", radio=True),
+    "lora_rank": Widget("rank", "LoRA rank r", hi=4096), "lora_targets": Widget("tgt", "Adapters on"),
+    "base_dtype": Widget("bdt", "frozen base stored as"), "double_quant": Widget("dq", "NF4 double quantization"),
+    "frozen_frac": Widget("frozen", "frozen share (%)", _PCT, lo=0.0, hi=99.999),
+    "recompute": Widget("rc", "Activation recomputation", radio=True),
+    "flash_attention": Widget("flash", "Flash attention (no s×s matrices stored)"),
+    "profile": Widget("prof", "Activation profile"),
+    "overhead": Widget("ovh", "Memory overhead"),
+    "overhead_fixed_bytes": Widget("ovhgib", "fixed overhead (GiB)", 2.0**30, lo=0.0, hi=1e4),
+    "fragmentation_frac": Widget("frag", "fragmentation (%)", _PCT, lo=0.0, hi=99.0),
+    "offload": Widget("offl", "Offload to host memory"),
+    "host_memory_bytes": Widget("hostgb", "Host memory per node (GB, optional)", _G, lo=0.0, hi=1e6),
+    "zero_convention": Widget("zconv", "ZeRO buffers counted as"),
+    "attention_flops": Widget("attn", "Attention FLOPs"),
+    "mfu": Widget("mfu", "MFU override (%; blank = predicted)", _PCT, lo=0.1, hi=100.0),
+    "dp_overlap": Widget("dpov", "Data-parallel reduction overlaps backward"),
+    "tp_overlap": Widget("tpov", "Tensor-parallel communication overlaps GEMMs"),
+    "collective_latency_s": Widget("lat", "Collective latency (µs; blank = catalog)", 1e-6, lo=0.0, hi=1e6),
+    "tokens": Widget("tokens", "Tokens (billions)", _B, lo=0.0, hi=1e7, step=100.0),
+    "price_per_gpu_hour": Widget("price", "Price per GPU-hour (USD; blank = catalog)", step=0.25, hi=1e4),
+    "time_overhead_frac": Widget("tovh", "Time overhead (%)", _PCT, lo=0.0, hi=300.0),
+    "conventions": Widget("conv", "Defaults", radio=True),
+    "tokens_per_second": Widget("tps", "Measured tokens/s (whole job, optional)", hi=1e12),
+    "step_time_s": Widget("step", "Measured step time (s, optional)", hi=1e6),
+    "achieved_flops_per_s": Widget("aflops", "Measured TFLOP/s per GPU (optional)", 1e12, lo=0.0, hi=1e6),
+}
+INPUTS = tuple(dataclasses.replace(i, ui=WIDGETS.get(i.name)) for i in INPUTS)
 BY_NAME = {i.name: i for i in INPUTS}
 NAMES = tuple(BY_NAME)
 CONFIG_FIELDS = tuple(i.name for i in INPUTS if i.target == "config")
@@ -240,11 +336,17 @@ MODEL_INPUTS = tuple(i.name for i in INPUTS if i.target == "model")
 GPU_INPUTS = tuple(i.name for i in INPUTS if i.target == "gpu")  # gpu and its numeric overrides
 GPU_FIELDS = tuple(n for n in GPU_INPUTS if n != "gpu")
 CUSTOM_GPU_FIELDS = ("peak_flops_per_s", "gpu_memory_bytes", "memory_bandwidth_bytes_per_s")  # 'custom' needs them
+# presets fill the inputs they set unless given, in this order (the specific ones first: an overhead preset given with
+# --conventions paper keeps its bytes)
 PRESET_INPUTS = {"recipe": {k: r.fields() for k, r in T.RECIPES.items()},
-                 "overhead": {k: o.fields() for k, o in T.OVERHEADS.items()}}
+                 "overhead": {k: o.fields() for k, o in T.OVERHEADS.items()},
+                 "conventions": {k: c.fields() for k, c in T.CONVENTIONS.items()}}
+PRESET_FIELDS = {name: tuple(dict.fromkeys(k for row in t.values() for k in row)) for name, t in PRESET_INPUTS.items()}
 GROUPS = tuple(dict.fromkeys(i.group for i in INPUTS))
 
 assert set(MODEL_INPUTS) == {"model", "n_params", "hf_config", *ARCH_FIELDS}
+assert set(WIDGETS) == set(NAMES) - {"hf_config"}, set(NAMES) ^ set(WIDGETS)  # every input has a widget
+assert len({w.key for w in WIDGETS.values()}) == len(WIDGETS)  # keys unique
 
 
 def kind(name: str) -> str:

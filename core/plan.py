@@ -83,16 +83,19 @@ def plan_spec(inputs: dict, n_gpus: tuple, fixed: dict | None = None) -> SweepSp
     return spec
 
 
-def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, margin_bytes: float = 0.0,
+def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, margin="realistic",
          fixed: dict | None = None, progress=None, chunk_rows: int = PLAN_CHUNK_ROWS) -> dict:
     """Rank the layouts of `inputs` (the flat vocabulary: model or architecture fields, gpu, seq_len,
     global_batch, …) on each GPU count of `n_gpus`. `fixed` pins some layout inputs (e.g. {"tp": 8}).
 
     The candidates stream through in chunks of `chunk_rows` layouts (memory is bounded by the chunk, not by the
     search: a 5M-layout search holds ~25 MB of records at a time); each chunk keeps its best few, and the kept
-    ones are ranked at the end. Layouts whose results are identical (the same GPUs, step, memory and cost: e.g.
-    no recomputation and selective recomputation with flash attention, which keeps no scores either way) are one
-    row, the simplest first, naming the others in `equivalents`.
+    ones are ranked at the end. Layouts whose results are identical as shown (`_same_result`: the same GPUs, step
+    and cost within 0.05 %, memory within 0.2 %: e.g. no recomputation and selective recomputation with flash attention, which
+    keeps no scores either way) are one row, the simplest first, naming the others in `equivalents`.
+
+    `margin` is the headroom every layout keeps free, as the advisor's (`core.advisor.margin_bytes`: "realistic" —
+    the realistic overhead where not counted, at least 5 % of GPU memory — or a fraction of GPU memory).
 
     Returns {"strategies": [record, …] best first (each with "equivalents": [layout words, …]), "searched":
     layouts evaluated, "valid": layouts the rules accept, "fit": layouts that fit with the margin, "by_tp_pp"}.
@@ -103,8 +106,8 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
         raise ValueError(f"objective: {objective!r} is not one of {', '.join(OBJECTIVES)}")
     if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= 1000:
         raise ValueError(f"top: must be an integer from 1 to 1000, got {top!r}")
-    if not (isinstance(margin_bytes, (int, float)) and math.isfinite(margin_bytes) and margin_bytes >= 0):
-        raise ValueError(f"margin: must be a non-negative number of bytes, got {margin_bytes!r}")
+    from .advisor import check_margin, margin_bytes
+    margin = check_margin(margin)  # the advisor's margin: the same headroom kept everywhere
     spec = plan_spec(inputs, n_gpus, fixed)
     sw = Sweep(spec, chunk_rows=chunk_rows, max_rows=MAX_SPACE)
     key = "predicted_step_time_s" if objective == "time" else "cost_usd"
@@ -126,7 +129,9 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
             for r, k in reasons.items():
                 reason_counts[r] = reason_counts.get(r, 0) + k
         headroom = np.nan_to_num(col("headroom_bytes"), nan=-1.0)
-        ok = ok_rule & col("fits") & (headroom >= margin_bytes)
+        need = margin_bytes({k: np.nan_to_num(col(k)) for k in ("gpu_memory_bytes", "overhead_bytes", "total_bytes")},
+                            margin)
+        ok = ok_rule & col("fits") & (headroom >= need)
         n_ok = int(ok.sum())
         if not n_ok:
             continue
@@ -153,18 +158,15 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
         tcol = lambda k: t.column(k).to_numpy(zero_copy_only=False)  # noqa: E731
         rows = t.take(pa.array(_rank(tcol, key), type=pa.int64())).to_pylist()
         keep_cols = ("model", "gpu", "n_gpus", *LAYOUT, *R.NAMES)
-        seen: dict = {}
         for r in rows:
-            sig = (r["n_gpus"], *(_sig_round(r.get(k)) for k in ("predicted_step_time_s", "total_bytes",
-                                                                   "cost_usd", "headroom_bytes")))
-            if sig in seen:
-                seen[sig]["equivalents"].append(layout_label(r))
+            twin = next((k for k in strategies if _same_result(k, r)), None)
+            if twin is not None:
+                twin["equivalents"].append(layout_label(r))
                 continue
             if len(strategies) == top:
                 continue
             s_ = {k: r[k] for k in keep_cols if k in r}
             s_["equivalents"] = []
-            seen[sig] = s_
             strategies.append(s_)
     return {"strategies": strategies, "searched": spec.n_rows, "valid": valid, "fit": fit,
             "objective": objective, "space": {k: list(v) for k, v in spec.to_dict().items()
@@ -211,11 +213,26 @@ def _rank(col, key: str) -> np.ndarray:
     return np.lexsort(keys)
 
 
-def _sig_round(x):
-    """A result rounded for "identical" (4 significant digits; None stays None)."""
+SAME_STEP_FRAC, SAME_BYTES_FRAC = 5e-4, 2e-3  # "identical as shown": 4 significant digits of step, 3 of memory
+
+
+def _same_result(a: dict, b: dict) -> bool:
+    """Whether two layouts give the same result as shown: the same GPUs, step and cost within SAME_STEP_FRAC and
+    per-GPU memory within SAME_BYTES_FRAC."""
+    def close(k, frac):
+        x, y = a.get(k), b.get(k)
+        if x is None or y is None:
+            return x is None and y is None
+        return abs(x - y) <= frac * max(abs(x), abs(y), 1e-30)
+    return (a["n_gpus"] == b["n_gpus"] and close("predicted_step_time_s", SAME_STEP_FRAC)
+            and close("cost_usd", SAME_STEP_FRAC) and close("total_bytes", SAME_BYTES_FRAC))
+
+
+def _sig_round(x, digits: int = 4):
+    """A result rounded for "identical" (`digits` significant digits; None stays None)."""
     if x is None or not isinstance(x, (int, float)) or not math.isfinite(x):
         return x
-    return float(_significant(np.asarray([float(x)]), 4)[0])
+    return float(_significant(np.asarray([float(x)]), digits)[0])
 
 
 def _significant(x: np.ndarray, digits: int) -> np.ndarray:

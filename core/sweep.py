@@ -217,7 +217,9 @@ def _defaults() -> dict:
     """The schema's defaults as `evaluate` inputs (optional inputs that default to None are left out)."""
     d = {n: I.BY_NAME[n].default for n in I.CONFIG_FIELDS if I.BY_NAME[n].default is not None}
     d["tokens_per_second"] = np.nan
-    d["mfu_auto"] = False
+    d["mfu_auto"] = d.get("mfu") == "auto"  # the schema's default: time from the predicted step
+    if d["mfu_auto"]:
+        d["mfu"] = np.nan
     return d
 
 

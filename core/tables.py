@@ -189,3 +189,29 @@ ZERO_CONVENTIONS = {z.name: z for z in (
 )}
 ZERO_CONVENTION_NAMES = tuple(ZERO_CONVENTIONS)
 DEEPSPEED_PREFETCH_PARAMS = 5e7  # stage3_prefetch_bucket_size default (DeepSpeed config docs, ZeRO section)
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """A named set of defaults (`--conventions`): the inputs it sets unless they are given. `planner` holds the
+    schema's own defaults (core/inputs.py), so choosing it changes nothing; `paper` holds the conventions the
+    published ledgers and worked examples count by (CS336 lecture 2, the ZeRO paper, Korthikanti et al. 2022, the
+    seeds): no flash attention, ZeRO-0, no memory overhead, sequence length 2048 on one GPU, a given 50 % MFU, and one
+    micro-batch per data-parallel replica per step."""
+
+    name: str
+    values: tuple  # (input name, value) pairs
+    source: str
+
+    def fields(self) -> dict:
+        return dict(self.values)
+
+
+PAPER_VALUES = (("seq_len", 2048), ("n_gpus", 1), ("flash_attention", False), ("zero_stage", 0),
+                ("overhead_fixed_bytes", 0.0), ("fragmentation_frac", 0.0), ("mfu", 0.5),
+                ("target_batch_tokens", 0))
+CONVENTIONS = {c.name: c for c in (
+    Conventions("planner", (), "the schema's defaults: what a planner would launch with (core/inputs.py)"),
+    Conventions("paper", PAPER_VALUES, "CS336 lecture 2; ZeRO §3.1 and Fig. 1; Korthikanti et al. 2022 §4–5; the "
+                "seeds' worked examples"),
+)}

@@ -102,15 +102,15 @@ def test_deepseek_v3_parts_and_mtp():
 def test_deepseek_v3_mtp_trains_with_the_model():
     """The MTP module is counted apart from n_params but its state and FLOPs are the run's (full training); LoRA
     fine-tuning loads the main model only (transformers' DeepseekV3ForCausalLM has no MTP layer)."""
-    full = estimate(config_from_inputs(model="deepseek-v3", n_gpus=2048, pp=16, ep=8, zero_stage=1,
+    full = estimate(config_from_inputs(conventions="paper", model="deepseek-v3", n_gpus=2048, pp=16, ep=8, zero_stage=1,
                                        flash_attention=True, seq_len=4096))
     assert full["n_params"] == get_preset("deepseek-v3").params()["total"]
     assert full["n_mtp_params"] == pytest.approx(11.61e9, rel=1e-3)
     assert full["n_trainable_params"] == full["n_params"] + full["n_mtp_params"]
-    no_mtp = estimate(config_from_inputs(model="deepseek-v3", n_mtp_layers=0, n_gpus=2048, pp=16, ep=8,
+    no_mtp = estimate(config_from_inputs(conventions="paper", model="deepseek-v3", n_mtp_layers=0, n_gpus=2048, pp=16, ep=8,
                                          zero_stage=1, flash_attention=True, seq_len=4096))
     assert full["flops_per_token"] > no_mtp["flops_per_token"] + 6 * 0.68e9
-    lora = estimate(config_from_inputs(model="deepseek-v3", training="lora", n_gpus=64, pp=8, zero_stage=3,
+    lora = estimate(config_from_inputs(conventions="paper", model="deepseek-v3", training="lora", n_gpus=64, pp=8, zero_stage=3,
                                        flash_attention=True, seq_len=4096))
     assert lora["n_mtp_params"] == 0
 
@@ -120,7 +120,7 @@ def test_head_dim_counts_and_attention_flops():
     attention matmuls run over a·d_h = 4096: 12·L·4096·s FLOPs per token (PaLM App. B with h → a·d_h)."""
     m = get_preset("gemma-7b")
     assert m.params()["attention"] == 28 * 4 * 3072 * 4096
-    rec = estimate(config_from_inputs(model="gemma-7b", seq_len=8192, mfu=0.4))
+    rec = estimate(config_from_inputs(conventions="paper", model="gemma-7b", seq_len=8192, mfu=0.4))
     assert rec["attention_flops_per_token"] == 12 * 28 * 4096 * 8192
     # d_model/n_heads when head_dim is 0: the classic count is unchanged
     assert F.attention_width(4096, 32) == 4096
@@ -137,7 +137,7 @@ def test_sliding_window_attention_flops():
     assert float(F.attention_flops_per_token(L, h, 4096, "full", width, w, 2)) == 12 * L * width * 4096
     assert float(F.attention_flops_per_token(32, 4096, 32768, "causal", None, 4096, 0)) == pytest.approx(
         6 * 32 * 4096 * (2 * 4096 * 32768 - 4096 ** 2) / 32768, rel=1e-12)
-    rec = estimate(config_from_inputs(model="gemma-2-9b", seq_len=s))
+    rec = estimate(config_from_inputs(conventions="paper", model="gemma-2-9b", seq_len=s))
     assert rec["attention_flops_per_token"] == pytest.approx(want, rel=1e-12)
 
 
@@ -310,7 +310,7 @@ def test_bad_new_inputs_are_value_errors_naming_the_field():
     for kw, field in ((dict(head_dim=-3), "head_dim"), (dict(attention="mla"), "kv_lora_rank"),
                       (dict(norms_per_layer=0), "norms_per_layer")):
         with pytest.raises(ValueError, match=field):
-            config_from_inputs(model="llama-3.1-8b", **kw)
+            config_from_inputs(conventions="paper", model="llama-3.1-8b", **kw)
 
 
 def test_moe_fields_are_moot_without_experts():
@@ -343,7 +343,7 @@ def test_llama_405b_largest_layer_is_its_embedding():
 def test_sweep_over_new_fields_broadcasts():
     """The new fields are columns of `evaluate` like the others: a grid over head_dim × sliding_window evaluates at
     once and equals each point alone."""
-    base = config_from_inputs(model="llama-3.1-8b", seq_len=16384, flash_attention=True).columns()
+    base = config_from_inputs(conventions="paper", model="llama-3.1-8b", seq_len=16384, flash_attention=True).columns()
     cols = dict(base)
     cols["head_dim"] = np.array([0, 64, 256])[:, None]
     cols["sliding_window"] = np.array([0, 4096])[None, :]
@@ -355,7 +355,7 @@ def test_sweep_over_new_fields_broadcasts():
     assert out["total_bytes"].shape == (3, 2)
     for i, hd in enumerate((0, 64, 256)):
         for j, w in enumerate((0, 4096)):
-            one = estimate(config_from_inputs(model="llama-3.1-8b", seq_len=16384, flash_attention=True, head_dim=hd,
+            one = estimate(config_from_inputs(conventions="paper", model="llama-3.1-8b", seq_len=16384, flash_attention=True, head_dim=hd,
                                               sliding_window=w))
             assert out["total_bytes"][i, j] == pytest.approx(one["total_bytes"], rel=1e-12)
             assert out["flops_per_token"][i, j] == pytest.approx(one["flops_per_token"], rel=1e-12)
@@ -385,7 +385,7 @@ def test_step_gemms_follow_the_shapes(name):
     """The step's GEMMs are the model's matmuls: 6 FLOPs per token per active matmul parameter (the input embedding
     is a gather, norms are not matmuls), LM head included — for decoupled head dims, MLA's down/up projections,
     shared experts and dense-first layers alike (the MTP module taken out here, tested below)."""
-    cfg = config_from_inputs(model=name, seq_len=64, micro_batch=2, flash_attention=True, n_mtp_layers=0)
+    cfg = config_from_inputs(conventions="paper", model=name, seq_len=64, micro_batch=2, flash_attention=True, n_mtp_layers=0)
     p = cfg.model.params()
     from core.model import attention_parts
     m = cfg.model
@@ -401,16 +401,16 @@ def test_step_gemms_follow_the_shapes(name):
 def test_step_mtp_and_lora_gemms():
     """DeepSeek-V3's MTP module adds its projection, one MoE block and the shared head again; a LoRA step skips the
     frozen weights' gradients: 4 FLOPs per frozen parameter instead of 6 (adapters' own GEMMs are not modelled)."""
-    base = config_from_inputs(model="deepseek-v3", seq_len=64, flash_attention=True, n_mtp_layers=0)
-    mtp = config_from_inputs(model="deepseek-v3", seq_len=64, flash_attention=True)
+    base = config_from_inputs(conventions="paper", model="deepseek-v3", seq_len=64, flash_attention=True, n_mtp_layers=0)
+    mtp = config_from_inputs(conventions="paper", model="deepseek-v3", seq_len=64, flash_attention=True)
     h = 7168
     block = 187_107_328 - 1536 - 512 + (8 + 1) * 3 * h * 2048 + h * 256  # attention w/o latent norms, 9 experts, router
     extra = 2 * h * h + block + 129280 * h  # the projection [h; emb] → h, the block, the shared head
     attention_core = 7.0 * 64 * 64 * 128 * (192 + 128) / 2
     got = _gemm_flops_of_step(mtp) - _gemm_flops_of_step(base)
     assert got == pytest.approx(6.0 * extra * 64 + attention_core, rel=1e-9)
-    full = config_from_inputs(model="llama-3.1-8b", seq_len=64, flash_attention=True)
-    lora = config_from_inputs(model="llama-3.1-8b", seq_len=64, flash_attention=True, training="lora")
+    full = config_from_inputs(conventions="paper", model="llama-3.1-8b", seq_len=64, flash_attention=True)
+    lora = config_from_inputs(conventions="paper", model="llama-3.1-8b", seq_len=64, flash_attention=True, training="lora")
     assert _gemm_flops_of_step(lora) == pytest.approx(_gemm_flops_of_step(full) * 4 / 6, rel=1e-9)
 
 
@@ -429,7 +429,7 @@ def test_new_accelerators(name, bf16, memory_bytes, hbm, src):
     assert g.peak_bf16_flops_per_s == bf16 * 1e12 and g.memory_bytes == memory_bytes, src
     assert g.memory_bandwidth_bytes_per_s == pytest.approx(hbm * 1e12), src
     assert g.source and g.price_source and g.gpus_per_node >= 1 and g.matmul_efficiency > 0
-    rec = estimate(config_from_inputs(model="llama-3.1-8b", gpu=name, n_gpus=8, zero_stage=3, mfu="auto",
+    rec = estimate(config_from_inputs(conventions="paper", model="llama-3.1-8b", gpu=name, n_gpus=8, zero_stage=3, mfu="auto",
                                       flash_attention=True))
     assert rec["valid"] and rec["predicted_step_time_s"] > 0
 
@@ -438,7 +438,7 @@ def test_h800_nvlink_is_slower_than_h100s():
     """The H800's one difference that matters for training: NVLink 400 GB/s both ways against the H100's 900, so a
     tensor-parallel layout communicates longer on it (same kernels, same memory)."""
     kw = dict(model="llama-3.1-70b", n_gpus=8, tp=8, seq_len=4096, flash_attention=True, mfu="auto")
-    h800, h100 = (estimate(config_from_inputs(**kw, gpu=g)) for g in ("h800", "h100-sxm"))
+    h800, h100 = (estimate(config_from_inputs(conventions="paper", **kw, gpu=g)) for g in ("h800", "h100-sxm"))
     assert h800["compute_s"] == pytest.approx(h100["compute_s"]) and h800["tp_comm_s"] > 2 * h100["tp_comm_s"]
 
 
@@ -447,7 +447,7 @@ def test_expert_parallel_all_to_all_sends_each_ranks_own_tokens():
     same for any ep — so the exposed time grows with the ranks' share, (ep − 1)/ep, not with ep."""
     base = dict(model="mixtral-8x7b", n_gpus=64, tp=1, global_batch=64, seq_len=4096, flash_attention=True,
                 zero_stage=3)
-    e2, e8 = (estimate(config_from_inputs(**base, ep=e))["ep_comm_s"] for e in (2, 8))
+    e2, e8 = (estimate(config_from_inputs(conventions="paper", **base, ep=e))["ep_comm_s"] for e in (2, 8))
     assert e8 < 3 * e2
 
 
@@ -470,7 +470,7 @@ def test_sweep_engine_over_new_fields_equals_point_estimates():
         inp = {k: r[k] for k in ("model", "head_dim", "training", "lora_rank", "zero_convention", "n_gpus",
                                  "zero_stage", "seq_len", "flash_attention", "offload")}
         try:
-            one = estimate(config_from_inputs(**inp))
+            one = estimate(config_from_inputs(**inp))  # the sweep and the point: the same (planner) defaults
         except ValueError as e:
             n_invalid += 1
             assert not r["valid"] and str(e).startswith(r["reason"].split(":")[0])

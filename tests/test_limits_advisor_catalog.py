@@ -29,14 +29,14 @@ def fits(cfg, **kw):
 
 @pytest.mark.parametrize("kw", CASES)
 def test_max_seq_len_is_the_boundary(kw):
-    cfg = config_from_inputs(**kw)
+    cfg = config_from_inputs(conventions="paper", **kw)
     s = max_seq_len(cfg)
     assert s > 0 and fits(cfg, seq_len=s) and not fits(cfg, seq_len=s + 1)
 
 
 @pytest.mark.parametrize("kw", CASES)
 def test_max_micro_batch_is_the_boundary(kw):
-    cfg = config_from_inputs(**kw)
+    cfg = config_from_inputs(conventions="paper", **kw)
     b = max_micro_batch(cfg)
     if b:
         assert fits(cfg, micro_batch=b)
@@ -45,7 +45,7 @@ def test_max_micro_batch_is_the_boundary(kw):
 
 @pytest.mark.parametrize("kw", CASES)
 def test_min_gpus_is_the_boundary(kw):
-    cfg = config_from_inputs(**kw)
+    cfg = config_from_inputs(conventions="paper", **kw)
     for z in (1, 2, 3):
         g = min_gpus(cfg, z)
         mp = cfg.tp * cfg.pp
@@ -57,29 +57,29 @@ def test_min_gpus_is_the_boundary(kw):
 
 
 def test_min_gpus_zero0_cannot_shard():
-    cfg = config_from_inputs(model="llama-2-7b", n_gpus=8)
+    cfg = config_from_inputs(conventions="paper", model="llama-2-7b", n_gpus=8)
     assert min_gpus(cfg, 0) is None  # 7B · 16 bytes > 80 GB and stage 0 replicates it
 
 
 def test_largest_model_of_a_shape_family():
-    cfg = config_from_inputs(model="llama-3.1-8b", n_gpus=8, zero_stage=3, flash_attention=True, seq_len=4096)
+    cfg = config_from_inputs(conventions="paper", model="llama-3.1-8b", n_gpus=8, zero_stage=3, flash_attention=True, seq_len=4096)
     L = max_n_layers(cfg)
     assert fits(cfg, n_layers=L) and not fits(cfg, n_layers=L + 1)
     n = max_n_params(cfg)
     assert n > 8e9
-    ok = config_from_inputs(n_params=n, n_gpus=8, zero_stage=3, flash_attention=True, seq_len=4096)
-    bad = config_from_inputs(n_params=n * 1.002, n_gpus=8, zero_stage=3, flash_attention=True, seq_len=4096)
+    ok = config_from_inputs(conventions="paper", n_params=n, n_gpus=8, zero_stage=3, flash_attention=True, seq_len=4096)
+    bad = config_from_inputs(conventions="paper", n_params=n * 1.002, n_gpus=8, zero_stage=3, flash_attention=True, seq_len=4096)
     assert estimate(ok)["fits"] and not estimate(bad)["fits"]
 
 
 def test_limits_record_names():
-    lim = limits(config_from_inputs(**CASES[0]))
+    lim = limits(config_from_inputs(conventions="paper", **CASES[0]))
     assert {"max_seq_len", "max_micro_batch", "min_gpus"} <= set(lim)
 
 
 def test_advisor_names_term_and_remedy_that_fits():
     # the 1.24B exercise of CS336-style accounting at s=2048: activations doubled break the tight case
-    cfg = config_from_inputs(n_params=1.24e9, n_layers=16, d_model=2048, n_heads=32, vocab_size=128000,
+    cfg = config_from_inputs(conventions="paper", n_params=1.24e9, n_layers=16, d_model=2048, n_heads=32, vocab_size=128000,
                              seq_len=2048, gpu="custom", gpu_memory_bytes=24e9, peak_flops_per_s=165e12,
                              memory_bandwidth_bytes_per_s=1e12)
     adv = advise(cfg, margin=0.0)  # no margin: the plain fit of the exercise
@@ -93,7 +93,7 @@ def test_advisor_names_term_and_remedy_that_fits():
 
 
 def test_advisor_state_bound_suggests_sharding():
-    cfg = config_from_inputs(model="llama-2-7b", n_gpus=8, seq_len=1024, flash_attention=True)
+    cfg = config_from_inputs(conventions="paper", model="llama-2-7b", n_gpus=8, seq_len=1024, flash_attention=True)
     adv = advise(cfg)
     assert adv["binding"] == "state"
     assert adv["best"]["changes"][0] == "zero_stage"
@@ -101,14 +101,14 @@ def test_advisor_state_bound_suggests_sharding():
 
 
 def test_advisor_combines_when_one_change_is_not_enough():
-    cfg = config_from_inputs(model="llama-3.1-8b", seq_len=8192, n_gpus=8)
+    cfg = config_from_inputs(conventions="paper", model="llama-3.1-8b", seq_len=8192, n_gpus=8)
     adv = advise(cfg)
     assert len(adv["best"]["changes"]) >= 2
     assert estimate(cfg.replace(**adv["best"]["change"]))["fits"]
 
 
 def test_advisor_quiet_when_it_fits():
-    adv = advise(config_from_inputs(model="llama-3.2-1b", seq_len=1024, flash_attention=True))
+    adv = advise(config_from_inputs(conventions="paper", model="llama-3.2-1b", seq_len=1024, flash_attention=True))
     assert adv["fits"] and adv["best"] is None
 
 

@@ -33,8 +33,8 @@ def test_nf4_bytes_per_parameter():
     nf4 = T.BASE_FORMATS["nf4"]
     assert nf4.bytes_per_param * 8 == 4.5
     assert nf4.bytes_per_param_double_quant * 8 == pytest.approx(4.127, abs=5e-4)
-    dq = estimate(config_from_inputs(model="llama-65b", training="qlora"))
-    no_dq = estimate(config_from_inputs(model="llama-65b", training="qlora", double_quant=False))
+    dq = estimate(config_from_inputs(conventions="paper", model="llama-65b", training="qlora"))
+    no_dq = estimate(config_from_inputs(conventions="paper", model="llama-65b", training="qlora", double_quant=False))
     assert (no_dq["weights_bytes"] - dq["weights_bytes"]) / GB == pytest.approx(3.0, abs=0.05)
 
 
@@ -49,18 +49,18 @@ def test_qlora_65b_fits_one_48gb_gpu():
     their gradients in bf16 and no fp32 master copy, 32-bit (paged) AdamW on the adapters — 8 bytes each, counted on
     the GPU although paging could move them —, gradient checkpointing, micro-batch 1 of 512 tokens, no flash
     attention, no fixed overhead (the published ledgers' convention). The ledger: ≈45.3 GB."""
-    rec = estimate(config_from_inputs(**QLORA_65B))
+    rec = estimate(config_from_inputs(conventions="paper", **QLORA_65B))
     assert rec["fits"] and 40 * GB < rec["total_bytes"] < 48 * GB
     assert rec["n_trainable_params"] == pytest.approx(0.7995e9, rel=1e-3)  # 80·(4·64·16384 + 3·64·30208)
     assert rec["weights_bytes"] / GB == pytest.approx(36.06, abs=0.05)  # 33.4 NF4 + 1.05 bf16 tables + 1.6 adapters
     # without double quantization the same run no longer fits: the 3 GB it saves are what make the headline
-    assert not estimate(config_from_inputs(**QLORA_65B, double_quant=False))["fits"]
+    assert not estimate(config_from_inputs(conventions="paper", **QLORA_65B, double_quant=False))["fits"]
 
 
 def test_16bit_finetuning_of_65b_needs_over_780gb():
     """QLoRA abstract: regular 16-bit finetuning of LLaMA-65B needs 'more than 780 GB of GPU memory': bf16 weights
     and gradients and two fp32 Adam moments, 12 bytes per parameter (the CS336 recipe)."""
-    rec = estimate(config_from_inputs(model="llama-65b", recipe="cs336-12", seq_len=512))
+    rec = estimate(config_from_inputs(conventions="paper", model="llama-65b", recipe="cs336-12", seq_len=512))
     assert rec["state_bytes"] == pytest.approx(12 * 65_285_660_672, rel=1e-12)
     assert rec["state_bytes"] > 780 * GB
 
@@ -73,20 +73,20 @@ def test_qlora_7b_fits_a_24gb_card(seq_len, recompute, flash):
     flash attention — all well inside an RTX 4090's 24 GB, even with the realistic overhead."""
     kw = dict(model="llama-7b", training="qlora", lora_rank=64, lora_targets="all", recipe="cs336-12",
               seq_len=seq_len, recompute=recompute, flash_attention=flash, gpu="rtx-4090")
-    assert estimate(config_from_inputs(**kw))["total_bytes"] < 16 * GB
-    assert estimate(config_from_inputs(**kw, overhead="realistic"))["fits"]
+    assert estimate(config_from_inputs(conventions="paper", **kw))["total_bytes"] < 16 * GB
+    assert estimate(config_from_inputs(conventions="paper", **kw, overhead="realistic"))["fits"]
 
 
 def test_lora_state_only_for_what_trains():
     """LoRA (Hu et al. 2021 §4.2): no gradients or optimizer state for the frozen base; a frozen fraction of a full
     run keeps its weights only."""
-    full = estimate(config_from_inputs(model="llama-2-7b"))
-    lora = estimate(config_from_inputs(model="llama-2-7b", training="lora", lora_rank=8, lora_targets="qv"))
+    full = estimate(config_from_inputs(conventions="paper", model="llama-2-7b"))
+    lora = estimate(config_from_inputs(conventions="paper", model="llama-2-7b", training="lora", lora_rank=8, lora_targets="qv"))
     a = 4_194_304
     assert lora["n_trainable_params"] == a
     assert lora["weights_bytes"] == pytest.approx(2 * (6_738_415_616 + a), rel=1e-12)
     assert lora["grads_bytes"] == 2 * a and lora["optimizer_bytes"] == 8 * a and lora["master_bytes"] == 4 * a
-    half = estimate(config_from_inputs(model="llama-2-7b", frozen_frac=0.5))
+    half = estimate(config_from_inputs(conventions="paper", model="llama-2-7b", frozen_frac=0.5))
     assert half["weights_bytes"] == full["weights_bytes"]
     assert half["optimizer_bytes"] == pytest.approx(full["optimizer_bytes"] / 2, rel=1e-12)
 
@@ -95,12 +95,12 @@ def test_lora_flops_skip_the_frozen_weight_gradients():
     """6N → 4N + 6A per token (no weight gradients for the frozen base; LoRA §4.2 reports ~25 % faster training on
     GPT-3 175B): the ratio of model FLOPs, attention aside, is (4N + 6A)/6N."""
     kw = dict(model="llama-2-7b", attention_flops="none")
-    full = estimate(config_from_inputs(**kw))["flops_per_token"]
-    lora = estimate(config_from_inputs(**kw, training="lora", lora_rank=8, lora_targets="qv"))["flops_per_token"]
+    full = estimate(config_from_inputs(conventions="paper", **kw))["flops_per_token"]
+    lora = estimate(config_from_inputs(conventions="paper", **kw, training="lora", lora_rank=8, lora_targets="qv"))["flops_per_token"]
     assert lora == pytest.approx(4 * 6_738_415_616 + 6 * 4_194_304, rel=1e-12)
     assert lora / full == pytest.approx(2 / 3, abs=1e-3)
-    step_full = estimate(config_from_inputs(model="llama-2-7b", mfu="auto"))["predicted_step_time_s"]
-    step_lora = estimate(config_from_inputs(model="llama-2-7b", mfu="auto", training="lora"))["predicted_step_time_s"]
+    step_full = estimate(config_from_inputs(conventions="paper", model="llama-2-7b", mfu="auto"))["predicted_step_time_s"]
+    step_lora = estimate(config_from_inputs(conventions="paper", model="llama-2-7b", mfu="auto", training="lora"))["predicted_step_time_s"]
     assert step_lora < 0.8 * step_full
 
 
@@ -118,7 +118,7 @@ def test_lora_flops_skip_the_frozen_weight_gradients():
 ])
 def test_bad_training_inputs_name_the_field(kw, field):
     with pytest.raises(ValueError, match=field):
-        config_from_inputs(model="llama-2-7b", **kw)
+        config_from_inputs(conventions="paper", model="llama-2-7b", **kw)
 
 
 # --- ZeRO conventions, buffers, offload ----------------------------------------------------------------------------
@@ -127,13 +127,13 @@ def test_deepspeed_zero3_buffer_on_llama_405b():
     """Issue 12: DeepSpeed keeps the largest gathered layer, 4 bytes × its parameters
     (stage3.estimate_zero3_model_states_mem_needs); for Llama 3.1 405B on 512 GPUs the 2.1B-parameter embedding adds
     8.4 GB per GPU to an 18-byte sharded state of 14.3 GB (+59 %), plus the 5e7-parameter prefetch bucket."""
-    rec = estimate(config_from_inputs(model="llama-3.1-405b", n_gpus=512, zero_stage=3, zero_convention="deepspeed"))
+    rec = estimate(config_from_inputs(conventions="paper", model="llama-3.1-405b", n_gpus=512, zero_stage=3, zero_convention="deepspeed"))
     assert rec["state_bytes"] == pytest.approx(18 * 405_853_388_800 / 512, rel=1e-12)
     assert rec["state_bytes"] / GB == pytest.approx(14.3, abs=0.05)
     largest = 128256 * 16384
     assert rec["param_buffer_bytes"] == pytest.approx(4 * largest + 5e7 * 2, rel=1e-12)
     assert (rec["param_buffer_bytes"] - 1e8) / rec["state_bytes"] == pytest.approx(0.59, abs=0.005)
-    paper = estimate(config_from_inputs(model="llama-3.1-405b", n_gpus=512, zero_stage=3))
+    paper = estimate(config_from_inputs(conventions="paper", model="llama-3.1-405b", n_gpus=512, zero_stage=3))
     assert paper["param_buffer_bytes"] == 0 and paper["state_bytes"] == pytest.approx(16 * 405_853_388_800 / 512)
 
 
@@ -142,7 +142,7 @@ def test_deepspeed_zero2_keeps_full_16bit_gradients(n_gpus):
     """DeepSpeed's ZeRO-2 estimator (stage_1_and_2.estimate_zero2_model_states_mem_needs, no offload):
     4·N + 16·N/d — fp16 weights and gradients in full, fp32 master, moments and gradient partition sharded."""
     n = get_preset("llama-2-7b").n_params
-    rec = estimate(config_from_inputs(model="llama-2-7b", n_gpus=n_gpus, zero_stage=2, zero_convention="deepspeed"))
+    rec = estimate(config_from_inputs(conventions="paper", model="llama-2-7b", n_gpus=n_gpus, zero_stage=2, zero_convention="deepspeed"))
     assert rec["state_bytes"] == pytest.approx(4 * n + 16 * n / n_gpus, rel=1e-12)
     assert rec["grads_bytes"] == pytest.approx(2 * n) and rec["grad_accum_bytes"] == pytest.approx(4 * n / n_gpus)
 
@@ -151,7 +151,7 @@ def test_fsdp_buffers_two_units_and_a_units_gradients():
     """FSDP (Zhao et al. 2023 §3.3): the unit computing and the one prefetched are gathered, and one unit's
     gradients are unsharded until their reduce-scatter; for Llama 3.1 405B the root unit (embedding + untied head,
     4.2B) outweighs a block (3.19B)."""
-    rec = estimate(config_from_inputs(model="llama-3.1-405b", n_gpus=512, zero_stage=3, zero_convention="fsdp"))
+    rec = estimate(config_from_inputs(conventions="paper", model="llama-3.1-405b", n_gpus=512, zero_stage=3, zero_convention="fsdp"))
     u = unit_params(**get_preset("llama-3.1-405b").arch())
     unit = max(float(u["block"]), float(u["root"]))
     assert unit == float(u["root"]) == 2 * 128256 * 16384 + 16384
@@ -163,28 +163,28 @@ def test_offload_moves_state_to_the_host_and_checks_it():
     bytes per parameter with zero-16: 2 + 4 + 8), the GPU keeps the 16-bit weights; per node × its GPUs."""
     n = get_preset("llama-2-13b").n_params
     kw = dict(model="llama-2-13b", n_gpus=8, zero_stage=2, offload="optimizer", gpu="a100-80gb")
-    rec = estimate(config_from_inputs(**kw))
+    rec = estimate(config_from_inputs(conventions="paper", **kw))
     assert rec["state_bytes"] == pytest.approx(2 * n, rel=1e-12)
     assert rec["offloaded_bytes"] == pytest.approx(2 * n / 8 + 12 * n / 8, rel=1e-12)
     assert rec["host_bytes"] == pytest.approx(14 * n, rel=1e-12)  # 8 GPUs of one node
     assert rec["host_fits"] and rec["fits"]
-    small = estimate(config_from_inputs(**kw, host_memory_bytes=100e9))
+    small = estimate(config_from_inputs(conventions="paper", **kw, host_memory_bytes=100e9))
     assert not small["host_fits"] and not small["fits"]
-    inf = estimate(config_from_inputs(model="llama-2-13b", n_gpus=8, zero_stage=3, offload="optimizer_params",
+    inf = estimate(config_from_inputs(conventions="paper", model="llama-2-13b", n_gpus=8, zero_stage=3, offload="optimizer_params",
                                       gpu="a100-80gb"))
     assert inf["state_bytes"] == 0 and inf["offloaded_bytes"] == pytest.approx(16 * n / 8, rel=1e-12)
     assert inf["param_buffer_bytes"] > 0  # the gathered layer stays on the GPU
 
 
 def test_qlora_dequantises_one_layer_at_a_time():
-    rec = estimate(config_from_inputs(model="llama-2-7b", training="qlora"))
+    rec = estimate(config_from_inputs(conventions="paper", model="llama-2-7b", training="qlora"))
     assert rec["param_buffer_bytes"] == 2 * 4096 * 11008  # the largest block matrix, dequantised to 16 bits
 
 
 def test_sweep_over_training_modes_equals_points():
     """Training mode, rank, targets and offload are columns like any other: one vectorised evaluate equals each
     point alone."""
-    cfg = config_from_inputs(model="llama-3.1-8b", n_gpus=8, zero_stage=3)
+    cfg = config_from_inputs(conventions="paper", model="llama-3.1-8b", n_gpus=8, zero_stage=3)
     cols = dict(cfg.columns())
     modes = np.array(["full", "lora", "qlora"])[:, None, None]
     ranks = np.array([8, 64])[None, :, None]
@@ -195,7 +195,7 @@ def test_sweep_over_training_modes_equals_points():
     for i, t in enumerate(("full", "lora", "qlora")):
         for j, r in enumerate((8, 64)):
             for k, z in enumerate(("paper", "deepspeed", "fsdp")):
-                one = estimate(config_from_inputs(model="llama-3.1-8b", n_gpus=8, zero_stage=3, training=t,
+                one = estimate(config_from_inputs(conventions="paper", model="llama-3.1-8b", n_gpus=8, zero_stage=3, training=t,
                                                   lora_rank=r, zero_convention=z))
                 for key in ("total_bytes", "state_bytes", "param_buffer_bytes", "flops_per_token",
                             "predicted_step_time_s"):
@@ -235,7 +235,7 @@ def test_lora_block_measured_exactly(measure, training, targets, flash, profile)
     trainable state after one mixed-precision AdamW step — adapter count, bf16 weights (frozen base included) and
     gradients, fp32 master and moments — equals `memory.state_bytes`. QLoRA is measured on a bf16 base (no NF4
     kernels on a CPU): its activations are the same."""
-    cfg = config_from_inputs(**LLAMA, training=training, lora_rank=8, lora_targets=targets, flash_attention=flash,
+    cfg = config_from_inputs(conventions="paper", **LLAMA, training=training, lora_rank=8, lora_targets=targets, flash_attention=flash,
                              profile=profile)
     res = measure.compare(cfg, cap=None, whole_model=False)
     _exact(res)
@@ -249,7 +249,7 @@ def test_lora_block_measured_exactly(measure, training, targets, flash, profile)
 
 @pytest.mark.parametrize("recompute", M.RECOMPUTE_MODES)
 def test_lora_block_recompute_modes(measure, recompute):
-    cfg = config_from_inputs(**LLAMA, training="lora", lora_rank=4, recompute=recompute, flash_attention=True)
+    cfg = config_from_inputs(conventions="paper", **LLAMA, training="lora", lora_rank=4, recompute=recompute, flash_attention=True)
     res = measure.compare(cfg, cap=None, whole_model=False)
     for r in res["recompute_modes"]:
         assert r["measured_bytes"] == r["predicted_bytes"], r
@@ -258,7 +258,7 @@ def test_lora_block_recompute_modes(measure, recompute):
 def test_lora_whole_model_matches_the_ledger(measure):
     """Two blocks, embeddings, head and loss under LoRA: the ledger's rows (L layers and the logits) are what was
     kept, the rest is the model's own small tensors (ids, the final norm's input)."""
-    cfg = config_from_inputs(**LLAMA, training="lora", lora_rank=8, flash_attention=True)
+    cfg = config_from_inputs(conventions="paper", **LLAMA, training="lora", lora_rank=8, flash_attention=True)
     res = measure.compare(cfg, cap=None)
     for r in res["model_rows"]:
         if r["kind"] == "ledger" or r["tensor"] == "logits":
@@ -271,7 +271,7 @@ def test_lora_whole_model_matches_the_ledger(measure):
 def test_mla_block_measured_exactly(measure, profile, q_lora_rank, training):
     """MLA (DeepSeek-V2 §2.1 / transformers' DeepseekV3Attention) on CPU: the latents kept for their norms, their
     statistics, the normalised latents kept by the up-projections, and q, k (a heads × d_h) and v (× d_v)."""
-    cfg = config_from_inputs(**{**LLAMA, "n_kv_heads": 4}, attention="mla", head_dim=48, v_head_dim=32,
+    cfg = config_from_inputs(conventions="paper", **{**LLAMA, "n_kv_heads": 4}, attention="mla", head_dim=48, v_head_dim=32,
                              q_lora_rank=q_lora_rank, kv_lora_rank=16, qk_rope_head_dim=16, profile=profile,
                              training=training, lora_rank=4)
     res = measure.compare(cfg, cap=None, whole_model=False)
@@ -287,7 +287,7 @@ def test_mla_block_measured_exactly(measure, profile, q_lora_rank, training):
 ], ids=("gemma3", "gemma2", "olmo2", "falcon"))
 @pytest.mark.parametrize("profile", M.PROFILES)
 def test_new_block_kinds_measured_exactly(measure, kw, profile):
-    cfg = config_from_inputs(**{**LLAMA, **kw}, profile=profile)
+    cfg = config_from_inputs(conventions="paper", **{**LLAMA, **kw}, profile=profile)
     _exact(measure.compare(cfg, cap=None, whole_model=False))
 
 
@@ -297,7 +297,7 @@ def test_measurement_refuses_what_it_does_not_build(measure):
                       (dict(position="learned", training="lora"), "training"),
                       (dict(embedding_norm=True), "embedding_norm")):
         with pytest.raises(ValueError, match=field):
-            measure.compare(config_from_inputs(**{**LLAMA, **kw}), cap=None)
+            measure.compare(config_from_inputs(conventions="paper", **{**LLAMA, **kw}), cap=None)
 
 
 # --- the app: a "Fine-tune (LoRA/QLoRA)" choice in the Calculator and the Fit map -------------------------------------
@@ -320,7 +320,7 @@ def test_calculator_fine_tune_choice_is_in_the_link():
               seq="512", recipe="cs336-12", ovh="none", flash="false")
     at = _page("pages/01_calculator.py", **qp)
     assert not at.exception and not at.error
-    want = estimate(config_from_inputs(**QLORA_65B, overhead="none", flash_attention=False, n_gpus=1, zero_stage=0))
+    want = estimate(config_from_inputs(conventions="paper", **QLORA_65B, overhead="none", flash_attention=False, n_gpus=1, zero_stage=0))
     total = next(m.value for m in at.metric if m.label == "Total per GPU")
     assert total == f"{want['total_bytes'] / 1e9:,.2f} GB"
     assert any("Trains 800 M of 65.3 B" in c.value for c in at.caption)

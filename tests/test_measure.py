@@ -111,7 +111,7 @@ def _cfg(**kw):
                 norm="rmsnorm", bias="none", dropout=False, tied_embeddings=False, position="rotary",
                 max_position=256, seq_len=64, micro_batch=2)
     base.update(kw)
-    return config_from_inputs(**base)
+    return config_from_inputs(conventions="paper", **base)
 
 
 @pytest.mark.parametrize("recompute", M.RECOMPUTE_MODES)
@@ -130,7 +130,7 @@ def test_llama_every_ledger_tensor_measured_exactly(tb, profile, flash, recomput
 def test_gpt_rows_match_ledger_tensor_by_tensor(tb):
     """The GPT block's rows equal layer_ledger's (profile 'fused') one by one; only layernorm's statistics, which
     Korthikanti leaves out, are measured without a prediction."""
-    cfg = config_from_inputs(n_layers=1, d_model=128, n_heads=4, vocab_size=512, seq_len=64, micro_batch=2)
+    cfg = config_from_inputs(conventions="paper", n_layers=1, d_model=128, n_heads=4, vocab_size=512, seq_len=64, micro_batch=2)
     res = ME.compare(cfg, whole_model=False)
     for r in res["rows"]:
         if r["tensor"] in ("norm1_stats", "norm2_stats"):
@@ -142,7 +142,7 @@ def test_gpt_rows_match_ledger_tensor_by_tensor(tb):
 def test_cpu_functional_dropout_keeps_2_byte_masks(tb):
     """Trap found by measuring: F.dropout on CPU keeps a 2-byte scale tensor, not a 1-byte mask; reported as
     mask rows at 2× the ledger, and said in the notes."""
-    cfg = config_from_inputs(n_layers=1, d_model=128, n_heads=4, vocab_size=512, seq_len=32, micro_batch=1)
+    cfg = config_from_inputs(conventions="paper", n_layers=1, d_model=128, n_heads=4, vocab_size=512, seq_len=32, micro_batch=1)
     res = ME.compare(cfg, whole_model=False, dropout_impl="functional")
     masks = {r["tensor"]: r for r in res["rows"] if r["tensor"].endswith("dropout_mask")}
     assert set(masks) == {"softmax_dropout_mask", "attn_dropout_mask", "mlp_dropout_mask"}
@@ -201,7 +201,7 @@ def test_flash_forward_flops_counted_on_cpu(tb):
 ])
 def test_whole_model_training_flops_match_core_within_1pct(tb, kw):
     """flops.py: training FLOPs per token 6·N + 12·L·h·s (attention 'full'), N without gathered tables."""
-    cfg = config_from_inputs(**kw, seq_len=128, micro_batch=2)
+    cfg = config_from_inputs(conventions="paper", **kw, seq_len=128, micro_batch=2)
     res = ME.compare(cfg)
     row = next(r for r in res["flops"] if r["quantity"] == "model training step")
     assert row["ratio"] == pytest.approx(1.0, abs=0.01)
@@ -214,8 +214,8 @@ def test_flash_training_flops_exceed_core_by_the_recomputed_qk(tb):
     kw = dict(n_layers=2, d_model=256, n_heads=8, n_kv_heads=2, d_ff=688, vocab_size=2048, mlp="swiglu",
               norm="rmsnorm", bias="none", dropout=False, tied_embeddings=False, position="rotary", seq_len=128,
               micro_batch=2)
-    flash = ME.compare(config_from_inputs(**kw, flash_attention=True))
-    plain = ME.compare(config_from_inputs(**kw))
+    flash = ME.compare(config_from_inputs(conventions="paper", **kw, flash_attention=True))
+    plain = ME.compare(config_from_inputs(conventions="paper", **kw))
     get = lambda res: next(r for r in res["flops"] if r["quantity"] == "model training step")  # noqa: E731
     assert get(flash)["measured_flops"] - get(plain)["measured_flops"] == 2 * 2 * 256 * 128 * (128 * 2)
     assert any("2.5×" in n for n in flash["notes"])
@@ -246,11 +246,11 @@ def test_block_forward_flops_vectorised_equals_loop():
 
 
 def test_size_cap_names_the_fields_to_shrink():
-    cfg = config_from_inputs(model="llama-3.2-1b", seq_len=2048)
+    cfg = config_from_inputs(conventions="paper", model="llama-3.2-1b", seq_len=2048)
     with pytest.raises(ValueError, match=r"^size: .*the app's CPU server.*n_layers, seq_len"):
         ME.check_size(cfg, ME.APP_CPU_CAP)
-    ME.check_size(config_from_inputs(model="llama-3.2-1b", n_layers=2, seq_len=512), ME.CLI_CPU_CAP)
-    small = config_from_inputs(n_layers=2, d_model=128, n_heads=4, vocab_size=1024, seq_len=128)
+    ME.check_size(config_from_inputs(conventions="paper", model="llama-3.2-1b", n_layers=2, seq_len=512), ME.CLI_CPU_CAP)
+    small = config_from_inputs(conventions="paper", n_layers=2, d_model=128, n_heads=4, vocab_size=1024, seq_len=128)
     ME.check_size(small, ME.APP_CPU_CAP)
 
 
@@ -269,7 +269,7 @@ def test_missing_torch_says_how_to_install(monkeypatch, capsys):
 
 
 def test_moe_is_refused_with_the_field_named():
-    cfg = config_from_inputs(model="mixtral-8x7b", n_layers=1, seq_len=16)
+    cfg = config_from_inputs(conventions="paper", model="mixtral-8x7b", n_layers=1, seq_len=16)
     if not ME.torch_available():
         pytest.skip("torch missing: the torch message comes first")
     with pytest.raises(ValueError, match="^n_experts:"):
@@ -298,7 +298,7 @@ def test_cuda_device_refused_without_cuda(tb):
     import torch
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")
-    cfg = config_from_inputs(n_layers=1, d_model=64, n_heads=2, vocab_size=128, seq_len=16)
+    cfg = config_from_inputs(conventions="paper", n_layers=1, d_model=64, n_heads=2, vocab_size=128, seq_len=16)
     with pytest.raises(ValueError, match="^device: CUDA is not available"):
         ME.compare(cfg, device="cuda")
 

@@ -31,7 +31,7 @@ SMALL = dict(n_layers=1, d_model=64, n_heads=4, n_kv_heads=2, d_ff=96, vocab_siz
 
 
 def mixtral(**kw):
-    return config_from_inputs(model="mixtral-8x7b", **{**SMALL, **kw})
+    return config_from_inputs(conventions="paper", model="mixtral-8x7b", **{**SMALL, **kw})
 
 
 def shared(gate, **kw):
@@ -107,7 +107,7 @@ def test_unledgered_total_is_small_but_for_index_add(tb):
 
 
 def test_dense_config_refused_by_moe_measure():
-    cfg = config_from_inputs(**SMALL)
+    cfg = config_from_inputs(conventions="paper", **SMALL)
     if not ME.torch_available():
         pytest.skip("torch missing")
     with pytest.raises(ValueError, match="^n_experts:"):

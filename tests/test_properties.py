@@ -38,7 +38,7 @@ def make(d):
     d = dict(d)
     d["n_gpus"] = d.pop("dp") * d["tp"] * d["pp"]
     try:
-        return config_from_inputs(**d)
+        return config_from_inputs(conventions="paper", **d)
     except ValueError:
         return None
 
@@ -104,7 +104,7 @@ def test_regression_flash_raises_at_one_token_without_dropout():
     """Pinned counterexample to 'flash never raises activations': at s = 1 without dropout the fp32 log-sum-exp
     (4 bytes per head and row) outweighs the 2-byte 1×1 softmax output it replaces. True of real kernels too;
     the property holds for s ≥ 2 (4asb ≤ 2as²b)."""
-    cfg = config_from_inputs(model="llama-3.1-8b", seq_len=1)
+    cfg = config_from_inputs(conventions="paper", model="llama-3.1-8b", seq_len=1)
     assert estimate(cfg.replace(flash_attention=True))["activations_bytes"] > estimate(cfg)["activations_bytes"]
 
 
@@ -148,7 +148,7 @@ def test_vectorised_equals_loop_random_grid():
 
 
 def test_invalid_rows_are_flagged_not_nan_silently():
-    c = config_from_inputs(model="llama-3.1-8b").columns()
+    c = config_from_inputs(conventions="paper", model="llama-3.1-8b").columns()
     cols = dict(c)
     cols["tp"] = np.array([1, 3, 64])
     cols["n_gpus"] = np.array([8, 8, 64])
@@ -179,13 +179,13 @@ def test_megatron_recompute_formula_matches_hardware_flops():
 
 
 def test_moe_flops_use_active_params():
-    r = estimate(config_from_inputs(model="mixtral-8x7b", attention_flops="none"))
+    r = estimate(config_from_inputs(conventions="paper", model="mixtral-8x7b", attention_flops="none"))
     assert r["flops_per_token"] == 6 * r["n_active_params"] and r["n_active_params"] < r["n_params"] / 3
 
 
 def test_measured_throughput_to_mfu_and_hfu():
     """Seed 000 'slow steps': achieved FLOP/s vs peak. 8 H100 at 1e4 tokens/s on llama-2-7b, full recompute."""
-    cfg = config_from_inputs(model="llama-2-7b", n_gpus=8, zero_stage=3, recompute="full", tokens_per_second=1e4,
+    cfg = config_from_inputs(conventions="paper", model="llama-2-7b", n_gpus=8, zero_stage=3, recompute="full", tokens_per_second=1e4,
                              seq_len=4096)
     r = estimate(cfg)
     assert r["achieved_mfu"] == pytest.approx(1e4 * r["flops_per_token"] / (8 * 989.5e12), rel=1e-12)
@@ -198,19 +198,19 @@ def test_measured_throughput_to_mfu_and_hfu():
 
 
 def test_cost_is_gpu_hours_times_price():
-    r = estimate(config_from_inputs(model="llama-2-7b", n_gpus=64, zero_stage=1, price_per_gpu_hour=2.0, tokens=1e11))
+    r = estimate(config_from_inputs(conventions="paper", model="llama-2-7b", n_gpus=64, zero_stage=1, price_per_gpu_hour=2.0, tokens=1e11))
     assert r["cost_usd"] == pytest.approx(r["gpu_hours"] * 2.0, rel=1e-12)
     assert r["gpu_hours"] == pytest.approx(r["time_s"] * 64 / 3600, rel=1e-12)
 
 
 def test_time_overhead_scales_time():
-    c = config_from_inputs(model="llama-2-7b")
+    c = config_from_inputs(conventions="paper", model="llama-2-7b")
     assert estimate(c.replace(time_overhead_frac=0.2))["days"] == pytest.approx(estimate(c)["days"] * 1.2)
 
 
 def test_realistic_overhead_is_documented_and_off_by_default():
-    base = estimate(config_from_inputs(model="llama-2-7b"))
-    real = estimate(config_from_inputs(model="llama-2-7b", overhead="realistic"))
+    base = estimate(config_from_inputs(conventions="paper", model="llama-2-7b"))
+    real = estimate(config_from_inputs(conventions="paper", model="llama-2-7b", overhead="realistic"))
     assert base["overhead_bytes"] == 0
     sub = real["total_bytes"] - real["overhead_bytes"]
     assert real["overhead_bytes"] == pytest.approx(M.REALISTIC_OVERHEAD_BYTES + M.REALISTIC_FRAGMENTATION_FRAC * sub)
@@ -218,7 +218,7 @@ def test_realistic_overhead_is_documented_and_off_by_default():
 
 def test_pipeline_last_stage_can_be_the_worst():
     """With pp > 1 the logits live on the last stage; a huge vocabulary at a short sequence makes it the busiest."""
-    c = config_from_inputs(model="llama-3.1-8b", pp=8, n_gpus=8, seq_len=1024, flash_attention=True, fp32_loss=True,
+    c = config_from_inputs(conventions="paper", model="llama-3.1-8b", pp=8, n_gpus=8, seq_len=1024, flash_attention=True, fp32_loss=True,
                            vocab_size=1_000_000)
     r = estimate(c)
     assert r["worst_stage"] == "last" and r["logits_bytes"] > 0
@@ -227,14 +227,14 @@ def test_pipeline_last_stage_can_be_the_worst():
 
 
 def test_adafactor_factored_state_is_small():
-    r = estimate(config_from_inputs(model="llama-2-7b", optimizer="adafactor"))
+    r = estimate(config_from_inputs(conventions="paper", model="llama-2-7b", optimizer="adafactor"))
     assert 0 < r["optimizer_bytes"] < 0.01 * 4 * r["n_params"]
 
 
 def test_optimizer_bytes_per_param():
     n = 1e9
     for opt, bpp in (("adamw", 8), ("adamw8bit", 2), ("sgd_momentum", 4), ("lion", 4), ("sgd", 0)):
-        r = estimate(config_from_inputs(n_params=n, optimizer=opt))
+        r = estimate(config_from_inputs(conventions="paper", n_params=n, optimizer=opt))
         assert r["optimizer_bytes"] == bpp * n
 
 

@@ -105,7 +105,7 @@ def test_help_of_each_subcommand_shows_every_input(command):
 def test_help_runs_as_a_process():
     out = subprocess.run([sys.executable, "-m", "core", "estimate", "--help"], cwd=ROOT, capture_output=True,
                          text=True, timeout=60)
-    assert out.returncode == 0 and "unit: count (tokens)" in out.stdout and "default: 2048" in out.stdout
+    assert out.returncode == 0 and "unit: count (tokens)" in out.stdout and "default: 4096" in out.stdout
 
 
 def test_config_fields_and_defaults_come_from_the_schema():

@@ -18,7 +18,7 @@ SIG3 = 5e-3  # a number printed with 3 significant figures is within ±0.5 in it
 
 
 def state_gb(n_params, recipe, parts=None, **kw):
-    cfg = config_from_inputs(n_params=n_params, recipe=recipe, **kw)
+    cfg = config_from_inputs(conventions="paper", n_params=n_params, recipe=recipe, **kw)
     rec = estimate(cfg)
     parts = parts or ("weights_bytes", "grads_bytes", "grad_accum_bytes", "optimizer_bytes", "master_bytes")
     return sum(rec[p] for p in parts) / GB
@@ -50,7 +50,7 @@ def test_state_table_seed002(n, expected_gb):
 
 def test_1p3b_fits_one_80gb_gpu():
     """Seed 002: 1.3B '≈21 GB — yes, room for activations' on one 80 GB H100."""
-    rec = estimate(config_from_inputs(n_params=1.3e9, gpu="h100-sxm", seq_len=512))
+    rec = estimate(config_from_inputs(conventions="paper", n_params=1.3e9, gpu="h100-sxm", seq_len=512))
     assert rec["fits"]
     assert (rec["state_bytes"]) / GB == pytest.approx(21, abs=0.5)
 
@@ -58,12 +58,12 @@ def test_1p3b_fits_one_80gb_gpu():
 @pytest.mark.parametrize("n, gpus", [(1.3e9, 1), (7e9, 2), (13e9, 3), (70e9, 14)])
 def test_fewest_80gb_gpus_for_state_alone(n, gpus):
     """Seed 002 table 'min H100s (state only, ÷G)': 1.3B → 1, 7B → 2, 13B → 3, 70B → 14 (state evenly sharded)."""
-    assert min_gpus_state_only(config_from_inputs(n_params=n, zero_stage=3, gpu="h100-sxm")) == gpus
+    assert min_gpus_state_only(config_from_inputs(conventions="paper", n_params=n, zero_stage=3, gpu="h100-sxm")) == gpus
 
 
 def test_7b_does_not_fit_one_h100_before_activations():
     """Seeds 000/002: 112 GB of state > 80 GB; the optimizer state alone overflows the device."""
-    rec = estimate(config_from_inputs(n_params=7e9, gpu="h100-sxm", seq_len=512))
+    rec = estimate(config_from_inputs(conventions="paper", n_params=7e9, gpu="h100-sxm", seq_len=512))
     assert not rec["fits"] and rec["binding"] == "state"
     assert rec["state_bytes"] > rec["gpu_memory_bytes"]
 
@@ -87,7 +87,7 @@ def test_gpt_layer_s4096_terms():
 
 def test_gpt_model_32_layers_activations_104gb():
     """Seed 000 '≈104 GB for 32 layers' through the whole estimate (the 7B GPT shape, h=4096, a=32)."""
-    cfg = config_from_inputs(model="gpt-3-6.7b", seq_len=4096)
+    cfg = config_from_inputs(conventions="paper", model="gpt-3-6.7b", seq_len=4096)
     assert estimate(cfg)["activations_bytes"] / GB == pytest.approx(104, rel=SIG3)
 
 
@@ -98,7 +98,7 @@ def test_gpt_layer_s1024():
 
 def test_full_recompute_keeps_2sbh():
     """Seeds 000/001: full recomputation keeps only the layer input, 2·s·b·h bytes, '~34 MB here' (s=h=4096)."""
-    cfg = config_from_inputs(model="gpt-3-6.7b", seq_len=4096, recompute="full")
+    cfg = config_from_inputs(conventions="paper", model="gpt-3-6.7b", seq_len=4096, recompute="full")
     rec = estimate(cfg)
     assert rec["activations_per_layer_bytes"] / MB == pytest.approx(34, rel=0.02)
     assert rec["activations_per_layer_bytes"] == 2 * 4096 * 4096
@@ -116,7 +116,7 @@ def test_seed001_flash_estimate_34sbh():
 
 # ----- the 1.24B fine-tuning exercise (seed 000) --------------------------------------------------------------------
 def exercise(master: bool):
-    return config_from_inputs(n_params=1.24e9, n_layers=16, d_model=2048, n_heads=32, vocab_size=128000,
+    return config_from_inputs(conventions="paper", n_params=1.24e9, n_layers=16, d_model=2048, n_heads=32, vocab_size=128000,
                               seq_len=1024, micro_batch=1, master_weights=master,
                               gpu="custom", gpu_memory_bytes=24e9, peak_flops_per_s=165e12,
                               memory_bandwidth_bytes_per_s=1e12)
@@ -158,7 +158,7 @@ def test_exercise_doubling_seq_breaks_tight_case_and_recompute_fixes_it():
 
 # ----- time and FLOPs: seeds 000, 001, 002 ----------------------------------------------------------------------------
 def days(n, tokens, gpus, mfu, gpu="h100-sxm"):
-    cfg = config_from_inputs(n_params=n, tokens=tokens, n_gpus=gpus, mfu=mfu, gpu=gpu, zero_stage=3,
+    cfg = config_from_inputs(conventions="paper", n_params=n, tokens=tokens, n_gpus=gpus, mfu=mfu, gpu=gpu, zero_stage=3,
                              attention_flops="none")
     return estimate(cfg)["days"]
 
@@ -171,7 +171,7 @@ def test_70b_15t_1024_h100_144_days():
 def test_70b_14t_2048_h100_8p4_days():
     """Seed 001: 70B on 1.4T tokens, 2,048 H100 (989 TFLOP/s) at 40% ≈ 7.3e5 s ≈ 8.4 days."""
     assert days(70e9, 1.4e12, 2048, 0.4) == pytest.approx(8.4, rel=SIG3)
-    cfg = config_from_inputs(n_params=70e9, tokens=1.4e12, attention_flops="none")
+    cfg = config_from_inputs(conventions="paper", n_params=70e9, tokens=1.4e12, attention_flops="none")
     assert estimate(cfg)["train_flops"] == pytest.approx(5.9e23, rel=0.01)
 
 
@@ -182,7 +182,7 @@ def test_7b_14t_8_h100_172_days():
 
 def test_gpt3_175b_300b_tokens_flops():
     """Seed 002: C ≈ 6 · 175e9 · 300e9 ≈ 3.15e23 FLOPs."""
-    cfg = config_from_inputs(n_params=175e9, tokens=300e9, attention_flops="none")
+    cfg = config_from_inputs(conventions="paper", n_params=175e9, tokens=300e9, attention_flops="none")
     assert estimate(cfg)["train_flops"] == pytest.approx(3.15e23, rel=SIG3)
 
 
@@ -197,7 +197,7 @@ def test_every_mfu_point_is_a_day_and_a_half():
 
 def test_attention_term_12lhs():
     """Seed 001: attention adds ≈ 12·L·h·s FLOPs per token (forward + backward); causal halves it."""
-    cfg = config_from_inputs(model="gpt-3-6.7b", seq_len=4096)
+    cfg = config_from_inputs(conventions="paper", model="gpt-3-6.7b", seq_len=4096)
     rec = estimate(cfg)
     assert rec["attention_flops_per_token"] == 12 * 32 * 4096 * 4096
     assert rec["flops_per_token"] == 6 * rec["n_params"] + 12 * 32 * 4096 * 4096
@@ -208,7 +208,7 @@ def test_attention_term_12lhs():
 def test_full_recompute_costs_a_third_more():
     """Seed 001: recomputation 'one extra forward pass, roughly +33% compute'. Exactly: the blocks' forward again
     (not the embedding or LM head), so a little under 4/3 for the 6.7B GPT shape."""
-    cfg = config_from_inputs(model="gpt-3-6.7b", recompute="full")
+    cfg = config_from_inputs(conventions="paper", model="gpt-3-6.7b", recompute="full")
     rec = estimate(cfg)
     assert rec["hardware_flops_per_token"] / rec["flops_per_token"] == pytest.approx(4 / 3, rel=0.01)
     outside = 6 * (50257 * 4096 + 2048 * 4096)  # tied embedding + learned positions
@@ -278,7 +278,7 @@ TABLE2 = [  # (name, tp, sequence_parallel, recompute, closed form as a function
 @pytest.mark.parametrize("name, t, sp, rec, form", TABLE2, ids=[r[0] for r in TABLE2])
 @pytest.mark.parametrize("s, b, h, a", [(2048, 1, 12288, 96), (4096, 2, 4096, 32), (1024, 4, 2048, 16)])
 def test_korthikanti_table2(name, t, sp, rec, form, s, b, h, a):
-    cfg = config_from_inputs(model="gpt-3-175b", n_layers=8, d_model=h, n_heads=a, n_kv_heads=a, d_ff=4 * h,
+    cfg = config_from_inputs(conventions="paper", model="gpt-3-175b", n_layers=8, d_model=h, n_heads=a, n_kv_heads=a, d_ff=4 * h,
                              seq_len=s, micro_batch=b, tp=t, n_gpus=t, sequence_parallel=sp, recompute=rec)
     rec_ = estimate(cfg)
     assert rec_["activations_per_layer_bytes"] == pytest.approx(form(s, b, h, a, t), rel=1e-12)
@@ -287,7 +287,7 @@ def test_korthikanti_table2(name, t, sp, rec, form, s, b, h, a):
 
 def test_pipeline_first_stage_holds_L_layers():
     """Korthikanti Eq. 5: in 1F1B the first stage stores L layers' worth whatever p; interleaved × (1+(p−1)/(pm))."""
-    base = config_from_inputs(model="gpt-3-175b", seq_len=2048, tp=8, pp=1, n_gpus=64, sequence_parallel=True,
+    base = config_from_inputs(conventions="paper", model="gpt-3-175b", seq_len=2048, tp=8, pp=1, n_gpus=64, sequence_parallel=True,
                               recompute="selective")
     per_layer = estimate(base)["activations_per_layer_bytes"]
     piped = estimate(base.replace(pp=8))
@@ -299,7 +299,7 @@ def test_pipeline_first_stage_holds_L_layers():
 def test_korthikanti_175b_selective_sp_per_gpu():
     """Korthikanti §6 setting for GPT-3 175B (s=2048, h=12288, a=96, t=8, b=1): with sequence parallelism and
     selective recomputation a layer needs 34·sbh/t bytes = 107 MB; 96 layers on the first stage ≈ 10.3 GB."""
-    cfg = config_from_inputs(model="gpt-3-175b", seq_len=2048, tp=8, pp=8, n_gpus=64, sequence_parallel=True,
+    cfg = config_from_inputs(conventions="paper", model="gpt-3-175b", seq_len=2048, tp=8, pp=8, n_gpus=64, sequence_parallel=True,
                              recompute="selective")
     rec = estimate(cfg)
     assert rec["activations_per_layer_bytes"] == 34 * 2048 * 12288 / 8

@@ -215,7 +215,7 @@ def test_key_inputs_are_columns_even_when_fixed():
     for k in S.KEY_INPUTS:
         assert k in t.column_names
     assert t.column("gpu").to_pylist() == ["h100-sxm"] * 2
-    assert t.column("seq_len").to_pylist() == [2048] * 2
+    assert t.column("seq_len").to_pylist() == [4096] * 2  # the schema default (core/inputs.py)
 
 
 def test_measured_throughput_from_step_time():
