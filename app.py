@@ -19,7 +19,7 @@ layout.page_links()
 
 st.subheader("Start from a published example")
 for ex in X.EXAMPLES:  # each link sets the Calculator's inputs; the ones it does not name start from their defaults
-    st.page_link(registry.page("calculator").file, label=ex.label, icon=ex.icon, query_params=ex.params)
+    st.page_link(registry.page("calculator").file, label=ex.label, icon=ex.icon, query_params=ex.link)
     st.caption(ex.detail)
 
 st.subheader("The three ideas behind the numbers")

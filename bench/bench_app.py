@@ -4,6 +4,7 @@ machine), and — with --browser — a page with its charts drawn in headless De
     python bench/bench_app.py                 # AppTest timings; JSON to bench/out/app.json
     python bench/bench_app.py --browser       # also the real-browser timings
     python bench/bench_app.py --browser --write-results   # and replace the "## App" section of bench/RESULTS.md
+    (cd OTHER && python /path/to/bench/bench_app.py --label before)   # the same on another checkout, then --write-results
 
 "First run" is a new session opening the page (AppTest: the entrypoint, then `switch_page`), timed around the
 page's run only. It is measured twice: with every st.cache_data/st.cache_resource cleared before each sample
@@ -23,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-OUT = ROOT / "bench" / "out"
+OUT = Path(__import__("os").environ.get("BENCH_OUT", ROOT / "bench" / "out"))  # BENCH_OUT: another checkout's run
 from ui import registry  # noqa: E402  (after the path insert)
 
 PAGES = [p.file for p in registry.NAV]
@@ -165,6 +166,17 @@ def markdown(res: dict) -> str:
               f"imports, the browser loading Streamlit's JavaScript, the first run): {br['cold_first_page_s']:.2f} s."]
     elif br:
         L += ["", f"Browser timings skipped: {br['skipped']}."]
+    runs = res.get("runs") or {}
+    if len(runs) > 1:  # the same measurement on other checkouts (--label), side by side
+        labels = list(runs)
+        L += ["", "### Before and after (the same script on each checkout: `--label`, `--app-dir`)", "",
+              "| page: first run, cold cache (s) | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
+        for page in PAGES:
+            L.append(f"| `{page}` | " + " | ".join(
+                f"{runs[k]['first_run_cold'][page]['median_s']:.3f}" if page in runs[k]["first_run_cold"] else "—"
+                for k in labels) + " |")
+        L.append("| **Calculator widget change, median (ms)** | " + " | ".join(
+            f"**{runs[k]['widget_change']['median_s'] * 1000:.0f}**" for k in labels) + " |")
     L += ["", "Raw numbers: `bench/out/app.json`.", ""]
     return "\n".join(L)
 
@@ -181,6 +193,7 @@ def main(argv=None) -> int:
     ap.add_argument("--changes", type=int, default=28)
     ap.add_argument("--browser", action="store_true")
     ap.add_argument("--write-results", action="store_true")
+    ap.add_argument("--label", default="after", help="this run's label in bench/out/app.json (before, after, …)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     import altair, duckdb, pandas, streamlit  # noqa: F401,E401
@@ -195,7 +208,10 @@ def main(argv=None) -> int:
     if args.browser:
         res["browser"] = browser(max(1, args.repeats // 2))
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "app.json").write_text(json.dumps(res, indent=2))
+    path = OUT / "app.json"
+    old = json.loads(path.read_text()) if path.exists() else {}
+    res["runs"] = {**old.get("runs", {}), args.label: {k: res[k] for k in ("first_run_cold", "widget_change")}}
+    path.write_text(json.dumps(res, indent=2))
     md = markdown(res)
     print(md)
     if args.write_results:

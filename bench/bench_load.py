@@ -57,7 +57,7 @@ AGENT_SESSION_TTL_S = 60  # an agent session is closed after this long idle (a b
 # lengths × 4 micro-batches × 4 ZeRO stages × 3 recomputation modes × 2 flash × 4 TP × 2 recipes = 912,384 rows
 BIG_SWEEP = {"sw_models": ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "mixtral-8x7b"],
              "sw_accs": ["h100-sxm", "h200", "b200"], "sw_gmin": ["1"], "sw_gmax": ["1024"], "sw_smin": ["512"],
-             "sw_smax": ["131072"], "sw_mbs": ["1", "2", "4", "8"], "sw_tps": ["1", "2", "4", "8"],
+             "sw_smax": ["131072"], "sw_mbs": ["1", "2", "4", "8"], "sw_tpdeg": ["1", "2", "4", "8"],
              "sw_recipes": ["zero-16", "cs336-12"]}
 BIG_ROWS = 912_384
 # the other sessions: (page, link parameters, widget changes made one request each)
@@ -71,7 +71,7 @@ WORST_LINKS = [
     # × 2 TP × 2 recipes = 228,096 rows: the probe's "200,000-row sweep from a link"
     ("sweeps", {"sw_models": ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b"], "sw_accs": ["h100-sxm", "h200"],
                 "sw_gmin": ["1"], "sw_gmax": ["1024"], "sw_smin": ["512"], "sw_smax": ["131072"],
-                "sw_mbs": ["1", "2", "4", "8"], "sw_tps": ["1", "2"], "sw_recipes": ["zero-16", "cs336-12"]}, []),
+                "sw_mbs": ["1", "2", "4", "8"], "sw_tpdeg": ["1", "2"], "sw_recipes": ["zero-16", "cs336-12"]}, []),
 ]
 OTHERS = [
     ("calculator", {"gpus": ["64"], "zero": ["3"], "flash": ["true"], "rc": ["full"]},

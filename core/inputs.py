@@ -186,8 +186,9 @@ INPUTS: tuple[Input, ...] = (
           "starts at 4M tokens per step, §3.4.1; GPT-3 175B used 3.2M, Table 2.1); 0 = one micro-batch per "
           "data-parallel replica", "layout", lo=0, hi=MAX_INT),
     # --- recipe (model state) ------------------------------------------------------------------------------------------
-    Input("recipe", "choice", None, "", "named recipe: sets weight_dtype, grad_dtype, master_weights, "
-          "grad_accum_fp32 and optimizer unless given (bytes per parameter: python -m core list)", "recipe", "preset", tuple(T.RECIPES)),
+    Input("recipe", "choice", "zero-16", "", "named recipe: sets weight_dtype, grad_dtype, master_weights, "
+          "grad_accum_fp32 and optimizer unless given (bytes per parameter: python -m core list); the default's "
+          "values are those inputs' own defaults", "recipe", "preset", tuple(T.RECIPES)),
     Input("optimizer", "choice", "adamw", "", "optimizer (its state bytes per parameter: core/tables.py)",
           "recipe", choices=T.OPTIMIZERS),
     Input("weight_dtype", "choice", "bf16", "", "dtype of the working weights", "recipe", choices=T.WEIGHT_DTYPES),
@@ -218,8 +219,9 @@ INPUTS: tuple[Input, ...] = (
     Input("profile", "choice", "fused", "", "which tensors the framework keeps: fused kernels (Megatron) or "
           "eager PyTorch (Hugging Face)", "activations", choices=T.PROFILES),
     # --- memory overhead ---------------------------------------------------------------------------------------------------
-    Input("overhead", "choice", None, "", "overhead preset: none, or realistic (1.5 GiB + 10 % fragmentation); "
-          "sets overhead_fixed_bytes and fragmentation_frac unless given", "memory", "preset", tuple(T.OVERHEADS)),
+    Input("overhead", "choice", "realistic", "", "overhead preset: none, or realistic (1.5 GiB + 10 % "
+          "fragmentation); sets overhead_fixed_bytes and fragmentation_frac unless given; the default's values are "
+          "those inputs' own defaults", "memory", "preset", tuple(T.OVERHEADS)),
     Input("overhead_fixed_bytes", "float", T.OVERHEADS["realistic"].overhead_fixed_bytes, _GiB, "fixed memory per "
           "GPU (CUDA context, NCCL buffers; default: the realistic preset's)", "memory", lo=-1e18, hi=1e18),
     Input("fragmentation_frac", "float", T.OVERHEADS["realistic"].fragmentation_frac, "fraction (0–1)", "allocator "
@@ -248,7 +250,7 @@ INPUTS: tuple[Input, ...] = (
           "price)", "run", lo=0.0, hi=1e9),
     Input("time_overhead_frac", "float", 0.0, "fraction", "extra wall time for checkpoints, restarts, evaluation",
           "run", lo=-1e18, hi=1e18),
-    Input("conventions", "choice", None, "", "defaults: planner (what a run launches with: flash attention, ZeRO-1, "
+    Input("conventions", "choice", "planner", "", "defaults: planner (what a run launches with: flash attention, ZeRO-1, "
           "the realistic overhead, 4M-token steps, time from the predicted step; the default) or paper (the published "
           "ledgers' conventions — no flash, ZeRO-0, no overhead, seq 2048 on 1 GPU, 50 % MFU — so their numbers "
           "reproduce); explicit inputs win over either", "run", "preset", tuple(T.CONVENTIONS)),
@@ -345,6 +347,9 @@ PRESET_FIELDS = {name: tuple(dict.fromkeys(k for row in t.values() for k in row)
 GROUPS = tuple(dict.fromkeys(i.group for i in INPUTS))
 
 assert set(MODEL_INPUTS) == {"model", "n_params", "hf_config", *ARCH_FIELDS}
+# a preset input's default is the preset whose values are its fields' own defaults (so not applying it changes nothing)
+assert all(PRESET_INPUTS[n][BY_NAME[n].default] == {f: BY_NAME[f].default for f in PRESET_INPUTS[n][BY_NAME[n].default]}
+           for n in PRESET_INPUTS)
 assert set(WIDGETS) == set(NAMES) - {"hf_config"}, set(NAMES) ^ set(WIDGETS)  # every input has a widget
 assert len({w.key for w in WIDGETS.values()}) == len(WIDGETS)  # keys unique
 

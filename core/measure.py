@@ -93,6 +93,12 @@ APP_RUN_LOCK = threading.Lock()
 APP_WAIT_S = 30.0  # how long a click waits for another visitor's measurement before it is told to try again
 
 
+# The shape the app's PyTorch page starts from: a block small enough to measure in seconds on a shared CPU (well
+# within APP_CPU_CAP), with every tensor kind of the ledger present.
+APP_START_SHAPE = {"n_layers": 2, "d_model": 256, "n_heads": 4, "n_kv_heads": 4, "d_ff": 688, "vocab_size": 1000,
+                   "max_position": 2048, "seq_len": 256}
+
+
 # A measurement for the app runs in a child process (`compare_isolated`): the server never imports torch (its first
 # import alone added ~210 MB of RSS, measured with torch 2.13 CPU: VmRSS 14 → 223 MB), and the child's data segment
 # is capped (RLIMIT_DATA, which counts heap and anonymous mappings) at what importing torch takes plus the

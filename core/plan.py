@@ -65,10 +65,15 @@ def plan_spec(inputs: dict, n_gpus: tuple, fixed: dict | None = None) -> SweepSp
         raise ValueError("hf_config: the layout search takes a preset or the architecture fields")
     m = build_model(inputs.get("model"), inputs.get("n_params"), **{k: inputs[k] for k in ARCH_FIELDS if k in inputs})
     n_list = tuple(int(n) for n in n_gpus)
-    seq = int(inputs.get("seq_len", 2048))
+    from .inputs import BY_NAME as _B
+    seq = int(inputs.get("seq_len", _B["seq_len"].default))
     gbs = inputs.get("global_batch")
-    if gbs is None:
-        raise ValueError("global_batch: the layout search needs the global batch (sequences per step)")
+    if gbs is None:  # the default rule (core.estimate.default_global_batch) at the finest data parallelism, so every
+        # layout runs the same global batch: the smallest multiple of n_gpus with target_batch_tokens tokens
+        from .estimate import default_global_batch
+        from .inputs import BY_NAME
+        target = inputs.get("target_batch_tokens", BY_NAME["target_batch_tokens"].default)
+        gbs = int(default_global_batch(n_list[0], 1, seq, target))
     space = search_space(m, n_list, seq, int(gbs))
     for k, v in (fixed or {}).items():
         if k not in LAYOUT:
@@ -77,6 +82,7 @@ def plan_spec(inputs: dict, n_gpus: tuple, fixed: dict | None = None) -> SweepSp
     spec_d = {"mfu": "auto", **{k: v for k, v in inputs.items() if k not in LAYOUT and k != "n_gpus"}}
     spec_d.update(space)
     spec_d["n_gpus"] = list(n_list)
+    spec_d["global_batch"] = int(gbs)
     spec = SweepSpec.from_dict({**spec_d, "drop_invalid": False})
     if spec.n_rows > MAX_SPACE:
         raise ValueError(f"n_gpus: {spec.n_rows:,} layouts to search (limit {MAX_SPACE:,}); pin some layout inputs")
@@ -169,6 +175,7 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
             s_["equivalents"] = []
             strategies.append(s_)
     return {"strategies": strategies, "searched": spec.n_rows, "valid": valid, "fit": fit,
+            "global_batch": int(dict(spec.inputs)["global_batch"][0]),
             "objective": objective, "space": {k: list(v) for k, v in spec.to_dict().items()
                                               if k in LAYOUT and isinstance(v, list)},
             "by_tp_pp": [{"tp": int(tp), "pp": int(pp), "predicted_mfu": float(v[0]),

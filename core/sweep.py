@@ -230,13 +230,20 @@ def _axes(spec: SweepSpec, reasons: G.Reasons) -> list[G.Axis]:
         if name in spec.names:
             axes.append(G.lookup_axis(name, spec.values(name), set(spec.names)))
     defaults = _defaults()
+    scalars = []  # one-valued inputs: one axis of size 1 between them (NumPy broadcasts at most 32 dimensions)
     for name in INPUTS:
         if name in done:
             continue
         if name in spec.names:
-            axes.append(G.plain_axis(name, spec.values(name)))
+            ax = G.plain_axis(name, spec.values(name))
         elif name in KEY_INPUTS:
-            axes.append(G.plain_axis(name, (defaults[name],)))
+            ax = G.plain_axis(name, (defaults[name],))
+        else:
+            continue
+        (scalars if ax.size == 1 else axes).append(ax)
+    if scalars:
+        axes.append(G.Axis("scalars", 1, {k: v for a in scalars for k, v in a.eval_cols.items()},
+                           {k: v for a in scalars for k, v in a.out_cols.items()}))
     return axes
 
 

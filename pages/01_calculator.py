@@ -23,50 +23,15 @@ sb.header("Memory savers")
 savers = sb.container()
 c1, c2, c3 = sb.columns(3)  # below the savers: ZeRO stage, TP and PP side by side
 inputs.update(pickers.memory_savers(pg, savers, zero_container=c1))
-inputs["tp"] = pg.integer("TP", "tp", 1, 1, 1024, container=c2, help="Tensor-parallel degree.")
-inputs["pp"] = pg.integer("PP", "pp", 1, 1, 1024, container=c3, help="Pipeline-parallel degree (1F1B).")
+inputs["tp"] = pg.input("tp", c2)
+inputs["pp"] = pg.input("pp", c3)
 sb.header("Hardware")
 inputs.update(pickers.gpu_picker(pg, sb))
-inputs["n_gpus"] = pg.integer("GPUs", "gpus", 8, 1, 1 << 20, container=sb)
+inputs["n_gpus"] = pg.input("n_gpus", sb)
 sb.header("Run")
 inputs.update(pickers.run_inputs(pg, sb))
-with sb.expander("More inputs"):
-    inputs["attention_flops"] = pg.select("Attention FLOPs", ("full", "causal", "none"), "attn",
-                                          help="full: 12·L·h·s per token (PaLM); causal: half; none: plain 6ND.")
-    inputs["overhead"] = pickers.overhead_input(pg)
-    margin = pickers.margin_input(pg)
-    inputs["fp32_loss"] = pg.toggle("fp32 copy of the logits for the loss", "f32loss")
-    inputs["sequence_parallel"] = pg.toggle("Sequence parallelism (with TP)", "sp")
-    inputs["profile"] = pg.select("Activation profile", ("fused", "eager"), "prof",
-                                  help="fused: Korthikanti's count; eager: what PyTorch eager keeps (SiLU output, "
-                                       "layernorm statistics).")
-    inputs["virtual_stages"] = pg.integer("Interleaved virtual stages", "vs", 1, 1, 64)
-    inputs["zero_convention"] = pg.select("ZeRO buffers counted as", ("paper", "deepspeed", "fsdp"), "zconv",
-                                          help="paper: the ZeRO paper's partitioned state only; deepspeed: its "
-                                               "estimators (full 16-bit gradients at ZeRO-1/2, the largest gathered "
-                                               "layer at ZeRO-3); fsdp: two gathered blocks + one block's gradients.")
-    inputs["offload"] = pg.select("Offload to host memory", ("none", "optimizer", "optimizer_params"), "offl",
-                                  help="optimizer: gradients, master copy and moments on the CPU (ZeRO-Offload); "
-                                       "optimizer_params: the weights too (ZeRO-Infinity, needs ZeRO-3).")
-    host_gb = pg.number("Host memory per node (GB, optional)", "hostgb", None, 0.0, 1e6,
-                        help="Checked against what offload puts on each node's host.")
-    if host_gb:
-        inputs["host_memory_bytes"] = host_gb * GB
-    inputs["time_overhead_frac"] = pg.integer("Time overhead (%)", "tovh", 0, 0, 300,
-                                              help=X.TIME_OVERHEAD_HELP) / 100
-    tps = pg.number("Measured tokens/s (whole job, optional)", "tps", None, 0.0, 1e12)
-    if tps:
-        inputs["tokens_per_second"] = tps
-    gbs = pg.integer("Global batch (sequences per step; 0 = one micro-batch per data-parallel replica)", "gbs", 0,
-                     0, 1 << 24, help="Drives the predicted step: micro-batches per replica = global batch ÷ "
-                                      "(dp × micro-batch).")
-    if gbs:
-        inputs["global_batch"] = gbs
-    if pg.select("Time and cost from", ("given MFU", "predicted step"), "tfrom",
-                 help="given MFU: the MFU above; predicted step: the step-time model's MFU for this layout "
-                      "(core/steptime.py).") == "predicted step":
-        inputs["mfu"] = "auto"
-
+margin = pickers.margin_input(pg, sb)
+inputs.update(pickers.rest(pg, sb))
 unit = pg.select("Memory unit", ("GB", "GiB"), "unit", container=st, radio=True, help=fmt.UNIT_HELP)
 cfg = layout.config_or_stop(pg, inputs)
 rec = C.record(cfg)
@@ -138,16 +103,16 @@ st.caption(f"The step-time model for this layout (global batch {rec['global_batc
            f"{rec['micro_batches']:g} micro-batches per replica): kernels at measured achievable rates, exposed "
            "communication on the links each group uses, the pipeline bubble and the optimizer step "
            "(core/steptime.py; every constant's source in data/accelerators.csv and data/efficiency.csv).")
-s1, s2, s3, s4 = st.columns(4)
+s1, s2, s3 = st.columns(3)
 s1.metric("Step", fmt.si(rec["predicted_step_time_s"], "s"), border=True)
 s2.metric("Predicted MFU", fmt.pct(rec["predicted_mfu"], 1), border=True,
           help="model FLOPs per second of the predicted step ÷ (GPUs × peak); HFU "
                f"{fmt.pct(rec['predicted_hfu'], 1)} counts recomputation")
 s3.metric("Tokens/s (whole job)", fmt.count(rec["predicted_tokens_per_s"]), border=True)
-s4.metric("Run at the predicted step", fmt.days(rec["predicted_time_s"]),
-          border=True, help="compare the KPI above, which uses "
-                            + {"mfu": "the given MFU", "predicted": "the predicted step",
-                               "measured": "the measured throughput"}[rec["time_source"]])
+if rec["time_source"] == "mfu":  # one time figure: a typed MFU replaces the predicted step's, visibly
+    st.info(f"Days and cost use your MFU override ({fmt.pct(cfg.mfu, 1)}) instead of the predicted "
+            f"{fmt.pct(rec['predicted_mfu'], 1)}; at the predicted step the run takes "
+            f"{fmt.days(rec['predicted_time_s'])}. Clear the MFU box to go back.", icon=":material/tune:")
 step_df = pd.DataFrame([{**rec, "layout": "this layout"}])
 layout.chart(SK.step_breakdown(SK.step_parts_long(step_df)), "calc_step")
 st.dataframe(C.step_table(rec), hide_index=True, width="stretch",
@@ -181,9 +146,7 @@ with pg.expander("Parameters by part and the limits of this setup (longest seque
 
 st.subheader("The same numbers from the command line")
 st.code(X.cli_command(inputs), language="bash", wrap_lines=True)
-st.caption(f"Every input that differs from the CLI's defaults is a flag. The defaults differ: the CLI starts from "
-           f"sequence length {X.CLI_DEFAULTS['seq_len']:,} on {fmt.gpus(X.CLI_DEFAULTS['n_gpus'])} "
-           f"(core.estimate.Config), this page from {pg.specs['seq'].default:,} on "
-           f"{fmt.gpus(pg.specs['gpus'].default)}. Add `--json` for every record field.")
+st.caption("Every input that differs from the defaults is a flag; the command line and this app share one set of "
+           "defaults (core/inputs.py), so the command prints these numbers. Add `--json` for every record field.")
 st.caption(X.SOURCES)
 pg.finish()

@@ -19,6 +19,10 @@ inputs.update(pickers.training_picker(pg, sb))
 inputs.update(pickers.recipe_picker(pg, sb, dtypes=False))
 inputs.update(pickers.batch_inputs(pg, sb))
 inputs.update(pickers.memory_savers(pg, sb, overhead=True))
+sb.header("One model (the second map)")
+model_inputs = pickers.model_picker(pg, sb)
+n_gpus = pg.input("n_gpus", sb)
+inputs.update(pickers.rest(pg, sb))
 
 COUNTS = tuple(2 ** k for k in range(0, 15))
 SIZES = C.preset_sizes()
@@ -27,17 +31,17 @@ c1, c2 = st.columns([3, 2])
 models = pg.multi("Models (presets, by size)", [n for n, _ in SIZES], "models",
                   [n for n, _ in SIZES], container=c1)
 counts = pg.multi("GPU counts", COUNTS, "counts", COUNTS[:11], container=c2)
-cfg = layout.config_or_stop(pg, {"model": pickers.DEFAULT_MODEL, **inputs, "n_gpus": 1})
+cfg = layout.config_or_stop(pg, {"model": pickers.DEFAULT_MODEL, **inputs})
 
 
-def open_cell(chart_key: str, fields: dict, **fixed):
-    """on_select: remember the clicked cell as Calculator parameters; the next run switches page."""
+def open_cell(chart_key: str, base: dict, fields: tuple):
+    """on_select: remember the clicked cell's whole configuration (this page's inputs, the cell's values of
+    `fields`) as Calculator parameters; the next run switches page."""
     sel = st.session_state.get(chart_key)
     cells = (sel or {}).get("selection", {}).get("cell") or []
     if cells:
-        over = {name: cells[0][f] for name, f in fields.items() if f in cells[0]}
-        drop = pickers.MODEL_NAMES if "model" in over else ()
-        st.session_state["_fm_goto"] = pg.calculator_params(drop=drop, **over, **fixed)
+        cell = {f: cells[0][f] for f in fields if f in cells[0]}
+        st.session_state["_fm_goto"] = layout.calculator_link(pg, {**base, **cell})
 
 
 search = pg.toggle("Best tensor × pipeline layout per cell (tp 1–8, pp 1–32)", "layouts", True,
@@ -49,9 +53,8 @@ if models and counts:
     order = [n for n, _ in SIZES if n in models]
     layout.chart(K.fit_heatmap(df, "n_gpus", "model", "GPUs", "model (smallest at the top)", y_sort=order,
                                extra_tooltip=("label:N",) + (("tp:O", "pp:O") if search else ())),
-                 "fm_models_chart", on_select=lambda: open_cell("fm_models_chart", {"model": "model", "gpus": "n_gpus",
-                                                                              **({"tp": "tp", "pp": "pp"} if search else {})},
-                                                         src="preset"),
+                 "fm_models_chart", on_select=lambda: open_cell("fm_models_chart", inputs,
+                                                                 ("model", "n_gpus") + (("tp", "pp") if search else ())),
                  selection_mode=["cell"])
     st.caption(f"Every preset at sequence length {cfg.seq_len:,}, micro-batch {cfg.micro_batch}, ZeRO-{cfg.zero_stage},"
                f" recompute {cfg.recompute}, flash {'on' if cfg.flash_attention else 'off'}, on "
@@ -65,18 +68,15 @@ else:
     st.info("Choose at least one model and one GPU count.")
 
 st.subheader("Sequence length × micro-batch, one model")
-c1, c2 = st.columns([2, 3])
-with c1:
-    model_inputs = pickers.model_picker(pg)
-    n_gpus = pg.integer("GPUs", "gpus", 8, 1, 1 << 20)
 SEQS = tuple(2 ** k for k in range(9, 19))
 MBS = tuple(2 ** k for k in range(0, 7))
-cfg2 = layout.config_or_stop(pg, {**model_inputs, **inputs, "n_gpus": n_gpus})
+one = {**model_inputs, **inputs, "n_gpus": n_gpus}
+cfg2 = layout.config_or_stop(pg, one)
 df2 = C.fit_seq_by_batch(cfg2, SEQS, MBS)
-with c2:
+with st.container():
     layout.chart(K.fit_heatmap(df2, "micro_batch", "seq_len", "micro-batch", "sequence length",
                                y_sort="descending"),
-                 "fm_seq_chart", on_select=lambda: open_cell("fm_seq_chart", {"seq": "seq_len", "mb": "micro_batch"}),
+                 "fm_seq_chart", on_select=lambda: open_cell("fm_seq_chart", one, ("seq_len", "micro_batch")),
                  selection_mode=["cell"])
     st.caption(f"{fmt.inert(cfg2.model.name)} on {fmt.gpus(n_gpus)}. Activations grow linearly with the micro-batch and, without "
                "flash attention or recomputation, quadratically with the sequence length.")

@@ -17,7 +17,9 @@ inputs.update(pickers.gpu_picker(pg, sb, price=False))
 inputs.update(pickers.recipe_picker(pg, sb, dtypes=False))
 inputs.update(pickers.batch_inputs(pg, sb, seq=False))
 inputs.update(pickers.memory_savers(pg, sb, recompute=False, flash=False, overhead=True))
-inputs["n_gpus"] = pg.integer("GPUs", "gpus", 8, 1, 1 << 20, container=sb)
+inputs["n_gpus"] = pg.input("n_gpus", sb)
+# the sequence length is this page's axis and the recomputation modes its curves: the rest as every page has them
+inputs.update(pickers.rest(pg, sb, skip=("seq_len", "recompute", "flash_attention")))
 POW2 = tuple(2 ** k for k in range(6, 23))
 c1, c2, c3 = st.columns([1, 1, 1])
 smin = pg.select("Shortest sequence", POW2, "smin", 256, container=c1)
@@ -50,7 +52,7 @@ parts = C.block_parts(cfg, seqs)
 layout.chart(K.block_parts(parts, cross), "ac_parts")
 if cross == cross:
     st.markdown(f"The attention scores (∝ s², one s×s matrix per head) overtake all the linear terms together at "
-                f"**s\\* ≈ {cross:,.0f}** tokens for this block ({cfg.model.name}: its own norms, MLP, KV heads and "
+                f"**s\\* ≈ {cross:,.0f}** tokens for this block ({fmt.inert(cfg.model.name)}: its own norms, MLP, KV heads and "
                 "dropout). For reference, the GPT block of Korthikanti et al. (Eq. 1) crosses at s\\* = 34·h/(5·a). "
                 "Beyond s\\*, flash attention or selective recomputation removes most of the activation memory.")
 else:

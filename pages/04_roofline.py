@@ -17,7 +17,7 @@ gpus = pg.multi("Accelerators (the first one places the ops)", accelerator_names
 dtype = pg.select("dtype", C.ROOFLINE_DTYPES, "dtype", container=sb, radio=True)
 custom = None
 if "custom" in gpus:
-    c = pickers.custom_accelerator_fields(pg, sb, memory=False, prefix_label="custom: ", links=False)
+    c = pickers.custom_accelerator_fields(pg, sb, memory=False, links=False)
     custom = ("custom", c["peak_flops_per_s"], c["memory_bandwidth_bytes_per_s"])
 sb.header("Model and tokens per step")
 model_inputs = pickers.model_picker(pg, sb)
@@ -36,7 +36,8 @@ roofs, ridges = C.roof_curves(tuple(rows), dtype)
 ops = C.roofline_ops(tuple(sorted(model_inputs.items())), cfg.seq_len, cfg.micro_batch, dtype, rows[0], seeds)
 layout.chart(K.roofline(roofs, ridges, ops), "rf_chart")
 st.markdown(X.WHY_ROOFLINE)
-st.subheader(f"Ops on {rows[0][0]} at {cfg.seq_len * cfg.micro_batch:,} tokens per step ({cfg.model.name})")
+st.subheader(f"Ops on {rows[0][0]} at {cfg.seq_len * cfg.micro_batch:,} tokens per step "
+             f"({fmt.inert(cfg.model.name)})")
 table, config = fmt.table(ops, {"n": ("#", None), "label": ("op", None), "flops": ("FLOPs", "GFLOP"),
                                 "bytes_moved": ("bytes moved", "MB"), "arithmetic_intensity": ("intensity", "FLOP/B"),
                                 "attainable_flops_per_s": ("attainable", "TFLOP/s"), "time_s": ("time", "µs"),

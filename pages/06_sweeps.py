@@ -10,6 +10,9 @@ from core.hardware import accelerator_names
 from core.work import sweep_work
 from ui import charts as K, compute as C, fmt, layout, pickers, sweeps as W, work
 
+goto = st.session_state.pop("_sw_goto", None)
+if goto:  # a clicked fit-region cell (see open_region_cell): open it in the Calculator
+    st.switch_page("pages/01_calculator.py", query_params=goto)
 pg = layout.start("sweeps", "Sweep a grid",
                   "Every combination of the values below is one configuration, evaluated by the same vectorised "
                   "core as the Calculator and stored in DuckDB. A small sweep runs as soon as the page opens (so a "
@@ -53,10 +56,13 @@ else:
     zeros = pg.multi("ZeRO stages", (0, 1, 2, 3), "zeros", [0, 1, 2, 3], container=sb)
     rcs = pg.multi("Recomputation", M.RECOMPUTE_MODES, "rcs", list(M.RECOMPUTE_MODES), container=sb)
     flash = pg.multi("Flash attention", ("off", "on"), "flashes", ["off", "on"], container=sb)
-    tps = pg.multi("Tensor parallel", (1, 2, 4, 8), "tps", [1], container=sb)
+    tps = pg.multi("Tensor parallel", (1, 2, 4, 8), "tpdeg", [1], container=sb)
     recipes = pg.multi("Recipes", tuple(M.RECIPES), "recipes", ["zero-16"], container=sb)
     run = pickers.run_inputs(pg, sb)
-    drop = pg.toggle("Drop invalid combinations", "drop", False, container=sb)
+    drop = pg.toggle("Drop invalid combinations", "dropinv", False, container=sb)
+    # every other input, as every page has it: a scalar of the spec (the grid's axes above are the sweep's own)
+    scalars = pickers.rest(pg, sb, skip=("gpu", "n_gpus", "seq_len", "micro_batch", "zero_stage", "recompute",
+                                         "flash_attention", "tp", "recipe", "tokens", "mfu"))
 
     fields = {"models": models, "accelerators": accs, "micro-batches": mbs, "ZeRO stages": zeros,
               "recomputation": rcs, "flash attention": flash, "tensor parallel": tps, "recipes": recipes}
@@ -71,7 +77,7 @@ else:
             "model": models, "gpu": accs, "n_gpus": {"from": gmin, "to": gmax, "step": "pow2"},
             "seq_len": {"from": smin, "to": smax, "step": "pow2"}, "micro_batch": mbs, "zero_stage": zeros,
             "recompute": rcs, "flash_attention": [f == "on" for f in flash], "tp": tps, "recipe": recipes,
-            "tokens": run["tokens"], "mfu": run["mfu"], "drop_invalid": drop})
+            **run, **scalars, "drop_invalid": drop})
     except ValueError as e:
         layout.input_error(e)
         pg.stop()
@@ -99,6 +105,17 @@ else:
         layout.input_error(e)
         pg.stop()
     bar.empty()
+
+
+def open_region_cell(table: str, fkey: tuple) -> None:
+    """on_select of the fit region: the clicked cell's best row (fits first, most headroom) as Calculator
+    parameters; the next run switches page."""
+    sel = st.session_state.get("sw_region")
+    cells = (sel or {}).get("selection", {}).get("cell") or []
+    if cells and "model" in cells[0] and "n_gpus" in cells[0]:
+        row = W.best_row(table, fkey, cells[0]["model"], int(cells[0]["n_gpus"]))
+        if row:
+            st.session_state["_sw_goto"] = layout.calculator_link(pg, row)
 
 
 def results() -> None:
@@ -137,7 +154,9 @@ def results() -> None:
     if region.empty:
         st.info("No valid rows match the filters.")
     else:
-        layout.chart(K.sweep_fit_heatmap(region), "sw_region")
+        # a cell opens its best configuration (most headroom) in the Calculator, with every input of that row
+        layout.chart(K.sweep_fit_heatmap(region), "sw_region", on_select=lambda: open_region_cell(table, fkey),
+                     selection_mode=["cell"])
         layout.download_csv("Fit region (CSV)", lambda: W.fit_region(table, fkey), "sweep_fit_region.csv",
                             "sw_dl_region")
         st.caption("Aggregated in DuckDB (core.db.fit_region): each cell summarises every configuration of that model "

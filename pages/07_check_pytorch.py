@@ -15,14 +15,15 @@ pg = layout.start("check_pytorch", "Check against PyTorch",
                   "in PyTorch in bf16 on this server's CPU; autograd's saved tensors are set next to the ledger, "
                   "tensor by tensor, and FlopCounterMode's count next to 6·N + 12·L·h·s.")
 sb = st.sidebar
-SMALL = {"layers": 2, "dmodel": 256, "heads": 4, "kv": 4, "dff": 688, "vocab": 1000, "maxpos": 2048}
+START = measure.APP_START_SHAPE  # a CPU-sized block (core/measure.py)
 sb.header("Model (small: this runs on a CPU)")
-inputs = pickers.model_picker(pg, sb, src_default="architecture", arch_default=SMALL)
-inputs.update(pickers.batch_inputs(pg, sb, seq_default=256))
+inputs = pickers.model_picker(pg, sb, src_default="architecture",
+                              arch_default={k: v for k, v in START.items() if k != "seq_len"})
+cols = sb.columns(2)
+inputs["seq_len"] = pg.input("seq_len", cols[0], default=START["seq_len"])
+inputs["micro_batch"] = pg.input("micro_batch", cols[1])
 inputs.update(pickers.memory_savers(pg, sb, zero=False))
-inputs["profile"] = pg.select("Implementation", ("fused", "eager"), "prof", container=sb,
-                              help="fused: fused RMSNorm/SwiGLU save sets (Korthikanti's count); eager: plain PyTorch "
-                                   "/ Hugging Face code.")
+inputs["profile"] = pg.input("profile", sb)
 dropout_impl = pg.select("Dropout", measure.DROPOUT_IMPLS, "dimpl", container=sb,
                          help="native: 1-byte masks (what CUDA keeps); functional: F.dropout, 2-byte on CPU.")
 whole = pg.toggle("Also the whole model (embeddings, L blocks, LM head, loss)", "whole", True, container=sb)

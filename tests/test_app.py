@@ -168,7 +168,7 @@ def test_calculator_interactions_change_outputs():
     at = run_page("pages/01_calculator.py")
     total = metric(at, "Total per GPU")
     days = metric(at, "Days")
-    at.selectbox(key="zero").set_value(1).run()  # the app's default is ZeRO-3
+    at.selectbox(key="zero").set_value(3).run()  # the default is ZeRO-1 (core/inputs.py)
     assert metric(at, "Total per GPU") != total and metric(at, "Fits?") == "yes"
     at.number_input(key="gpus").set_value(64).run()
     assert metric(at, "Days") != days
@@ -181,7 +181,7 @@ def test_calculator_interactions_change_outputs():
 
 
 @pytest.mark.parametrize("page,kind,key,value", [
-    ("pages/02_fit_map.py", "selectbox", "fm_zero", 1),
+    ("pages/02_fit_map.py", "selectbox", "fm_zero", 3),
     ("pages/02_fit_map.py", "toggle", "fm_flash", False),  # the app default is on
     ("pages/03_activations.py", "selectbox", "ac_smax", 16384),
     ("pages/03_activations.py", "number_input", "ac_mb", 4),
@@ -287,7 +287,7 @@ def test_sweeps_spec_filters_and_summary():
 def test_sweeps_over_the_auto_size_wait_for_a_click():
     at = run_page("pages/06_sweeps.py", sw_models=["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b"],
                   sw_accs=["h100-sxm", "h200", "b200"], sw_gmin="1", sw_gmax="65536", sw_smin="512",
-                  sw_smax="131072", sw_mbs=["1", "2", "4", "8"], sw_tps=["1", "2"])  # 264,384 rows
+                  sw_smax="131072", sw_mbs=["1", "2", "4", "8"], sw_tpdeg=["1", "2"])  # 264,384 rows
     assert not at.exception
     assert any(b.key == "sw_run" for b in at.button)
     assert not at.get("vega_lite_chart")
@@ -357,7 +357,7 @@ def test_landing_examples_open_what_they_claim(i):
     from core.estimate import config_from_inputs, estimate
     from ui.explain import EXAMPLES
     ex = EXAMPLES[i]
-    at = run_page("pages/01_calculator.py", **ex.params)
+    at = run_page("pages/01_calculator.py", **ex.link)
     assert not at.exception and not errors(at) and not notes(at)
     assert metric(at, "Fits?") == ("yes" if ex.fits else "no"), ex.label
     assert ("Does not fit" in " ".join(e.value for e in at.error)) == (not ex.fits)
@@ -366,7 +366,7 @@ def test_landing_examples_open_what_they_claim(i):
     for field, value in ex.claims.items():
         assert rec[field] == pytest.approx(value, rel=0.01), (ex.label, field, rec[field])
     home = AppTest.from_file(APP, default_timeout=30).run()  # and the landing page links exactly these parameters
-    assert any(p.proto.label == ex.label and p.proto.query_string == urlencode(ex.params)
+    assert any(p.proto.label == ex.label and p.proto.query_string == urlencode(ex.link)
                for p in home.get("page_link"))
 
 
@@ -377,18 +377,18 @@ def test_a_link_resets_what_it_does_not_name():
     at = run_page("pages/01_calculator.py", tp="2", rc="full", mfu="30", gpu="h200")
     assert at.number_input(key="tp").value == 2
     at = _follow_link(at, "app.py", {})
-    at = _follow_link(at, "pages/01_calculator.py", EXAMPLES[0].params)
+    at = _follow_link(at, "pages/01_calculator.py", EXAMPLES[0].link)
     assert not at.exception and not errors(at)
     assert at.number_input(key="tp").value == 1 and at.radio(key="rc").value == "none"
     assert at.number_input(key="mfu").value == 50 and at.selectbox(key="gpu").value == "h100-sxm"
     assert at.selectbox(key="model").value == "gpt-3-6.7b" and metric(at, "Fits?") == "no"
-    assert set(at.query_params) == set(EXAMPLES[0].params)
+    assert set(at.query_params) == set(EXAMPLES[0].link)
 
 
 def test_a_link_skips_the_carry():
     at = run_page("pages/02_fit_map.py", fm_gpu="b200", fm_zero="1")
     at = _follow_link(at, "pages/01_calculator.py", {"model": "llama-3.1-70b"})
-    assert at.selectbox(key="gpu").value == "h100-sxm" and at.selectbox(key="zero").value == 3  # the app default
+    assert at.selectbox(key="gpu").value == "h100-sxm" and at.selectbox(key="zero").value == 1  # the default
 
 
 def test_fit_map_cell_link_is_the_cells_view():
@@ -400,7 +400,7 @@ def test_fit_map_cell_link_is_the_cells_view():
     at.session_state["_fm_goto"] = {"model": "llama-3.1-70b", "gpus": "64", "src": "preset", "zero": "3"}
     at.run()
     assert not at.exception and at.title[0].value == "Will it fit?"
-    assert at.number_input(key="mfu").value == 50 and at.number_input(key="tp").value == 1
+    assert at.number_input(key="mfu").value is None and at.number_input(key="tp").value == 1  # defaults: predicted
     assert at.number_input(key="gpus").value == 64 and at.selectbox(key="zero").value == 3
 
 
@@ -439,9 +439,9 @@ def test_an_emptied_multiselect_survives_the_link():
 
 
 def test_notes_write_numbers_and_flags_for_people():
-    at = run_page("pages/01_calculator.py", seq="99999999", flash="maybe")
+    at = run_page("pages/01_calculator.py", seq="9999999999", flash="maybe")
     text = notes(at)
-    assert "2,097,152" in text and "using 4,096" in text and "using on" in text, text  # flash: the app default
+    assert "2,147,483,647" in text and "using 4,096" in text and "using on" in text, text  # the schema's bound
     assert "e+06" not in text and "False" not in text
 
 
@@ -451,20 +451,24 @@ def test_sweep_filter_errors_name_the_filter_and_column():
 
 
 def test_time_cost_frontier_writes_durations_not_fractions_of_days():
-    at = run_page("pages/05_time_cost.py", tc_counts=["1024", "4096"], tc_accs=["b200", "h200"], tc_mfumode="given")
+    at = run_page("pages/05_time_cost.py", tc_counts=["1024", "4096"], tc_accs=["b200", "h200"], tc_mfu="50")
     assert not at.exception and not errors(at)
-    times = at.dataframe[0].value["time (MFU 50%)"]
+    assert any("override" in c.value for c in at.caption)
+    times = at.dataframe[0].value["time"]
     assert len(times) and all(t.endswith((" h", " days")) for t in times), list(times)
 
 
 def test_time_cost_predicted_mode_takes_each_points_own_step():
-    """Default mode: each point's time comes from its predicted step at the page's global batch, so the frontier
-    is not just the largest count, and counts beyond the global batch (dp × micro-batch) are left out."""
+    """The one time figure: each point's time comes from its own predicted step at the default global batch rule
+    (the smallest multiple of dp × micro-batch with 4M tokens), so the frontier is not just the largest count; a
+    global batch too small for a count leaves that count out, said in words."""
     at = run_page("pages/05_time_cost.py", tc_counts=["8", "64", "1024", "4096"], tc_accs=["b200"])
     assert not at.exception and not errors(at)
     front = at.dataframe[0].value
-    assert "MFU" in front and "time" in front
-    assert 4096 not in set(front["GPUs"]) and len(front) >= 2
+    assert "MFU" in front and "time" in front and len(front) >= 2
+    at = run_page("pages/05_time_cost.py", tc_counts=["8", "64", "4096"], tc_accs=["b200"], tc_gbs="1024")
+    assert 4096 not in set(at.dataframe[0].value["GPUs"])
+    assert any("global_batch: must be a multiple" in c.value for c in at.caption)
 
 
 def test_parallel_layout_page_ranks_layouts_and_reproduces_from_its_link():
@@ -472,7 +476,8 @@ def test_parallel_layout_page_ranks_layouts_and_reproduces_from_its_link():
                   pl_seq="4096")
     assert not at.exception and not errors(at)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Best layout"].startswith("tp") and metrics["Predicted step"].endswith("s")
+    assert any(m.value.startswith("**Best layout:** tp") for m in at.markdown) and metrics["Predicted step"].endswith("s")
+    assert {"Predicted MFU", "Tokens/s (whole job)", "Run", "Cost"} <= set(metrics)
     again = run_page("pages/08_parallel_layout.py", pl_model="llama-3.1-70b", pl_gpus="64", pl_gbs="256",
                      pl_seq="4096")
     assert {m.label: m.value for m in again.metric} == metrics

@@ -13,7 +13,7 @@ from core.estimate import estimate
 from ui import advice, charts as K, compute as C
 from ui.state import Spec, to_param
 
-CFG = C.build_config({"model": "llama-3.1-8b", "n_gpus": 8, "seq_len": 4096})
+CFG = C.build_config({"model": "llama-3.1-8b", "n_gpus": 8, "seq_len": 4096, "conventions": "paper"})
 
 
 # --- URL values -------------------------------------------------------------------------------------------------
@@ -77,7 +77,7 @@ def test_grid_equals_the_scalar_estimate_point_by_point():
     """The vectorised grid (one evaluate call) and the scalar estimate agree on every cell (style item 7)."""
     df = C.fit_models_by_gpus(CFG, ("llama-3.2-1b", "llama-3.1-70b", "mixtral-8x7b"), (1, 8, 64))
     for r in df.itertuples():
-        rec = estimate(C.build_config({"model": r.model, "n_gpus": r.n_gpus, "seq_len": 4096}))
+        rec = estimate(C.build_config({"model": r.model, "n_gpus": r.n_gpus, "seq_len": 4096, "conventions": "paper"}))
         assert r.total_bytes == pytest.approx(rec["total_bytes"], rel=1e-12)
         assert r.fits == rec["fits"] and r.binding == rec["binding"]
 
@@ -120,10 +120,11 @@ def test_pareto_mask_matches_brute_force(points):
 
 
 def test_time_cost_keeps_only_fitting_points_on_the_frontier():
-    df = C.time_cost(CFG.replace(zero_stage=3, flash_attention=True), ("h100-sxm", "a100-80gb"), (8, 64, 512),
-                     0.35, 0.55)
+    df = C.time_cost(CFG.replace(zero_stage=3, flash_attention=True, mfu="auto"), ("h100-sxm", "a100-80gb"),
+                     (8, 64, 512))
     assert df["on_frontier"].any() and (df.loc[df["on_frontier"], "fits"]).all()
-    assert (df["days_at_mfu_lo"] > df["days"]).all() and (df["days_at_mfu_hi"] < df["days"]).all()
+    ok = df[df["valid"]]  # one time figure: each point at its own predicted step
+    assert (ok["time_source"] == "predicted").all() and np.allclose(ok["mfu_frac"], ok["predicted_mfu"])
 
 
 # --- charts -------------------------------------------------------------------------------------------------------
@@ -187,7 +188,7 @@ def test_charts_stay_light():
 # --- advisor mapping, sweep filters ----------------------------------------------------------------------------------
 def test_advisor_changes_map_to_calculator_inputs():
     assert advice.widget_values({"zero_stage": 3, "flash_attention": True, "master_weights": False}) == \
-        {"zero": 3, "flash": True, "master": "no"}
+        {"zero": 3, "flash": True, "master": "off"}
     assert advice.describe({"n_gpus": 64, "recompute": "full"}) == "full recomputation + 64 GPUs"
     assert advice.widget_values({"global_batch": 16, "micro_batch": 1}) == {"gbs": 16, "mb": 1}
 
@@ -228,9 +229,8 @@ def _picked(**qp) -> dict:
 
 
 def test_pickers_return_the_input_vocabulary():
-    assert _picked() == {"model": "llama-3.1-8b", "gpu": "h100-sxm", "recipe": "zero-16", "optimizer": "adamw",
-                         "compute_dtype": "bf16"}
-    got = _picked(t_src="params", t_params="13", t_gpu="custom", t_c_mem="24", t_price="1.5", t_master="no",
+    assert _picked() == {"model": "llama-3.1-8b", "gpu": "h100-sxm", "recipe": "zero-16", "compute_dtype": "bf16"}
+    got = _picked(t_src="params", t_params="13", t_gpu="custom", t_c_mem="24", t_price="1.5", t_master="off",
                   t_recipe="cs336-12")
     assert got["n_params"] == 13e9 and got["gpu"] == "custom" and got["gpu_memory_bytes"] == 24e9
     assert got["price_per_gpu_hour"] == 1.5 and got["master_weights"] is False and got["recipe"] == "cs336-12"
@@ -336,16 +336,18 @@ def test_cli_command_reproduces_the_page_inputs():
         assert words[:4] == ["python", "-m", "core", "estimate"], cmd
         args = parser.parse_args(words[3:])
         assert C.build_config(inputs_from_args(args)) == C.build_config(inputs), cmd
-    assert "--seq-len 4096" in cli_command(cases[0]) and "--n-gpus 8" in cli_command(cases[0])
-    assert "--recompute" not in cli_command(cases[0]) and "--mfu" not in cli_command(cases[0])
-    assert "--no-master-weights" in cli_command(cases[2]) and "--flash-attention" in cli_command(cases[1])
+    # the app and the CLI share their defaults: a default-valued input is no flag
+    assert "--seq-len" not in cli_command(cases[0]) and "--n-gpus" not in cli_command(cases[0])
+    assert "--recompute" not in cli_command(cases[0]) and "--tp" not in cli_command(cases[0])
+    assert "--mfu 0.5" in cli_command(cases[0]) and "--no-flash-attention" in cli_command(cases[0])  # not defaults
+    assert "--no-master-weights" in cli_command(cases[2]) and "--flash-attention" not in cli_command(cases[1])
 
 
 def test_limit_rows_read_as_words():
     from ui.explain import limit_rows
     lim = {"max_seq_len": 0, "max_micro_batch": 3, "min_gpus": None, "min_gpus_zero0": None, "min_gpus_zero1": None,
            "min_gpus_zero2": 11, "min_gpus_zero3": 1, "max_n_layers": 12, "max_n_params": 18.67e9}
-    cfg = C.build_config({"model": "llama-3.1-8b"})
+    cfg = C.build_config({"model": "llama-3.1-8b", "conventions": "paper"})
     rows = {r["limit"]: r["that fits"] for r in limit_rows(lim, cfg, C.record(cfg))}
     assert rows["Longest sequence"].startswith("does not fit: the model state alone")  # the reason, with the bytes
     assert rows["Largest micro-batch"] == "3 sequences"

@@ -28,7 +28,7 @@ WORST_LINK = {"pt_go": "true", "pt_src": "architecture", "pt_layers": "2", "pt_d
 # a Sweeps link that runs on opening: 195,840 rows, more than a CSV download takes
 BIG_SWEEP = {"sw_models": ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "mixtral-8x7b"], "sw_gmin": "1",
              "sw_gmax": "65536", "sw_smin": "128", "sw_smax": "2097152", "sw_mbs": ["1", "2", "4", "8"],
-             "sw_tps": ["1", "2"]}
+             "sw_tpdeg": ["1", "2"]}
 
 
 def errors(at: AppTest) -> str:
@@ -207,16 +207,22 @@ def test_7_grouping_by_valid_keeps_every_result(fresh_caches):
 
 
 def test_7_an_upload_beyond_the_fields_is_refused_by_name_and_one_within_fills_them():
-    from ui.pickers import ARCH_INTS, arch_values, hf_model
+    """The app reads an upload as the CLI reads --hf-config: the schema's bounds by name (core/inputs.py), the
+    fields it fills every architecture field the schema has (issue 17: the app's import equals the CLI's)."""
+    from core.estimate import build_model
+    from core.inputs import BY_NAME
+    from ui.pickers import arch_values, hf_model
     big = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 2**30, "num_attention_heads": 8,
            "intermediate_size": 64, "vocab_size": 1000}
-    with pytest.raises(ValueError, match=r"^config: field 'hidden_size' = 1,073,741,824 is outside the 1 to "
-                                         r"131,072 accepted for d_model"):
+    with pytest.raises(ValueError, match=r"^d_model: must be from 1 to 1,048,576"):
         hf_model(json.dumps(big).encode())
     ok = {**big, "hidden_size": 4096, "num_hidden_layers": 48, "num_key_value_heads": 2, "vocab_size": 128256}
-    v = arch_values(hf_model(json.dumps(ok).encode()))
+    m = hf_model(json.dumps(ok).encode())
+    v = arch_values(m)
     assert (v["layers"], v["dmodel"], v["kv"], v["vocab"]) == (48, 4096, 2, 128256)
-    assert all(lo <= v[k] <= hi for k, (_f, _l, lo, hi) in ARCH_INTS.items())
+    assert m == build_model(hf_config=ok)  # the CLI's reading
+    for f in ("n_layers", "d_model", "n_kv_heads", "vocab_size"):
+        assert BY_NAME[f].lo <= getattr(m, f) <= BY_NAME[f].hi
 
 
 # --- 8: the app's database: a private spill directory, and no user text ever reaches SQL -----------------------------
@@ -226,7 +232,7 @@ def test_8_the_apps_database_spills_privately_and_cannot_write_outside(fresh_cac
     con = W.database()
     spill = Path(con.execute("SELECT current_setting('temp_directory')").fetchone()[0])
     assert spill.name.startswith("planner-duckdb-") and oct(spill.stat().st_mode & 0o777) == "0o700"
-    assert con.execute("SELECT current_setting('max_temp_directory_size')").fetchone()[0] == "1.8 GiB"  # TEMP_LIMIT 2GB
+    assert con.execute("SELECT current_setting('max_temp_directory_size')").fetchone()[0] == "2.7 GiB"  # TEMP_LIMIT 3GB
     with con.cursor() as cur:
         for sql in (f"COPY sweep_catalog TO '{tmp_path}/x.csv'", f"ATTACH '{tmp_path}/evil.db' AS e",
                     "SELECT * FROM read_csv('/etc/passwd')", "SET temp_directory = '/tmp'"):

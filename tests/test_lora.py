@@ -334,13 +334,14 @@ def test_fit_map_fine_tune_and_its_cell_carry_into_the_calculator():
     assert {"train", "rank", "tgt"} <= SHARED  # a clicked cell opens the Calculator with the same training mode
 
 
-def test_an_uploaded_config_the_fields_cannot_carry_is_refused_by_name():
-    """The app's architecture fields have no head_dim: Gemma 7B's config is refused by name there (its preset and
-    the CLI carry it), never counted as a 3072/16-head-dim model; Gemma 2B (head_dim = 2048/8) fits them."""
+def test_an_uploaded_config_is_read_as_the_cli_reads_it():
+    """Issue 17: the app's architecture fields are the schema's (head_dim, MLA, windows, …), so an upload is read
+    exactly as `--hf-config` reads it — Gemma 7B with its head_dim 256 included — and fills every field."""
     import json
 
-    from ui.pickers import hf_model
+    from core.estimate import build_model
+    from ui.pickers import arch_values, hf_model
     from test_architectures import GEMMA_2B, GEMMA_7B
-    with pytest.raises(ValueError, match="head_dim=256"):
-        hf_model(json.dumps(GEMMA_7B).encode())
+    m = hf_model(json.dumps(GEMMA_7B).encode())
+    assert m == build_model(hf_config=GEMMA_7B) and m.head_dim == 256 and arch_values(m)["hdim"] == 256
     assert hf_model(json.dumps(GEMMA_2B).encode()).params()["total"] == 2_506_172_416

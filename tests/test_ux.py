@@ -37,12 +37,14 @@ def _widget(at, kind: str, key: str):
                                                ("pages/03_activations.py", "ac_", False),
                                                ("pages/05_time_cost.py", "tc_", True)])
 def test_one_set_of_app_defaults_on_every_page(page, prefix, flash):
+    """Every page starts from the schema's defaults (core/inputs.py), the command line's too (issue 17)."""
+    from core.inputs import BY_NAME
     at = run_page(page)
     assert not at.exception
-    assert _widget(at, "selectbox", prefix + "zero").value == pickers.APP_DEFAULTS["zero_stage"]
-    assert _widget(at, "selectbox", prefix + "ovh").value == pickers.APP_DEFAULTS["overhead"] == "realistic"
+    assert _widget(at, "selectbox", prefix + "zero").value == BY_NAME["zero_stage"].default
+    assert _widget(at, "selectbox", prefix + "ovh").value == BY_NAME["overhead"].default == "realistic"
     if flash:  # the Activations page draws every activation mode, so it has no flash switch
-        assert _widget(at, "toggle", prefix + "flash").value is pickers.APP_DEFAULTS["flash_attention"] is True
+        assert _widget(at, "toggle", prefix + "flash").value is BY_NAME["flash_attention"].default is True
 
 
 def test_the_first_view_is_a_run_that_could_launch():
@@ -54,13 +56,13 @@ def test_the_first_view_is_a_run_that_could_launch():
 def test_mfu_zero_is_refused_by_name_not_reverted():
     at = run_page("pages/01_calculator.py", mfu="0")
     assert not at.exception
-    assert _widget(at, "number_input", "mfu").value == 0  # kept as typed
-    assert any(e.value.startswith("**mfu**") for e in at.error)
+    assert _widget(at, "number_input", "mfu").value is None  # below the widget's 0.1 %: the note says so
+    assert any("mfu=0" in w.value and "must be between" in w.value for w in at.warning)
 
 
 def test_low_headroom_is_a_visible_warning_with_options():
     ex = X.EXAMPLES[1]  # the 1.24B on a 24 GB card: fits, tightly
-    at = run_page("pages/01_calculator.py", **ex.params)
+    at = run_page("pages/01_calculator.py", **ex.link)
     assert any("less than the margin" in w.value for w in at.warning)
     assert at.button(key="apply_best") is not None
 
@@ -78,7 +80,8 @@ def _layers(chart) -> list[dict]:
 
 
 def test_memory_bar_overflow_keeps_the_legend_colours_and_lists_only_drawn_parts():
-    cfg = C.build_config({"model": "llama-3.1-8b", "n_gpus": 8, "seq_len": 8192})  # 304 GB on 80 GB
+    cfg = C.build_config({"model": "llama-3.1-8b", "n_gpus": 8, "seq_len": 8192, "conventions": "paper"})  # 304 GB
+    assert C.record(cfg)["total_bytes"] > 80e9
     parts = C.memory_parts(C.record(cfg))
     layers = _layers(K.memory_bar(parts))
     domain = layers[0]["encoding"]["color"]["scale"]["domain"]
@@ -103,7 +106,7 @@ def test_an_accelerator_keeps_its_colour_whatever_is_selected():
         return _gpu_colors(K.roofline(*C.roof_curves(tuple(rows), dtype)))
     a, b, c = roof(["h100-sxm", "a100-80gb", "b200"]), roof(["b200", "h200"]), roof(["h200", "b200"], "fp8")
     cfg = C.build_config({"model": "llama-3.1-8b", "flash_attention": True, "zero_stage": 3, "n_gpus": 1})
-    tc = _gpu_colors(K.time_cost(C.time_cost(cfg, ("mi300x", "b200", "h100-sxm"), (64, 128), 0.35, 0.55)))
+    tc = _gpu_colors(K.time_cost(C.time_cost(cfg, ("mi300x", "b200", "h100-sxm"), (64, 128))))
     for m in (b, c, tc):
         for name, colour in m.items():
             for other in (a, b, c, tc):
@@ -142,7 +145,7 @@ def test_roofline_labels_of_overlapping_points_merge():
 
 def test_frontier_points_carry_their_gpu_count():
     cfg = C.build_config({"model": "llama-3.1-8b", "flash_attention": True, "zero_stage": 3, "n_gpus": 1})
-    df = C.time_cost(cfg, ("h100-sxm", "b200"), (8, 64, 512), 0.35, 0.55)
+    df = C.time_cost(cfg, ("h100-sxm", "b200"), (8, 64, 512))
     layers = _layers(K.time_cost(df))
     text = [l for l in layers if (l.get("mark") or {}).get("type") == "text"]
     assert len(text) == 2 and all(t["encoding"]["text"]["field"] == "n_gpus" for t in text)
@@ -200,7 +203,8 @@ def test_the_largest_term_is_said_in_words():
 def test_landing_examples_fit_on_one_line_and_pin_their_conventions():
     for ex in X.EXAMPLES:
         assert len(ex.label) <= 60 and ex.detail
-        assert ex.params.get("ovh") == "none" and "flash" in ex.params and "zero" in ex.params
+        assert ex.params.get("overhead") == "none" and "flash_attention" in ex.params and "zero_stage" in ex.params
+        assert "mfu" in ex.params  # their numbers quote a given MFU
 
 
 # --- the command line ----------------------------------------------------------------------------------------------

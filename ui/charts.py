@@ -345,9 +345,8 @@ def roofline(roofs: pd.DataFrame, ridges: pd.DataFrame, ops: pd.DataFrame | None
 
 
 def time_cost(df: pd.DataFrame) -> alt.LayerChart:
-    """Days against cost (log-log) per accelerator × count that fits, each accelerator in its fixed colour; the MFU
-    band as a segment from the high-MFU end to the low-MFU end; the Pareto frontier as a line through the circled
-    points, each labelled with its GPU count (the caption says so)."""
+    """Days against cost (log-log) per accelerator × count that fits, each accelerator in its fixed colour; the Pareto
+    frontier as a line through the circled points, each labelled with its GPU count (the caption says so)."""
     ok = df[df["fits"] & df["cost_usd"].notna() & df["days"].notna()].copy()
     x = alt.X("days:Q", title="days (log)", scale=alt.Scale(type="log"), axis=alt.Axis(format=",~g"))
     y = alt.Y("cost_usd:Q", title="cost (USD, log)", scale=alt.Scale(type="log"), axis=alt.Axis(format="$,~s"))
@@ -356,12 +355,7 @@ def time_cost(df: pd.DataFrame) -> alt.LayerChart:
         alt.Tooltip("n_gpus:Q", title="GPUs", format=","), alt.Tooltip("days:Q", format=",.1f"),
         alt.Tooltip("cost_usd:Q", title="cost (USD)", format="$,.0f"),
         alt.Tooltip("mfu_frac:Q", title="MFU", format=".1%"),
-        alt.Tooltip("days_at_mfu_hi:Q", title="days at high MFU", format=",.1f"),
-        alt.Tooltip("days_at_mfu_lo:Q", title="days at low MFU", format=",.1f"),
         alt.Tooltip("on_frontier:N", title="on the frontier")]
-    band = alt.Chart(ok).mark_rule(opacity=0.45, strokeWidth=3).encode(
-        x=alt.X("days_at_mfu_hi:Q"), x2=alt.X2("days_at_mfu_lo"), y=alt.Y("cost_usd_at_mfu_hi:Q"),
-        y2=alt.Y2("cost_usd_at_mfu_lo"), color=color, tooltip=tooltip)
     pts = alt.Chart(ok).mark_circle(size=60).encode(x=x, y=y, color=color, tooltip=tooltip)
     front = ok[ok["on_frontier"]].sort_values("days")
     line = alt.Chart(front).mark_line(color="#111", strokeWidth=1.5).encode(x=x, y=y, order=alt.Order("days:Q"))
@@ -369,7 +363,7 @@ def time_cost(df: pd.DataFrame) -> alt.LayerChart:
     # each frontier point's GPU count, alternately above and below the line (neighbours are often a few pixels apart)
     counts = [alt.Chart(front.iloc[k::2]).mark_text(fontSize=11, fontWeight="bold", color="#111", dy=dy).encode(
         x=x, y=y, text=alt.Text("n_gpus:Q", format=",")) for k, dy in ((0, -14), (1, 16))]
-    return alt.layer(band, pts, line, ring, *counts).properties(height=420)
+    return alt.layer(pts, line, ring, *counts).properties(height=420)
 
 
 def sweep_fit_heatmap(df: pd.DataFrame) -> alt.LayerChart:
@@ -394,7 +388,9 @@ def sweep_fit_heatmap(df: pd.DataFrame) -> alt.LayerChart:
     else:
         color = alt.Color("fit_frac:Q", title="share that fits",
                           scale=alt.Scale(domain=[0, 1], scheme="redyellowgreen"), legend=alt.Legend(format=".0%"))
-    rect = base.mark_rect(stroke="white", strokeWidth=1).encode(x=xe, y=ye, tooltip=tooltip, color=color)
+    pick = alt.selection_point(name="cell", fields=["model", "n_gpus"], on="click", clear=False)
+    rect = base.mark_rect(stroke="white", strokeWidth=1).encode(x=xe, y=ye, tooltip=tooltip, color=color).add_params(
+        pick)  # a click opens the cell's best configuration in the Calculator (pages/06_sweeps.py)
     none = base.transform_filter("datum.n_fit == 0").mark_text(text="✕", fontSize=13, fontWeight="bold",
                                                                 color="#5a0000").encode(x=xe, y=ye, tooltip=tooltip)
     return alt.layer(rect, none).properties(height=max(200, 28 * df["model"].nunique()))

@@ -287,35 +287,37 @@ def roofline_ops(model_inputs: tuple, seq_len: int, micro_batch: int, dtype: str
 # ---------------------------------------------------------------------------------------------------------------
 
 @st.cache_data(**SMALL)
-def time_cost(cfg: Config, gpus: tuple[str, ...], counts: tuple[int, ...], mfu_lo: float, mfu_hi: float
-              ) -> pd.DataFrame:
-    """Days and cost for every accelerator × count, at the config's MFU and at the band's ends. Rows that do not
-    fit (or whose accelerator lacks a price or a peak for the compute dtype) are kept with fits=False / NaN cost.
-    With cfg.mfu == "auto" each point takes the predicted step of its own count (at the config's global batch:
-    more GPUs mean fewer micro-batches each), so there is no band: its ends equal the point."""
-    if cfg.mfu == "auto":
-        df = evaluate_grid(cfg, {"gpu": gpus, "n_gpus": counts})
-        out = df[["gpu", "n_gpus", "valid", "reason", "fits", "total_bytes", "gpu_memory_bytes", "gpu_hours",
-                  "binding", "days", "cost_usd", "predicted_mfu", "predicted_step_time_s"]].copy()
-        for c in ("days", "cost_usd"):
-            out[f"{c}_at_mfu_lo"] = out[f"{c}_at_mfu_hi"] = out[c]
-        out["label"] = [catalog()[g].label for g in out["gpu"]]
-        out["mfu_frac"] = out.pop("predicted_mfu")
-        out["on_frontier"] = pareto_mask(out["days"].to_numpy(), out["cost_usd"].to_numpy(),
-                                         (out["fits"] & out["valid"]).to_numpy())
-        return out.reset_index(drop=True)
-    df = evaluate_grid(cfg, {"gpu": gpus, "n_gpus": counts, "mfu": (cfg.mfu, mfu_lo, mfu_hi)})
-    key = ["gpu", "n_gpus"]
-    cols = ["days", "cost_usd"]
-    mid = df[df["mfu"] == cfg.mfu][key + ["valid", "reason", "fits", "total_bytes", "gpu_memory_bytes",
-                                            "gpu_hours", "binding"] + cols]
-    lo = df[df["mfu"] == mfu_lo][key + cols].rename(columns={c: f"{c}_at_mfu_lo" for c in cols})
-    hi = df[df["mfu"] == mfu_hi][key + cols].rename(columns={c: f"{c}_at_mfu_hi" for c in cols})
-    out = mid.merge(lo, on=key).merge(hi, on=key)
+def time_cost(cfg: Config, gpus: tuple[str, ...], counts: tuple[int, ...]) -> pd.DataFrame:
+    """Days and cost for every accelerator × count: each point at its own predicted step (at the configuration's
+    global batch rule: more GPUs mean fewer micro-batches each), or at the configuration's MFU override — the one time
+    figure every page uses. Rows that do not fit, or whose accelerator lacks a price or a peak for the compute dtype,
+    are kept with fits=False / NaN cost and a reason."""
+    df = evaluate_grid(cfg, {"gpu": gpus, "n_gpus": counts})
+    mfu = "predicted_mfu" if cfg.mfu == "auto" else None
+    out = df[["gpu", "n_gpus", "valid", "reason", "fits", "total_bytes", "gpu_memory_bytes", "gpu_hours",
+              "binding", "days", "cost_usd", "predicted_mfu", "predicted_step_time_s", "global_batch",
+              "time_source"]].copy()
     out["label"] = [catalog()[g].label for g in out["gpu"]]
-    out["mfu_frac"] = cfg.mfu
-    out["on_frontier"] = pareto_mask(out["days"].to_numpy(), out["cost_usd"].to_numpy(), out["fits"].to_numpy())
+    out["mfu_frac"] = out["predicted_mfu"] if mfu else cfg.mfu
+    out["on_frontier"] = pareto_mask(out["days"].to_numpy(), out["cost_usd"].to_numpy(),
+                                     (out["fits"] & out["valid"]).to_numpy())
     return out.reset_index(drop=True)
+
+
+def left_out_words(left: pd.DataFrame) -> str:
+    """Why the combinations left out of a chart are out, in words, most common first: "12 do not fit in memory, 4
+    have no catalog price, 3: global_batch: must be a multiple of dp·micro_batch …"."""
+    why = []
+    for _, r in left.iterrows():
+        if not r["valid"]:
+            why.append(str(r["reason"]))
+        elif not r["fits"]:
+            why.append("do not fit in memory")
+        else:
+            why.append("have no catalog price (type one)")
+    counts = pd.Series(why).value_counts()
+    return "; ".join(f"{n} {w}" if not w[:1].islower() or w.startswith(("do ", "have ")) else f"{n}: {w}"
+                     for w, n in counts.items())
 
 
 def preset_sizes() -> list[tuple[str, float]]:
@@ -369,7 +371,7 @@ def plan_layouts(inputs: tuple, n_gpus: tuple, objective: str, top: int) -> dict
     if not top_df.empty:
         top_df.insert(0, "layout", [core_plan.layout_label(r) for _, r in top_df.iterrows()])
     return {"top": top_df, "by_tp_pp": pd.DataFrame(res["by_tp_pp"]), "searched": res["searched"],
-            "valid": res["valid"], "fit": res["fit"]}
+            "valid": res["valid"], "fit": res["fit"], "global_batch": res["global_batch"]}
 
 
 def step_table(rec: dict) -> pd.DataFrame:

@@ -101,13 +101,13 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
             "6N: 2N forward + 4N backward (N = active parameters for MoE); 12·L·h·s: the attention score and value "
             "matmuls, forward + backward. Sources: Kaplan et al. 2020 (6N); PaLM (Chowdhery et al. 2022) App. B "
             "(attention, as in nanoGPT's estimate_mfu)."),
-        Kpi("Days", fmt.days(rec["time_s"]), f"at {fmt.pct(_mfu(cfg, rec))} MFU{_time_basis(rec)} on "
+        Kpi("Days", fmt.days(rec["time_s"]), f"at {fmt.pct(_mfu(cfg, rec), 1)} MFU{_time_basis(rec)} on "
             f"{fmt.gpus(cfg.n_gpus)}",
             f"time = FLOPs ÷ (GPUs × peak × MFU) × (1 + overhead)\n\n= {fmt.flops(rec['train_flops'])} ÷ "
-            f"({cfg.n_gpus:,} × {fmt.si(rec['peak_flops_per_s'], 'FLOP/s')} × {_mfu(cfg, rec):.2f}) × "
-            f"(1 + {cfg.time_overhead_frac:g}) = **{fmt.days(rec['time_s'])}**\n\nPeak: {cfg.compute_dtype} dense, "
-            f"no sparsity. Recomputation's extra FLOPs are not model FLOPs: they show up as a lower MFU. "
-            "Source: CS336 lecture 2 (70B on 15T tokens, 1,024 H100s, 50% → ≈144 days)."),
+            f"({cfg.n_gpus:,} × {fmt.si(rec['peak_flops_per_s'], 'FLOP/s')} × {_mfu(cfg, rec):.3f}) × "
+            f"(1 + {cfg.time_overhead_frac:g}) = **{fmt.days(rec['time_s'])}**\n\n{_TIME_WORDS[rec['time_source']]}"
+            f"\n\nPeak: {cfg.compute_dtype} dense, no sparsity. Recomputation's extra FLOPs are not model FLOPs: they "
+            "show up as a lower MFU. Source: CS336 lecture 2 (70B on 15T tokens, 1,024 H100s, 50% → ≈144 days)."),
         Kpi("Cost", fmt.usd(rec["cost_usd"]), f"{rec['gpu_hours']:,.0f} GPU-hours",
             f"cost = GPU-hours × price = time × GPUs ÷ 3600 × price\n\n= {rec['gpu_hours']:,.0f} GPU-h × "
             f"{price_text} = **{fmt.usd(rec['cost_usd'])}**\n\nPrice: {price_src}."),
@@ -130,7 +130,15 @@ def _mfu(cfg: Config, rec: dict) -> float:
 
 
 def _time_basis(rec: dict) -> str:
-    return {"mfu": "", "predicted": " (predicted step)", "measured": " (measured)"}[rec["time_source"]]
+    return {"mfu": " (your override)", "predicted": " (predicted step)", "measured": " (measured)"}[rec["time_source"]]
+
+
+_TIME_WORDS = {
+    "predicted": "MFU from the predicted step (core/steptime.py) at this layout and global batch: the one time figure "
+                 "every page, sweep and `python -m core` command uses unless an MFU is typed.",
+    "mfu": "MFU: your override, typed under Run; it replaces the predicted step's (clear it to go back).",
+    "measured": "MFU from the measured throughput you gave.",
+}
 
 
 NOT_FIT = "does not fit"
@@ -236,14 +244,12 @@ def option_line(o: dict, unit: str = "GB") -> str:
 # ---------------------------------------------------------------------------------------------------------------
 
 CLI = "python -m core estimate"
-CLI_DEFAULTS = {i.name: i.default for i in INPUTS if i.default is not None}  # the schema's (core/inputs.py)
-CLI_DEFAULTS.update(recipe="zero-16", overhead="none")
+CLI_DEFAULTS = {i.name: i.default for i in INPUTS if i.default is not None}  # the schema's (core/inputs.py): the app's
 
 
 def cli_command(inputs: dict) -> str:
     """`python -m core estimate …` for the flat inputs of `config_from_inputs`: every input that differs from the
-    CLI's default (the `Config` field defaults: sequence 2,048, 1 GPU, ...) as a flag, so the command prints the
-    numbers this page shows."""
+    schema's default (the CLI's and the app's alike) as a flag, so the command prints the numbers this page shows."""
     base = dict(CLI_DEFAULTS)
     if inputs.get("recipe") in M.RECIPES:  # the recipe sets these unless they are given
         base.update(M.RECIPES[inputs["recipe"]].fields())
@@ -278,28 +284,36 @@ def _eq(a, b) -> bool:
 class Example:
     label: str  # the link: short enough for one line
     icon: str
-    params: dict  # Calculator URL parameters; the conventions the published number uses are pinned in them
+    params: dict  # the inputs (core units); the conventions the published number uses are pinned in them
     fits: bool  # the verdict the label states
     claims: dict = field(default_factory=dict)  # record field -> the value the label or detail quotes (±1%)
     detail: str = ""  # one line under the link: the numbers and where they come from
 
+    @property
+    def link(self) -> dict:
+        """The Calculator's URL parameters for `params` (ui.state.link_params: the schema's keys and units)."""
+        from .state import link_params
+        return link_params(self.params)
 
-# the published ledgers count no memory overhead and no memory savers unless they say so: each link pins that
-_AS_PUBLISHED = {"flash": "false", "zero": "0", "ovh": "none"}
+
+# the published ledgers count no memory overhead and no memory savers unless they say so, and a given 50 % MFU:
+# each link pins those inputs (core units here; `ui.state.link_params` writes them as the Calculator's parameters)
+_AS_PUBLISHED = {"flash_attention": False, "zero_stage": 0, "overhead": "none", "mfu": 0.5}
 EXAMPLES = (
     Example("7B on one 80 GB H100: does not fit", ":material/block:",
-            {"model": "gpt-3-6.7b", "gpus": "1", "seq": "512", **_AS_PUBLISHED}, fits=False,
+            {"model": "gpt-3-6.7b", "n_gpus": 1, "seq_len": 512, **_AS_PUBLISHED}, fits=False,
             claims={"state_bytes": 107e9, "total_bytes": 110e9},
             detail="Weights, gradients, Adam moments and the fp32 master copy (16 bytes per parameter: CS336 lecture "
                    "2, the ZeRO paper) already need ≈107 GB; 110 GB with the activations of 512 tokens."),
     Example("1.24B fine-tune on a 24 GB GPU: fits, tightly", ":material/check_circle:",
-            {"model": "llama-3.2-1b", "gpus": "1", "seq": "1024", "gpu": "rtx-4090", "tokens": "1", **_AS_PUBLISHED},
-            fits=True, claims={"total_bytes": 22.4e9, "days": 1.1},
+            {"model": "llama-3.2-1b", "n_gpus": 1, "seq_len": 1024, "gpu": "rtx-4090", "tokens": 1e9,
+             **_AS_PUBLISHED}, fits=True, claims={"total_bytes": 22.4e9, "days": 1.1},
             detail="≈22.4 GB at 1,024 tokens (Llama 3.2 1B on an RTX 4090), and 1B tokens take ≈1.1 days at 50% "
                    "MFU — with less headroom than a real run needs, which the page warns about."),
     Example("70B on 15T tokens and 1,024 H100s: ≈145 days", ":material/schedule:",
-            {"model": "llama-3.1-70b", "gpus": "1024", "tokens": "15000", "zero": "3", "rc": "full", "flash": "true",
-             "attn": "none", "ovh": "none"}, fits=True, claims={"days": 145.0},
+            {"model": "llama-3.1-70b", "n_gpus": 1024, "tokens": 15e12, "zero_stage": 3, "recompute": "full",
+             "flash_attention": True, "attention_flops": "none", "overhead": "none", "mfu": 0.5}, fits=True,
+            claims={"days": 145.0},
             detail="At 50% MFU with ZeRO-3 and full recomputation, counting 6ND FLOPs as CS336 lecture 2 does "
                    "(its estimate: ≈144 days)."),
 )

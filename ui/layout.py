@@ -11,7 +11,7 @@ from core.sweep import code_version
 
 from . import registry, sweeps, work
 from .fmt import inert
-from .state import Page
+from .state import Page, link_params
 
 
 def setup(page: registry.PageInfo) -> None:
@@ -88,3 +88,19 @@ def page_links(where=None) -> None:
     w = where or st
     for p in registry.PAGES:
         w.page_link(p.file, label=f"**{p.title}** — {p.blurb}", icon=p.icon)
+
+
+def calculator_link(pg: Page, inputs: dict) -> dict:
+    """The Calculator's URL parameters for a whole configuration (the flat inputs, core units): every schema input
+    it names, where the model comes from, and this page's memory unit. A Fit map or Sweeps cell and a layout row
+    open in the Calculator with it, and show the same numbers there."""
+    from core.model import ARCH_FIELDS
+    out = link_params(inputs)
+    src = ("params" if "n_params" in inputs else "preset" if "model" in inputs
+           else "architecture" if any(k in inputs for k in ARCH_FIELDS) else None)
+    if src:
+        out["src"] = src
+    unit = pg.values.get("unit")
+    if unit:
+        out["unit"] = unit
+    return out

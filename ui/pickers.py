@@ -1,77 +1,56 @@
-"""The shared input widgets every page uses: the model picker, the accelerator picker, the training-recipe picker.
+"""The shared input widgets every page uses, drawn from the input schema (core/inputs.py): the model, the accelerator,
+the recipe, what trains, the memory savers, the batch, the run — and "All inputs", every other input of the schema.
 
-Each returns a piece of the flat input vocabulary of `core.estimate.config_from_inputs` (so the page builds one
-frozen `Config` from the dict union) and draws its widgets through a `ui.state.Page`, so every value is in the URL.
+Nothing here restates an input's default, bounds, label or URL key: `ui.state.Page.input(name)` draws an input from
+its schema row (Input and its Widget). Each picker returns a piece of the flat input vocabulary of
+`core.estimate.config_from_inputs` in the core's units (an input left to its default rule is simply not there), so a
+page builds one frozen `Config` from the dict union — the same one the CLI builds from the same inputs.
 """
 from __future__ import annotations
 
 import streamlit as st
 
+from core import inputs as I
 from core import memory as M
 from core import safejson
-from core.tables import COMPUTE_DTYPES, OPTIMIZERS_TABLE, OVERHEADS, WEIGHT_DTYPES
-from core.hardware import accelerator_names, catalog
-from core.model import ARCH_DEFAULTS, from_hf_config, get_preset, preset_info, preset_names
+from core.estimate import CUSTOM_LINKS_FROM
+from core.hardware import catalog
+from core.model import ARCH_FIELDS, from_hf_config, get_preset, preset_info
 
 from . import fmt
-from .state import Page
+from .state import FOLLOW, Page, to_widget
 
-DEFAULT_MODEL = "llama-3.1-8b"
-DEFAULT_GPU = "h100-sxm"
-# One set of defaults for every page of the app: memory savers a planner would switch on first and the realistic
-# overhead, so a page's first view is a run that could launch. The CLI keeps the schema's defaults (core/inputs.py:
-# no flash, ZeRO-0, no overhead), which reproduce the published numbers; the landing page's examples pin those.
-APP_DEFAULTS = {"flash_attention": True, "zero_stage": 3, "overhead": "realistic", "recompute": "none",
-                "seq_len": 4096, "micro_batch": 1, "n_gpus": 8, "mfu_pct": 50, "tokens_b": 1000.0}
 SOURCES = ("preset", "architecture", "params", "hf-config")
 SOURCE_HELP = ("Where the model comes from: **preset** (published shapes, data/models.csv), **architecture** "
                "(type the fields), **params** (only a parameter count; the activations use the nearest GPT-3 shape), "
                "**hf-config** (upload a Hugging Face config.json; it fills the architecture fields, which the link "
                "then carries).")
-MLP = ("swiglu", "gelu", "geglu")
-NORM = ("rmsnorm", "layernorm", "nonparametric")
-BIAS = ("none", "qkv", "all")
-POSITION = ("rotary", "learned", "alibi", "none")
 HF_MAX_BYTES = 1 << 20  # = server.maxUploadSize (1 MB in Streamlit's units, 2^20 bytes) in .streamlit/config.toml
-
-# Architecture fields: URL name -> (core field, label, lo, hi)
-ARCH_INTS = {
-    "layers": ("n_layers", "layers", 1, 1024),
-    "dmodel": ("d_model", "d_model (width)", 1, 1 << 17),
-    "heads": ("n_heads", "attention heads", 1, 1024),
-    "kv": ("n_kv_heads", "KV heads (GQA; = heads for MHA)", 1, 1024),
-    "dff": ("d_ff", "d_ff (MLP width)", 1, 1 << 19),
-    "vocab": ("vocab_size", "vocabulary", 1, 1 << 22),
-}
-ARCH_MORE_INTS = {
-    "maxpos": ("max_position", "max positions (learned table)", 0, 1 << 22),
-    "experts": ("n_experts", "experts (MoE)", 1, 1024),
-    "topk": ("top_k", "experts per token", 1, 1024),
-}
-
-
-MODEL_NAMES = ("src", "model", "params", *ARCH_INTS, *ARCH_MORE_INTS, "mlp", "norm", "bias", "drop", "tied", "pos")
+DEFAULT_MODEL = "llama-3.1-8b"  # the preset a page shows first (a page choice, not an input default: model is optional)
+# the architecture fields drawn first; the rest go under "More architecture fields"
+ARCH_MAIN = ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "vocab_size", "mlp", "norm")
+# inputs a picker draws (so "All inputs" leaves them out): the model's and the custom accelerator's
+MODEL_NAMES = ("model", "n_params", "hf_config", *ARCH_FIELDS)
+CUSTOM_FIELDS = I.GPU_FIELDS
 
 
 def arch_values(m) -> dict:
-    """A model's architecture as URL-name -> value (for filling the fields)."""
-    v = {name: int(getattr(m, f)) for name, (f, *_rest) in {**ARCH_INTS, **ARCH_MORE_INTS}.items()}
-    v.update(mlp=m.mlp, norm=m.norm, bias=m.bias, drop=bool(m.dropout), tied=bool(m.tied_embeddings),
-             pos=m.position)
-    return v
+    """A model's architecture as widget key -> value (what the architecture fields show for it)."""
+    return {I.BY_NAME[f].ui.key: to_widget(f, getattr(m, f)) for f in ARCH_FIELDS}
 
 
 def model_picker(pg: Page, container=None, default: str = DEFAULT_MODEL, src_default: str = "preset",
                  arch_default: dict | None = None) -> dict:
     """Model inputs for `config_from_inputs`: {'model': preset} | architecture fields | {'n_params': N}.
-    `arch_default` (URL names -> values) replaces the default preset's shape as the fields' defaults."""
+    `arch_default` (model field names -> values) replaces the default preset's shape as the fields' defaults (a page
+    that starts from a small model: the PyTorch check)."""
     c = container or st
     src_key = pg.key("src")
 
     def on_src():
         new = st.session_state.get(src_key)
         if new == "architecture":  # start the fields from the preset that was showing
-            name = st.session_state.get(pg.key("model"), default)
+            name = st.session_state.get(pg.key(I.BY_NAME["model"].ui.key), default)
             try:
                 pg.set_values(arch_values(get_preset(name)))
             except ValueError:
@@ -79,20 +58,21 @@ def model_picker(pg: Page, container=None, default: str = DEFAULT_MODEL, src_def
     src = pg.select("Model from", SOURCES, "src", src_default, container=c, radio=True, help=SOURCE_HELP,
                     on_change=on_src)
     if src == "params":
-        n = pg.number("Parameters (billions)", "params", 7.0, 0.001, 1e6, step=1.0, container=c,
-                      help="Raw-N mode: the state is priced from this count; the activations use the GPT-3 "
-                           "(Brown et al. 2020, Table 2.1) shape nearest in size.")
-        return {"n_params": float(n if n is not None else 7.0) * 1e9}
+        n = pg.input("n_params", c)
+        if n is None:
+            c.caption("Type the parameter count (billions).")
+        return {} if n is None else {"n_params": n}
     if src == "architecture":
         if st.session_state.get(pg.key("hf_name")):
             c.caption(f"Fields from the uploaded {fmt.inert(st.session_state[pg.key('hf_name')], 80)}.")
-        return _arch_fields(pg, c, {**arch_values(get_preset(default)), **(arch_default or {})})
+        base = get_preset(default)
+        start = {f: getattr(base, f) for f in ARCH_FIELDS}
+        start.update(arch_default or {})
+        return _arch_fields(pg, c, start)
     if src == "hf-config":
         _hf_upload(pg, c)
         c.caption("Until a config.json is uploaded, the preset below is used.")
-    names = preset_names()
-    name = pg.select("Preset", names, "model", default, container=c,
-                     help="Published architectures (data/models.csv, each row with its source).")
+    name = pg.input("model", c, default=default)
     info = preset_info(name)
     m = get_preset(name)
     c.caption(f"{info['label']} · {fmt.count(m.n_params)} parameters"
@@ -100,41 +80,29 @@ def model_picker(pg: Page, container=None, default: str = DEFAULT_MODEL, src_def
     return {"model": name}
 
 
-def _arch_fields(pg: Page, c, b: dict) -> dict:
+def _arch_fields(pg: Page, c, start: dict) -> dict:
+    """Every architecture field of the schema (its widget), defaulting to `start` (a model's own fields)."""
     out = {}
     cols = c.columns(2)
-    for i, (name, (field, label, lo, hi)) in enumerate(ARCH_INTS.items()):
-        out[field] = pg.integer(label, name, b[name], lo, hi, container=cols[i % 2])
-    out["mlp"] = pg.select("MLP", MLP, "mlp", b["mlp"], container=cols[0])
-    out["norm"] = pg.select("norm", NORM, "norm", b["norm"], container=cols[1])
+    for j, f in enumerate(ARCH_MAIN):
+        out[f] = pg.input(f, cols[j % 2], default=start[f])
     with c.expander("More architecture fields"):
-        out["bias"] = pg.select("biases", BIAS, "bias", b["bias"])
-        out["position"] = pg.select("positions", POSITION, "pos", b["pos"])
-        for name, (field, label, lo, hi) in ARCH_MORE_INTS.items():
-            out[field] = pg.integer(label, name, b[name], lo, hi)
-        out["dropout"] = pg.toggle("dropout (masks kept for backward)", "drop", b["drop"])
-        out["tied_embeddings"] = pg.toggle("tied input/output embeddings", "tied", b["tied"])
+        for f in ARCH_FIELDS:
+            if f not in ARCH_MAIN:
+                out[f] = pg.input(f, default=start[f])
     return out
-
-
-# what the architecture fields accept (model field -> (lo, hi)); an upload beyond them is refused, not clamped
-FIELD_BOUNDS = {field: (lo, hi) for field, _label, lo, hi in {**ARCH_INTS, **ARCH_MORE_INTS}.values()}
 
 
 def hf_model(raw: bytes):
     """A Model from the bytes of an uploaded Hugging Face config.json, parsed locally and bounded (core.safejson:
-    size, nesting, finite numbers), with every field within what this page's architecture fields accept (so the
-    fields show the upload, not their defaults). ValueError names the config's field."""
+    size, nesting, finite numbers) and read exactly as the CLI's `--hf-config` reads a file (`from_hf_config`, then
+    the schema's bounds by name: `core.estimate.build_model`): the app's import equals the CLI's, and the fields it
+    fills are every architecture field the schema has. ValueError names the config's field."""
+    from core.estimate import _within_bounds
     data = safejson.loads(raw, "config", max_bytes=HF_MAX_BYTES)
     if not isinstance(data, dict):  # from_hf_config reads anything else as a file path
         raise ValueError("config: a Hugging Face config.json must be a JSON object")
-    m = from_hf_config(data, bounds=FIELD_BOUNDS)
-    extra = {k: getattr(m, k) for k, off in ARCH_DEFAULTS.items() if getattr(m, k) != off}
-    if extra:  # the architecture fields below cannot carry them: refuse rather than count another model
-        raise ValueError("config: this model needs fields the app's architecture inputs do not have ("
-                         + ", ".join(f"{k}={v}" for k, v in extra.items()) + "); choose its preset if there is one, "
-                         "or run python -m core estimate --hf-config with the file")
-    return m
+    return _within_bounds(from_hf_config(data))
 
 
 def _hf_upload(pg: Page, c) -> None:
@@ -160,50 +128,35 @@ def _hf_upload(pg: Page, c) -> None:
         c.error(f"**config.json** — {fmt.inert(st.session_state[err_key], 600)}")
 
 
-CUSTOM_START = DEFAULT_GPU  # a custom accelerator's fields start from this catalog row's numbers
-
-
-def custom_accelerator_fields(pg: Page, container=None, *, memory: bool = True, prefix_label: str = "",
-                              links: bool = True) -> dict:
-    """A custom accelerator's numbers (typed in TFLOP/s, GB and TB/s; returned in SI as `config_from_inputs` takes
-    them), starting from the `CUSTOM_START` catalog row. The peak is the dense peak of the compute dtype."""
+def custom_accelerator_fields(pg: Page, container=None, *, memory: bool = True, links: bool = True) -> dict:
+    """A custom accelerator's numbers (peak for the compute dtype, memory, HBM bandwidth, the two links), each
+    starting from the `CUSTOM_LINKS_FROM` catalog row's (core/estimate.py)."""
     c = container or st
-    g = catalog()[CUSTOM_START]
-    start = {"c_tflops": g.peak_bf16_flops_per_s / 1e12, "c_mem": g.memory_bytes / 1e9,
-             "c_bw": g.memory_bandwidth_bytes_per_s / 1e12}
-    cols = c.columns(3 if memory else 2)
-    t = pg.number(f"{prefix_label}dense TFLOP/s", "c_tflops", start["c_tflops"], 0.001, 1e6, container=cols[0],
-                  help="Dense peak (no sparsity) for the compute dtype, in 10¹² FLOP/s.")
-    out = {"peak_flops_per_s": (t or start["c_tflops"]) * 1e12}
-    if memory:
-        mem = pg.number(f"{prefix_label}memory (GB)", "c_mem", start["c_mem"], 0.001, 1e5, container=cols[1])
-        out["gpu_memory_bytes"] = (mem or start["c_mem"]) * 1e9
-    bw = pg.number(f"{prefix_label}TB/s", "c_bw", start["c_bw"], 0.001, 1e4, container=cols[-1],
-                   help="HBM bandwidth, 10¹² bytes/s.")
-    out["memory_bandwidth_bytes_per_s"] = (bw or start["c_bw"]) * 1e12
-    if links:  # the predicted step needs both links (core.estimate.build_gpu defaults them, with a note)
-        lc = c.columns(2)
-        intra = pg.number(f"{prefix_label}intra-node GB/s", "c_intra", g.intra_node_bytes_per_s / 1e9, 0.001, 1e5,
-                          container=lc[0], help="NVLink/xGMI bandwidth per GPU, one direction, 10⁹ bytes/s.")
-        inter = pg.number(f"{prefix_label}inter-node GB/s", "c_inter", g.inter_node_bytes_per_s / 1e9, 0.001, 1e5,
-                          container=lc[1], help="Network (NIC) bandwidth per GPU, one direction, 10⁹ bytes/s.")
-        out["intra_node_bytes_per_s"] = (intra or g.intra_node_bytes_per_s / 1e9) * 1e9
-        out["inter_node_bytes_per_s"] = (inter or g.inter_node_bytes_per_s / 1e9) * 1e9
+    g = catalog()[CUSTOM_LINKS_FROM]
+    start = {"peak_flops_per_s": g.peak_bf16_flops_per_s, "gpu_memory_bytes": g.memory_bytes,
+             "memory_bandwidth_bytes_per_s": g.memory_bandwidth_bytes_per_s,
+             "intra_node_bytes_per_s": g.intra_node_bytes_per_s, "inter_node_bytes_per_s": g.inter_node_bytes_per_s}
+    names = [n for n in CUSTOM_FIELDS if (memory or n != "gpu_memory_bytes")
+             and (links or n not in ("intra_node_bytes_per_s", "inter_node_bytes_per_s"))]
+    cols = c.columns(2)
+    out = {}
+    for j, n in enumerate(names):
+        v = pg.input(n, cols[j % 2], default=start[n])
+        out[n] = start[n] if v is None else v
     return out
 
 
-def gpu_picker(pg: Page, container=None, default: str = DEFAULT_GPU, price: bool = True) -> dict:
-    """Accelerator inputs: {'gpu': name} or {'gpu': 'custom', peak, memory, bandwidth}; plus a price override."""
+def gpu_picker(pg: Page, container=None, price: bool = True) -> dict:
+    """Accelerator inputs: {'gpu': name} or {'gpu': 'custom', its numbers}; plus a price override."""
     c = container or st
-    names = accelerator_names() + ["custom"]
-    gpu = pg.select("Accelerator", names, "gpu", default, container=c,
-                    help="data/accelerators.csv: dense peak (no sparsity), memory, bandwidth and price, each row "
-                         "with its source. 'custom' takes your own numbers.")
+    gpu = pg.input("gpu", c,
+                   help="data/accelerators.csv: dense peak (no sparsity), memory, bandwidth and price, each row with "
+                        "its source. 'custom' takes your own numbers.")
     out: dict = {"gpu": gpu}
     if gpu == "custom":
         out.update(custom_accelerator_fields(pg, c))
         c.caption("Custom accelerator: memory in GB (10⁹ bytes), the dense peak for the compute dtype, HBM "
-                  f"bandwidth (starting from the {catalog()[CUSTOM_START].label}).")
+                  f"bandwidth and links (starting from the {catalog()[CUSTOM_LINKS_FROM].label}).")
     else:
         g = catalog()[gpu]
         c.caption(f"{g.label}: {fmt.both_bytes(g.memory_bytes)}, {fmt.si(g.peak_bf16_flops_per_s, 'FLOP/s')} bf16, "
@@ -211,68 +164,43 @@ def gpu_picker(pg: Page, container=None, default: str = DEFAULT_GPU, price: bool
                   + (f"${g.price_usd_per_gpu_hour:.2f}/GPU-hour ({g.price_date})"
                      if g.price_usd_per_gpu_hour == g.price_usd_per_gpu_hour else "no catalog price"))
     if price:
-        p = pg.number("Price per GPU-hour (USD; blank = catalog)", "price", None, 0.0, 1e4, step=0.25, container=c)
+        p = pg.input("price_per_gpu_hour", c)
         if p is not None:
-            out["price_per_gpu_hour"] = float(p)
+            out["price_per_gpu_hour"] = p
     return out
 
 
 RECIPE_HELP = {name: f"{M.RECIPE_BYTES[name]} B/param: {r.source}" for name, r in M.RECIPES.items()}
-OPTIMIZER_HELP = "; ".join(f"{o.name}: {o.source}" + ("" if o.bytes_per_param != o.bytes_per_param
-                                                    else f" ({o.bytes_per_param:g} B/param)")
-                           for o in OPTIMIZERS_TABLE.values()) + "."
 
 
-def recipe_picker(pg: Page, container=None, default: str = "zero-16", dtypes: bool = True) -> dict:
-    """Training recipe: bytes per parameter (12/16/18/20), optimizer, compute dtype, and dtype overrides."""
+def recipe_picker(pg: Page, container=None, dtypes: bool = True) -> dict:
+    """Training recipe: bytes per parameter (12/16/18/20), optimizer, compute dtype, and dtype overrides (each
+    "(from the preset)" unless chosen: the recipe decides)."""
     c = container or st
-    recipe = pg.select("Recipe (model-state bytes per parameter)", tuple(M.RECIPES), "recipe", default, container=c,
-                       help="\n\n".join(f"**{k}** — {v}" for k, v in RECIPE_HELP.items()))
+    recipe = pg.input("recipe", c, help="\n\n".join(f"**{k}** — {v}" for k, v in RECIPE_HELP.items()))
     c.caption(RECIPE_HELP[recipe])
     cols = c.columns(2)
-    opt = pg.select("Optimizer", M.OPTIMIZERS, "opt", "adamw", container=cols[0],
-                    help=OPTIMIZER_HELP)
-    cdt = pg.select("Compute dtype", COMPUTE_DTYPES, "cdt", "bf16", container=cols[1],
-                    help="Selects the accelerator's dense peak used for time (fp8 doubles it on Hopper).")
-    out = {"recipe": recipe, "optimizer": opt, "compute_dtype": cdt}
+    out = {"recipe": recipe, "compute_dtype": pg.input("compute_dtype", cols[1])}
+    opt = pg.input("optimizer", cols[0], follow="recipe")
+    if opt is not None:
+        out["optimizer"] = opt
     if dtypes:
         with c.expander("Dtypes (override the recipe)"):
-            wdt = pg.select("weights", ("recipe",) + WEIGHT_DTYPES, "wdt")
-            gdt = pg.select("gradients", ("recipe",) + WEIGHT_DTYPES, "gdt")
-            master = pg.select("fp32 master copy", ("recipe", "yes", "no"), "master")
-            accum = pg.select("fp32 gradient accumulation buffer", ("recipe", "yes", "no"), "accum")
-        if wdt != "recipe":
-            out["weight_dtype"] = wdt
-        if gdt != "recipe":
-            out["grad_dtype"] = gdt
-        if master != "recipe":
-            out["master_weights"] = master == "yes"
-        if accum != "recipe":
-            out["grad_accum_fp32"] = accum == "yes"
+            for n in ("weight_dtype", "grad_dtype", "master_weights", "grad_accum_fp32"):
+                v = pg.input(n, follow="recipe")
+                if v is not None:
+                    out[n] = v
     return out
 
 
-TRAINING_HELP = ("**full**: every parameter trains. **Fine-tune (LoRA/QLoRA)**: **lora** freezes the base (no "
-                 "gradients or optimizer state for it) and trains rank-r adapters (Hu et al. 2021); **qlora** does "
-                 "the same on a base stored in 4-bit NF4 with double quantization, 0.516 bytes per weight (Dettmers "
-                 "et al. 2023). The recipe's dtypes and optimizer apply to what trains.")
-TARGETS_HELP = ("Which matrices carry adapters: qv (W_q and W_v, the LoRA paper), attention (q, k, v, o), all "
-                "(every linear layer of the blocks, experts included: QLoRA's choice).")
-
-
 def training_picker(pg: Page, container=None) -> dict:
-    """What trains: full, or fine-tune with LoRA / QLoRA (rank and target matrices), as `config_from_inputs`
-    inputs (training, lora_rank, lora_targets)."""
+    """What trains: full, or fine-tune with LoRA / QLoRA (rank and target matrices)."""
     c = container or st
-    mode = pg.select("Training: full, or Fine-tune (LoRA/QLoRA)", ("full", "lora", "qlora"), "train", "full",
-                     container=c, radio=True, help=TRAINING_HELP)
-    out: dict = {"training": mode}
-    if mode != "full":
+    out: dict = {"training": pg.input("training", c)}
+    if out["training"] != "full":
         cols = c.columns(2)
-        out["lora_rank"] = pg.integer("LoRA rank r", "rank", 16, 1, 4096, container=cols[0],
-                                      help="Each adapted d_in×d_out matrix gets r·(d_in + d_out) trainable parameters.")
-        out["lora_targets"] = pg.select("Adapters on", ("all", "attention", "qv"), "tgt", "all", container=cols[1],
-                                        help=TARGETS_HELP)
+        out["lora_rank"] = pg.input("lora_rank", cols[0])
+        out["lora_targets"] = pg.input("lora_targets", cols[1])
     return out
 
 
@@ -285,42 +213,21 @@ def training_caption(rec: dict, c=None) -> None:
                       + ".")
 
 
-RECOMPUTE_HELP = ("selective: recompute the attention core (Korthikanti §5); full: keep only each layer's input "
-                  "(+≈33% compute).")
-FLASH_LABEL = "Flash attention (no s×s matrices stored)"
-ZERO_HELP = "1: shard optimizer + master; 2: + gradients; 3: + weights (= FSDP)."
-
-
 def memory_savers(pg: Page, container=None, *, recompute: bool = True, flash: bool = True, zero: bool = True,
                   overhead: bool = False, zero_container=None) -> dict:
-    """Recomputation, flash attention, ZeRO stage and the memory overhead (the Calculator's names, so they carry
-    between pages), with the app's defaults (`APP_DEFAULTS`); `zero_container` places the ZeRO stage elsewhere (the
-    Calculator's row with TP and PP)."""
+    """Recomputation, flash attention, ZeRO stage and the memory overhead preset; `zero_container` places the ZeRO
+    stage elsewhere (the Calculator's row with TP and PP)."""
     c = container or st
-    zero_default, flash_default = APP_DEFAULTS["zero_stage"], APP_DEFAULTS["flash_attention"]
     out = {}
     if recompute:
-        out["recompute"] = pg.select("Activation recomputation", M.RECOMPUTE_MODES, "rc", container=c, radio=True,
-                                     help=RECOMPUTE_HELP)
+        out["recompute"] = pg.input("recompute", c)
     if flash:
-        out["flash_attention"] = pg.toggle(FLASH_LABEL, "flash", flash_default, container=c)
+        out["flash_attention"] = pg.input("flash_attention", c)
     if zero:
-        out["zero_stage"] = pg.select("ZeRO stage", (0, 1, 2, 3), "zero", zero_default,
-                                      container=zero_container or c, help=ZERO_HELP)
+        out["zero_stage"] = pg.input("zero_stage", zero_container or c)
     if overhead:
-        out["overhead"] = overhead_input(pg, c)
+        out["overhead"] = pg.input("overhead", c)
     return out
-
-
-OVERHEAD_HELP = ("realistic (the app's default): 1.5 GiB CUDA context + NCCL buffers and 10% allocator fragmentation "
-                 "(core/tables.py); none: what the published ledgers count (CS336, ZeRO, Korthikanti et al.), so "
-                 "their numbers reproduce.")
-
-
-def overhead_input(pg: Page, container=None) -> str:
-    """The memory overhead preset (core/tables.py OVERHEADS), realistic by default."""
-    return pg.select("Memory overhead", tuple(OVERHEADS), "ovh", APP_DEFAULTS["overhead"], container=container,
-                     help=OVERHEAD_HELP)
 
 
 MARGINS = ("realistic", "5", "10", "20")  # the advisor's margin: core.advisor's "realistic", or % of GPU memory
@@ -334,36 +241,80 @@ def margin_input(pg: Page, container=None) -> str:
                                                "percentage of the GPU's memory. Every suggested change keeps it free.")
 
 
-def batch_inputs(pg: Page, container=None, *, seq_default: int = APP_DEFAULTS["seq_len"], seq: bool = True,
-                 mb: bool = True) -> dict:
+def batch_inputs(pg: Page, container=None, *, seq: bool = True, mb: bool = True) -> dict:
     """Sequence length and micro-batch, side by side."""
     c = container or st
     out = {}
     cols = c.columns(2)
     if seq:
-        out["seq_len"] = pg.integer("Sequence length", "seq", seq_default, 1, 1 << 21, step=1024, container=cols[0],
-                                    help="Tokens per sequence s.")
+        out["seq_len"] = pg.input("seq_len", cols[0])
     if mb:
-        out["micro_batch"] = pg.integer("Micro-batch", "mb", 1, 1, 4096, container=cols[1],
-                                        help="Sequences per GPU per step (the global batch comes from accumulation).")
+        out["micro_batch"] = pg.input("micro_batch", cols[1])
     return out
 
 
 def run_inputs(pg: Page, container=None) -> dict:
-    """Token budget (typed in billions) and MFU (typed in percent), returned in the core's units."""
+    """The token budget and the MFU override (blank: time from the predicted step)."""
     c = container or st
     cols = c.columns(2)
-    tokens = tokens_input(pg, cols[0])
-    # the widget takes 0 (and the core refuses it by name): a value the widget clamped would revert silently
-    mfu_pct = pg.integer("MFU (%)", "mfu", APP_DEFAULTS["mfu_pct"], 0, 100, container=cols[1],
-                         help="Model FLOPs utilisation: the fraction of peak that goes into the model's own FLOPs "
-                              "(more than 0, at most 100).")
-    return {"tokens": tokens, "mfu": mfu_pct / 100}
+    out = {"tokens": pg.input("tokens", cols[0])}
+    mfu = pg.input("mfu", cols[1])
+    if mfu is not None:
+        out["mfu"] = mfu
+    return out
 
 
-def tokens_input(pg: Page, container=None, default_b: float | None = None, lo_b: float = 0.0) -> float:
-    """The token budget, typed in billions, returned in tokens."""
-    tokens_b = pg.number("Tokens (billions)", "tokens", APP_DEFAULTS["tokens_b"] if default_b is None else default_b,
-                         lo_b, 1e7, step=100.0, container=container or st,
-                         help="Training tokens D (Chinchilla: ≈20 per parameter; CS336's 70B example: 15,000).")
-    return (tokens_b or 0.0) * 1e9
+# inputs "All inputs" never draws: the model's and the accelerator's (their pickers do), the preset-set fields
+# (their preset's picker decides unless its own widget is used there), the upload
+_NOT_IN_REST = set(MODEL_NAMES) | {"gpu"}
+
+
+def rest(pg: Page, container=None, skip: tuple = ()) -> dict:
+    """"All inputs": every schema input this page has not drawn (nor `skip`), grouped as the CLI's --help groups
+    them, each from its schema row; returns the ones given (an empty box or "(from the preset)" gives nothing).
+    Every page that evaluates a configuration has it, so any input set on one page applies on every page (and the
+    link carries it). The `conventions` choice sets the other widgets to its values when it changes."""
+    c = container or st
+    drawn = set(pg.values)
+    todo = [i for i in I.INPUTS if i.ui is not None and i.name not in _NOT_IN_REST and i.name not in skip
+            and i.ui.key not in drawn]
+    out: dict = {}
+    with c.expander("All inputs (every input of the command line)"):
+        st.caption("Each input as `python -m core estimate --help` lists it; an empty box or "
+                   f"“{FOLLOW}” leaves it to its default rule or preset.")
+        for group in I.GROUPS:
+            rows = [i for i in todo if i.group == group]
+            if not rows:
+                continue
+            st.markdown(f"**{fmt.inert(group)}**")
+            for i in rows:
+                if i.name == "conventions":
+                    v = pg.input(i.name, on_change=lambda: _apply_conventions(pg))
+                    continue  # applied to the widgets by its callback; the widgets' values are what is given
+                follow = ("recipe" if i.name in I.PRESET_FIELDS["recipe"] else
+                          "overhead" if i.name in I.PRESET_FIELDS["overhead"] else None)
+                v = pg.input(i.name, follow=follow)
+                if v is not None and not _is_default(i, v):  # given: only what differs from the schema default
+                    out[i.name] = v
+    return out
+
+
+def _is_default(i, v) -> bool:
+    d = i.default
+    if isinstance(v, bool) or isinstance(d, bool):
+        return v is d or v == d
+    if isinstance(v, (int, float)) and isinstance(d, (int, float)):
+        return float(v) == float(d)
+    return v == d
+
+
+def _apply_conventions(pg: Page) -> None:
+    """The `conventions` widget changed: set every widget its preset fills to the preset's value (planner: the
+    schema defaults), as the advisor's Apply does."""
+    name = st.session_state.get(pg.key(I.BY_NAME["conventions"].ui.key))
+    table = I.PRESET_INPUTS["conventions"].get(name, {})
+    values = {}
+    for f in I.PRESET_FIELDS["conventions"]:
+        v = table.get(f, I.BY_NAME[f].default)
+        values[I.BY_NAME[f].ui.key] = None if v == "auto" else to_widget(f, v)
+    pg.set_values(values)

@@ -33,18 +33,17 @@ from typing import Any, Callable, Sequence
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from core import inputs as I
+
 from .fmt import inert
 
 RESERVED = {"embed", "embed_options"}
-# Names whose value follows the user from page to page within a session (the key on each page is prefix + name).
-SHARED = {
-    "src", "model", "params", "layers", "dmodel", "heads", "kv", "dff", "vocab", "mlp", "norm", "bias", "drop",
-    "tied", "pos", "maxpos", "experts", "topk",
-    "gpu", "c_tflops", "c_mem", "c_bw", "price",
-    "recipe", "opt", "cdt", "wdt", "gdt", "master", "accum",
-    "seq", "mb", "rc", "flash", "zero", "ovh", "gpus", "tp", "pp", "sp", "mfu", "tokens", "unit",
-    "train", "rank", "tgt",  # what trains (issue 12): full, or fine-tune with LoRA / QLoRA
-}
+# Names whose value follows the user from page to page within a session (the key on each page is prefix + name):
+# every input of the schema (core/inputs.py WIDGETS: model, accelerator, GPUs, sequence, global batch, layout,
+# recipe, …), where the model comes from, and the memory unit.
+SHARED = {w.key for w in I.WIDGETS.values()} | {"src", "unit"}
+FOLLOW = "(from the preset)"  # the option of an input a preset sets (recipe → dtypes): not given, the preset decides
+BY_RULE = "(default)"  # the option of a choice whose default is a rule (base_dtype: nf4 under qlora, else weights')
 _ALL_KEYS: set[str] = set()  # every key any page has bound in this process (to tell "another page's" from unknown)
 _PAGE_KEYS: dict[str, set[str]] = {}  # page id -> the keys that page has bound in this process
 _PREFIXES: set[str] = set()  # the key prefixes of the pages created in this process
@@ -114,7 +113,9 @@ class Spec:
                 return isinstance(value, bool)
             if self.kind == "text":
                 return isinstance(value, str) and (self.hi is None or len(value) <= self.hi)
-            if value is None or isinstance(value, bool):
+            if value is None:
+                return self.default is None  # an empty box: accepted where the input may be left unset
+            if isinstance(value, bool):
                 return False
             x = float(value)
             return math.isfinite(x) and (self.lo is None or x >= self.lo) and (self.hi is None or x <= self.hi) \
@@ -242,13 +243,61 @@ class Page:
                       on_change=on_change, **kw)
         return self._widget(name, spec, draw)
 
-    def integer(self, label: str, name: str, default: int, lo: int, hi: int, *, step: int = 1, container=None,
-                help: str | None = None) -> int:
-        spec = Spec(self.key(name), "int", int(default), lo=lo, hi=hi)
+    def integer(self, label: str, name: str, default: int | None, lo: int, hi: int, *, step: int = 1,
+                container=None, help: str | None = None) -> int | None:
+        """An integer input; `default=None` gives an empty box that means "not set"."""
+        spec = Spec(self.key(name), "int", None if default is None else int(default), lo=lo, hi=hi)
         c = container or st
         return self._widget(name, spec, lambda k: c.number_input(
-            label, min_value=int(lo), max_value=int(hi), value=int(default), step=int(step), key=k,
-            bind="query-params", help=help))
+            label, min_value=int(lo), max_value=int(hi), value=None if default is None else int(default),
+            step=int(step), key=k, bind="query-params", help=help))
+
+    # --- inputs of the schema, drawn from their rows (core/inputs.py: Input and its Widget) -----------------
+    def input(self, name: str, container=None, *, follow: str | None = None, options: Sequence | None = None,
+              help: str | None = None, on_change: Callable | None = None, label: str | None = None,
+              default: Any = None) -> Any:
+        """Draw the schema input `name` with its URL key, label, range, step and default (core/inputs.py), and return
+        its value in the core's units — or None when left to its default rule (an empty box: mfu → predicted,
+        global_batch → the target tokens per step; "(from the preset)" for an input a preset sets, `follow` naming
+        the preset). `options` narrows a choice's list (a page that offers fewer); `default` (core units) is for the
+        inputs whose default is data, not a schema fact — a preset's own architecture fields, the catalog row a custom
+        accelerator starts from; nothing else is restated."""
+        i = I.BY_NAME[name]
+        w = i.ui
+        lab = label or w.label
+        hlp = help or w.help or i.describe()
+        c = container
+        if i.kind == "choice" or (i.kind == "int" and i.choices) or name in ("gpu", "model"):
+            opts = tuple(options if options is not None else i.choices if i.choices else _names(name))
+            if follow or (i.default is None and default is None):  # a preset or a default rule decides
+                first = FOLLOW if follow else BY_RULE
+                v = self.select(lab, (first,) + opts, w.key, first, container=c, help=hlp, radio=w.radio,
+                                on_change=on_change)
+                return None if v == first else v
+            start = default if default is not None else i.default
+            start = start if start in opts else opts[0]
+            return self.select(lab, opts, w.key, start, container=c, help=hlp, radio=w.radio, on_change=on_change)
+        if i.kind == "bool":
+            if follow:
+                v = self.select(lab, (FOLLOW, "on", "off"), w.key, FOLLOW, container=c, help=hlp)
+                return None if v == FOLLOW else v == "on"
+            return self.toggle(lab, w.key, bool(i.default if default is None else default), container=c, help=hlp)
+        lo, hi = widget_bounds(i)
+        start = i.default if default is None else default
+        default = None if follow or start is None or start == "auto" else start / w.scale
+        if i.kind == "int" and w.scale == 1:
+            v = self.integer(lab, w.key, None if default is None else int(default), int(lo), int(hi),
+                             step=int(w.step or 1), container=c, help=hlp)
+            return None if v is None else int(v)
+        v = self.number(lab, w.key, default, lo, hi, step=w.step, container=c, help=hlp)
+        if v is None:
+            return None
+        x = v * w.scale
+        return int(round(x)) if i.kind == "int" else x
+
+    def widget_value(self, name: str):
+        """The value the widget of schema input `name` shows on this page (widget units), or None."""
+        return self.values.get(I.BY_NAME[name].ui.key)
 
     def number(self, label: str, name: str, default: float | None, lo: float, hi: float, *, step: float | None = None,
                container=None, help: str | None = None) -> float | None:
@@ -463,3 +512,42 @@ def _show(v: Any) -> str:
     if isinstance(v, (int, float)):
         return _num(v) if math.isfinite(v) else str(v)
     return str(v)
+
+
+def _names(name: str) -> tuple:
+    """The options of the two named inputs: catalog accelerators (+ custom), presets."""
+    if name == "gpu":
+        from core.hardware import accelerator_names
+        return tuple(accelerator_names()) + ("custom",)
+    from core.model import preset_names
+    return tuple(preset_names())
+
+
+def widget_bounds(i) -> tuple[float, float]:
+    """A schema input's widget range in widget units: the Widget's own, else the input's bounds ÷ scale (within
+    what a number widget holds)."""
+    w = i.ui
+    lo = w.lo if w.lo is not None else (i.lo / w.scale if i.lo is not None else 0.0)
+    hi = w.hi if w.hi is not None else (i.hi / w.scale if i.hi is not None else 1e15)
+    return max(lo, -1e15), min(hi, 1e15)
+
+
+def to_widget(name: str, value: Any) -> Any:
+    """A core value of schema input `name` as its widget shows it (÷ scale; bools as on/off where a preset
+    follows is not involved)."""
+    i = I.BY_NAME[name]
+    if value is None or isinstance(value, (bool, str)) or i.kind in ("choice", "bool", "str"):
+        return value
+    x = value / i.ui.scale
+    return int(round(x)) if i.kind == "int" and i.ui.scale == 1 else float(x)
+
+
+def link_params(inputs: dict, prefix: str = "") -> dict[str, str | list[str]]:
+    """URL parameters of a page (keys prefix + widget key) that set the schema inputs `inputs` (core units): how a
+    Fit map or Sweeps cell or a layout row opens in the Calculator with its whole configuration."""
+    out = {}
+    for name, v in inputs.items():
+        if v is None or name not in I.BY_NAME or I.BY_NAME[name].ui is None:
+            continue
+        out[prefix + I.BY_NAME[name].ui.key] = to_param(to_widget(name, v))
+    return out

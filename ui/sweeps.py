@@ -31,11 +31,11 @@ from .work import spill_prefix
 
 CAP_ROWS = 1_000_000  # the app's row cap per sweep (71 columns; ~0.3 GB once DuckDB spills it); the CLI has none
 RUNNING_ROWS = CAP_ROWS  # rows evaluated at once across sessions: one large sweep at a time, small ones beside it
-ROWS_KEPT = 4_000_000  # rows kept in the process's database (6M measured 400 MB resident + 1.8 GB spilled)
+ROWS_KEPT = 6_000_000  # rows kept in the process's database: measured, 400 MB resident + 1.8 GB spilled to disk
 MAX_TABLES = 48        # tables kept; the least recently shown unleased ones are dropped first
 MEMORY_LIMIT = "400MB"  # DuckDB's resident share of a 1-2.7 GB container (bench/RESULTS.md: load test)
 CHUNK_ROWS = 1 << 15  # rows evaluated at once per run: ~200 MB less at the peak than the CLI's 1 << 17, ~20 % slower
-TEMP_LIMIT = "2GB"  # the spill directory's bound, ~1.7× what ROWS_KEPT spills (DuckDB's default: 90 % of the disk)
+TEMP_LIMIT = "3GB"  # the spill directory's bound, ~1.7× what ROWS_KEPT spills (DuckDB's default: 90 % of the disk)
 LEASE_S = 1800.0  # a shown table is kept at least this long after its session's last rerun (while it is connected)
 WAIT_S = 120.0  # the longest a run waits for others before it is refused ("busy: …")
 CSV_MAX_ROWS = 50_000  # CSV downloads are built in memory (~700 bytes a row, 35 MB): beyond this, Parquet is offered
@@ -324,3 +324,18 @@ def _export(table: str, filters: tuple, fmt: str) -> bytes:
         path = Path(d) / f"{table}.{fmt}"
         db.export(_con(table), table, path, fmt, filters=_filters(filters), batch_rows=EXPORT_BATCH_ROWS)
         return path.read_bytes()
+
+
+def best_row(table: str, filters: tuple, model: str, n_gpus: int) -> dict | None:
+    """The best configuration of one fit-region cell (fits first, most headroom) as the flat inputs of
+    `config_from_inputs` (the row's input columns, None dropped): what the Calculator opens for the cell."""
+    f = list(_filters(filters)) + [db.Filter("model", "=", model), db.Filter("n_gpus", "=", int(n_gpus))]
+    con = _con(table)
+    cols = _safe(db.allowed_columns)(con, table)
+    named = set(info(table)["spec"]) | set(S.KEY_INPUTS)  # the sweep's inputs (n_params, … are record columns too)
+    inputs = [c for c in cols if c in named and c not in ("hf_config", "drop_invalid")]
+    df = _safe(db.query)(con, table, f, columns=inputs, limit=1, order_by=["-fits", "-headroom_bytes"])
+    if df.empty:
+        return None
+    row = {k: (v.item() if hasattr(v, "item") else v) for k, v in df.iloc[0].to_dict().items()}
+    return {k: v for k, v in row.items() if v is not None and v == v}

@@ -42,10 +42,10 @@ def expect_navigation(page, current) -> None:
 
 # a deep link a server gets as its very first request: page id, parameters, heading, (role, label, value) it shows
 COLD_LINKS = [
-    ("fit_map", {"fm_zero": "1", "fm_seq": "8192", "fm_gpu": "h200"}, "Where does it fit?",
-     [("combobox", "ZeRO stage", "1"), ("spinbutton", "Sequence length", "8192"), ("combobox", "Accelerator", "h200")]),
-    ("calculator", {"model": "llama-3.1-70b", "gpus": "64", "zero": "1"}, "Will it fit?",  # not the default ZeRO-3
-     [("combobox", "Preset", "llama-3.1-70b"), ("spinbutton", "GPUs", "64"), ("combobox", "ZeRO stage", "1")]),
+    ("fit_map", {"fm_zero": "2", "fm_seq": "8192", "fm_gpu": "h200"}, "Where does it fit?",
+     [("combobox", "ZeRO stage", "2"), ("spinbutton", "Sequence length", "8192"), ("combobox", "Accelerator", "h200")]),
+    ("calculator", {"model": "llama-3.1-70b", "gpus": "64", "zero": "2"}, "Will it fit?",  # not the default ZeRO-1
+     [("combobox", "Preset", "llama-3.1-70b"), ("spinbutton", "GPUs", "64"), ("combobox", "ZeRO stage", "2")]),
     ("activations", {"ac_model": "llama-3.1-70b", "ac_smax": "65536", "ac_unit": "GiB"},
      "Activations against sequence length",
      [("combobox", "Preset", "llama-3.1-70b"), ("combobox", "Longest sequence", "65536")]),
@@ -82,7 +82,7 @@ def test_every_page_draws_its_charts(server, warm_page, p):
     no_exception(page)
     expect_navigation(page, p)
     page.screenshot(path=str(ARTIFACTS / f"page-{p.id}.png"), full_page=True)
-    assert elapsed < 2 * BUDGET_S, f"{p.id}: {elapsed:.2f} s to draw (target {BUDGET_S} s)"
+    # no timing assertion (issue 17): bench/bench_app.py measures draw times; this only records them
 
 
 def test_sidebar_navigation_draws_each_page(server, warm_page):
@@ -100,7 +100,8 @@ def test_sidebar_navigation_draws_each_page(server, warm_page):
         record_timing(f"nav {p.id}", elapsed)
         no_exception(page)
         expect_navigation(page, p)
-        assert elapsed < 2 * BUDGET_S, f"{p.id}: {elapsed:.2f} s to draw (target {BUDGET_S} s)"
+        # no timing assertion (issue 17: draw times are measured in bench/bench_app.py, not asserted on a shared
+        # machine); the time is recorded for the artifacts
 
 
 def test_landing_page(server, page):
@@ -115,7 +116,7 @@ def test_landing_page(server, page):
 def test_widget_change_updates_the_url_and_the_link_reproduces_it(server, page, chromium):
     page.goto(f"{server.url}/calculator")
     wait_for_app(page)
-    gpus = page.get_by_test_id("stNumberInput").filter(has_text="GPUs").locator("input")
+    gpus = page.get_by_role("spinbutton", name="GPUs", exact=True)
     gpus.fill("64")
     gpus.press("Enter")
     wait_for_app(page)
@@ -181,7 +182,7 @@ def test_sweep_downloads_csv_and_parquet(server, page):
 
 @pytest.mark.parametrize("chart,keys", [(0, {"model", "gpus"}), (1, {"seq", "mb"})])
 def test_clicking_a_fit_map_cell_opens_it_in_the_calculator(server, page, chart, keys):
-    page.goto(f"{server.url}/fit_map?fm_zero=1")  # not the default (3), which a URL does not carry
+    page.goto(f"{server.url}/fit_map?fm_zero=2")  # not the default (1), which a URL does not carry
     wait_for_app(page)
     wait_for_charts(page, 2)
     heat = page.get_by_test_id("stVegaLiteChart").nth(chart)
@@ -191,7 +192,7 @@ def test_clicking_a_fit_map_cell_opens_it_in_the_calculator(server, page, chart,
     page.wait_for_url("**/calculator?**", timeout=15_000)
     wait_for_app(page)
     q = query(page)
-    assert keys & set(q) and q.get("zero") == "1", page.url
+    assert keys & set(q) and q.get("zero") == "2", page.url
     expect(page.get_by_role("heading", level=1)).to_contain_text("Will it fit?")
     no_exception(page)
 
@@ -233,7 +234,7 @@ def test_a_landing_link_opens_its_own_view_whatever_the_session_had(server, page
     page.wait_for_url("**/calculator?**", timeout=15_000)
     wait_for_app(page)
     page.wait_for_timeout(300)
-    assert query(page) == EXAMPLES[0].params, page.url
+    assert query(page) == EXAMPLES[0].link, page.url
     expect(page.get_by_test_id("stAlert").filter(has_text="Does not fit")).to_have_count(1)
     expect(page.get_by_test_id("stMetric").filter(has_text="Fits?")).to_contain_text("no")
     expect(page.get_by_role("spinbutton", name="TP")).to_have_value("1")
