@@ -114,19 +114,23 @@ def _model_axis(spec: SweepSpec, reasons: G.Reasons) -> G.Axis:
     bases = list(spec.values("model")) + list(spec.values("n_params")) or [None]
     arch_names = [k for k in ARCH_FIELDS if k in spec.names]
     lists = [spec.values(k) for k in arch_names]
-    shape = (len(bases), *map(len, lists))
+    # a dimension of the combinations' grid per field with several values; one-valued fields broadcast (NumPy holds
+    # at most 32 dimensions, and an architecture described field by field names all 32 fields)
+    multi = [k for k, v in zip(arch_names, lists) if len(v) > 1]
+    dim_of = {k: 1 + j for j, k in enumerate(multi)}
+    shape = (len(bases), *(len(lists[arch_names.index(k)]) for k in multi))
     base_models = [None if b is None else build_model(model=b) if isinstance(b, str) else build_model(n_params=b)
                    for b in bases]
     defaults = {f.name: f.default for f in dataclasses.fields(Model)}
 
-    def along(values, dim: int) -> np.ndarray:  # values along one dimension of the combinations' grid
+    def along(values, dim: int | None) -> np.ndarray:  # values along one dimension of the grid (None: one value)
         a = np.asarray(values)
         return a.reshape([-1 if d == dim else 1 for d in range(len(shape))])
 
     def per_base(fn) -> np.ndarray:
         return along([fn(m) for m in base_models], 0)
 
-    cols = {f: along(lists[arch_names.index(f)], 1 + arch_names.index(f)) if f in arch_names
+    cols = {f: along(lists[arch_names.index(f)], dim_of.get(f)) if f in arch_names
             else per_base(lambda m, f=f: defaults[f] if m is None else getattr(m, f)) for f in ARCH_FIELDS}
     # derived fields follow their base field where the base's did (Model: 0 means "follow"; with_overrides: keep
     # multi-head attention multi-head, and a 4h MLP 4h): then they are n_heads and 4·d_model, given or the base's
@@ -157,8 +161,8 @@ def _model_axis(spec: SweepSpec, reasons: G.Reasons) -> G.Axis:
     out = {"model": (G.flat(along([labels.index(x) for x in names], 0).astype(np.int16), shape), labels)}
     for j, k in enumerate(arch_names):
         v = G.out_values(k, lists[j])
-        out[k] = ((G.flat(along(v[0], 1 + j), shape), v[1]) if isinstance(v, tuple)
-                  else G.flat(along(v, 1 + j), shape))
+        out[k] = ((G.flat(along(v[0], dim_of.get(k)), shape), v[1]) if isinstance(v, tuple)
+                  else G.flat(along(v, dim_of.get(k)), shape))
     return G.Axis("model", math.prod(shape), eval_cols, out, bad if bad.any() else None)
 
 

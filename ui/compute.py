@@ -22,9 +22,12 @@ from core.hardware import catalog, get_accelerator, peak_or_nan
 from core.model import get_preset, preset_info, preset_names
 from core.tables import DTYPE_BYTES, DTYPES
 
-# every cache bounded in entries, bytes and age (and all of them together by server.maxCacheDataSize, config.toml)
-CACHE = dict(max_entries=256, max_size="32MB", ttl=1800, show_spinner=False)
-SMALL = dict(max_entries=64, max_size="32MB", ttl=1800, show_spinner=False)
+# every cache bounded in entries, bytes and age (and all of them together by server.maxCacheDataSize, config.toml);
+# a Config is keyed by its repr (every field, the model's and the accelerator's included): Streamlit's own hashing
+# walks the nested dataclasses and took ~45 ms of a Calculator rerun
+_KEYS = {Config: repr}
+CACHE = dict(max_entries=256, max_size="32MB", ttl=1800, show_spinner=False, hash_funcs=_KEYS)
+SMALL = dict(max_entries=64, max_size="32MB", ttl=1800, show_spinner=False, hash_funcs=_KEYS)
 
 # Parts of the per-GPU total, in drawing order (the record's column names without `_bytes`).
 PARTS = tuple(p.removesuffix("_bytes") for p in TOTAL_PARTS)  # core/record.py declares them

@@ -42,7 +42,7 @@ RESERVED = {"embed", "embed_options"}
 # every input of the schema (core/inputs.py WIDGETS: model, accelerator, GPUs, sequence, global batch, layout,
 # recipe, …), where the model comes from, and the memory unit.
 SHARED = {w.key for w in I.WIDGETS.values()} | {"src", "unit"}
-FOLLOW = "(from the preset)"  # the option of an input a preset sets (recipe → dtypes): not given, the preset decides
+FOLLOW = "(preset)"  # the option of an input a preset sets (recipe → dtypes): not given, the preset decides
 BY_RULE = "(default)"  # the option of a choice whose default is a rule (base_dtype: nf4 under qlora, else weights')
 _ALL_KEYS: set[str] = set()  # every key any page has bound in this process (to tell "another page's" from unknown)
 _PAGE_KEYS: dict[str, set[str]] = {}  # page id -> the keys that page has bound in this process
