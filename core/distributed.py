@@ -90,9 +90,13 @@ def run_task(spec_json: str, max_rows: int, task_id: int, sl: list, out_dir: str
     pairs = np.unique(np.stack(codes, axis=1), axis=0)
     for j, (mi, gi) in enumerate(pairs):
         mask = (codes[0] == mi) & (codes[1] == gi)
-        part = Path(out_dir) / f"model={quote(str(cols[0].dictionary[mi]), safe='')}" \
-            / f"gpu={quote(str(cols[1].dictionary[gi]), safe='')}"
-        part.mkdir(parents=True, exist_ok=True)
+        model_dir = Path(out_dir) / f"model={quote(str(cols[0].dictionary[mi]), safe='')}"
+        part = model_dir / f"gpu={quote(str(cols[1].dictionary[gi]), safe='')}"
+        try:  # never the run's own directory: once the driver removed it (interrupted), a late task writes nothing
+            model_dir.mkdir(exist_ok=True)
+            part.mkdir(exist_ok=True)
+        except FileNotFoundError:
+            return {"task": task_id, "rows": 0, "valid": 0, "fits": 0, "gone": True}
         rows = rest if len(pairs) == 1 else rest.filter(pa.array(mask))  # a box is mostly one model and accelerator
         name = f"part-{run_id}-{task_id:07d}-{j}.parquet" if run_id else f"part-{task_id:07d}-{j}.parquet"
         pq.write_table(rows, part / name, compression="snappy", row_group_size=1 << 20)

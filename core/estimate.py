@@ -13,8 +13,12 @@ import numpy as np
 
 from . import flops as F
 from . import memory as M
+from . import intervals as IV
+from . import profiles as PF
+from . import recompute as RC
+from . import schedule as SC
 from . import steptime as ST
-from .hardware import Accelerator, get_accelerator, peak_field, peak_or_nan  # noqa: F401  (peak_or_nan: re-export)
+from .hardware import Accelerator, family_names, get_accelerator, peak_field, peak_or_nan  # noqa: F401  (peak_or_nan: re-export)
 from .inputs import (BY_NAME, CONFIG_FIELDS, GPU_FIELDS, MAX_INT, MEASURED_ABOVE_PEAK, PRESET_INPUTS, REASONS,  # noqa: F401
                      TIME_OVERFLOW, lora_width,
                      check, reason_text)
@@ -116,8 +120,22 @@ def derived_columns(c: dict) -> dict:
     c.setdefault("achieved_flops_per_s", np.nan)
     c.setdefault("cp", 1)
     c.setdefault("ep", 1)
-    for k, v in {**MD.ARCH_DEFAULTS, **TRAINING_DEFAULTS}.items():  # issue-12 inputs "off" where not given
+    for k, v in {**MD.ARCH_DEFAULTS, **TRAINING_DEFAULTS, **FRAMEWORK_DEFAULTS}.items():  # "off" where not given
         c.setdefault(k, v)
+    if c.get("recompute_modules") is None:
+        c["recompute_modules"] = ""
+    if c.get("profile") is None:  # the tensors the framework keeps: fused, eager PyTorch unless compiled
+        prof = PF.memory_profile(c["framework"], c["compile"])
+        c["profile"] = np.where(prof == "", "fused", prof)  # an unknown framework: refused by its own rule
+    if c.get("dp_overlap") is None or c.get("tp_overlap") is None:  # the framework's overlap defaults
+        dp_ov, tp_ov = PF.default_overlap(c["framework"], c["zero_stage"])
+        if c.get("dp_overlap") is None:
+            c["dp_overlap"] = dp_ov
+        if c.get("tp_overlap") is None:
+            c["tp_overlap"] = tp_ov
+    if c.get("zero_convention") is None:  # how the framework allocates ZeRO's buffers
+        zc = PF.word(c["framework"], "zero_convention")
+        c["zero_convention"] = np.where(zc == "", "paper", zc)
     if c.get("host_memory_bytes") is None:
         c["host_memory_bytes"] = np.nan
     if c.get("base_dtype") is None:  # LoRA's base in the weight dtype, QLoRA's in NF4
@@ -136,6 +154,20 @@ def derived_columns(c: dict) -> dict:
     return c
 
 
+def _matmul_weights(c: dict) -> dict:
+    """Each forward matmul component's share of a layer's matmul FLOPs (proportional to its weight elements; MoE:
+    the top-k experts and shared experts per token): what partial recomputation's hardware FLOPs count."""
+    f64 = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731
+    h, a, kh, f = f64(c["d_model"]), f64(c["n_heads"]), f64(c["n_kv_heads"]), f64(c["d_ff"])
+    hd, vd = MD.head_dims(h, a, c["head_dim"], c["v_head_dim"])
+    fe, fs = MD.moe_widths(f, c["moe_d_ff"], c["shared_d_ff"])
+    gated = np.where(np.isin(np.asarray(c["mlp"]), ("swiglu", "geglu")), 2.0, 1.0)
+    moe = f64(c["n_experts"]) > 1
+    width = np.where(moe, f64(c["top_k"]) * fe + f64(c["n_shared_experts"]) * fs, f)
+    return {"qkv": h * (a * hd + kh * hd + kh * vd), "k_proj": h * kh * hd, "out": a * vd * h,
+            "mlp_in": gated * width * h, "mlp_out": width * h}
+
+
 def default_global_batch(dp, micro_batch, seq_len, target_batch_tokens):
     """The global batch when none is given (sequences per optimizer step): the smallest multiple of dp·micro_batch
     whose tokens reach `target_batch_tokens` (the planner's 2^22 ≈ 4M tokens: Llama 3 §3.4.1 starts at 4M tokens per
@@ -149,7 +181,11 @@ def default_global_batch(dp, micro_batch, seq_len, target_batch_tokens):
 
 # the issue-12 training inputs with their "off" values (for column dicts built without them)
 TRAINING_DEFAULTS = {"training": "full", "lora_rank": 16, "lora_targets": "all", "double_quant": True,
-                     "frozen_frac": 0.0, "offload": "none", "zero_convention": "paper"}
+                     "frozen_frac": 0.0, "offload": "none"}
+# the issue-18 inputs with their "off" values (the framework's own rules fill profile and zero_convention)
+FRAMEWORK_DEFAULTS = {"framework": "megatron", "compile": False, "attention_kernel": "auto", "chunked_loss": False, "recompute_modules": "", "recompute_layers": 0,
+                      "remat_policy": "none", "activation_offload": False, "dp_shard": 0, "dp_replicate": 1,
+                      "efficiency_scale": 1.0, "network_scale": 1.0, "interval_low": 0.0, "interval_high": 0.0}
 
 
 def adafactor_elements(c: dict, shape_params=None):
@@ -199,6 +235,7 @@ def evaluate(**c) -> dict:
     (for the chosen compute dtype), gpu_memory_bytes and price_per_gpu_hour, and the training inputs of `Config`.
     Invalid rows get valid=False and a reason; their numbers are NaN (never a plausible wrong value).
     """
+    nan_invalid = c.pop("_nan_invalid", True)  # the sweep masks invalid rows as Arrow nulls itself
     c = derived_columns(c)
     code = check(c)
     valid = code == 0
@@ -218,9 +255,12 @@ def evaluate(**c) -> dict:
     split = stage_split(c, pp)
     tr = training_split(c, split)
     ada = adafactor_elements(c, split["shape_params"])
-    st_first = _stage_state(c, n_gpus, tp, pp, ep, ada, split["first_stage_params"], split["stage_expert_params"],
-                            tr, "first")
-    st_last = _stage_state(c, n_gpus, tp, pp, ep, ada, split["last_stage_params"], split["stage_expert_params"],
+    # hybrid sharding (HSDP, hpZ): ZeRO shards over the dp / dp_replicate ranks of one replica
+    rep = np.where(np.asarray(c["dp_replicate"]) >= 1, c["dp_replicate"], 1)
+    shard_gpus = n_gpus / rep
+    st_first = _stage_state(c, shard_gpus, tp, pp, ep, ada, split["first_stage_params"],
+                            split["stage_expert_params"], tr, "first")
+    st_last = _stage_state(c, shard_gpus, tp, pp, ep, ada, split["last_stage_params"], split["stage_expert_params"],
                            tr, "last")
     st_first, host_first = M.offload_split(st_first, c["offload"])
     st_last, host_last = M.offload_split(st_last, c["offload"])
@@ -248,29 +288,56 @@ def evaluate(**c) -> dict:
         dense_layer = sum(M.ledger(c, recompute="none", tp=tp, seq_len=s, n_experts=1, top_k=1).values())
         full_layer = np.where(mixed, (n_dense * dense_layer + n_moe * full_layer) / np.asarray(L, dtype=np.float64),
                               full_layer)
-    core = led["softmax_output"] + led["softmax_dropout_mask"] + led["dropout_output"] + led["softmax_lse"]
     layer_input = led["norm1_input"]  # 2sbh (÷t with sequence parallelism): what full recomputation keeps
-    rec = np.asarray(c["recompute"])
-    per_layer = np.select([rec == "selective", rec == "full"], [full_layer - core, layer_input], full_layer)
-    first = M.activation_bytes(L, per_layer, layer_input, full_layer, rec, pp, c["virtual_stages"])
-    # multi-token prediction modules: one more block and its logits each, with the head on the last stage
+    # recomputation as the frameworks name it (core/recompute.py): tensors a recomputed unit does not keep
+    moe_share = np.where(np.asarray(c["n_experts"]) > 1, np.where(mixed, n_moe / np.asarray(L, dtype=np.float64),
+                                                                  1.0), 0.0)
+    spec = RC.columns(c["recompute"], c["recompute_modules"], c["remat_policy"], PF.word(c["framework"], "selective"),
+                      moe_share)
+    dropped = sum((share * led[t] for t, share in spec["drop"].items() if t in led), 0.0)
+    partial = np.maximum(full_layer - dropped, layer_input)
+    full = spec["full"]
+    Ls_act = np.ceil(np.asarray(L, dtype=np.float64) / pp)
+    K = np.asarray(c["recompute_layers"], dtype=np.float64)
+    vs = np.asarray(c["virtual_stages"], dtype=np.float64)
+    phi = np.where(full, np.where(K > 0, np.minimum(K * vs, Ls_act) / Ls_act, 1.0), 0.0)  # share recomputed whole
+    per_layer = np.where(full, phi * layer_input + (1.0 - phi) * full_layer, partial)
+    rec_peak = np.where(full, full_layer - layer_input, 0.0) * (phi > 0)
+    in_flight = SC.in_flight_layers(L, pp, c["virtual_stages"])  # layers' worth the first stage holds (1F1B)
+    # activation offload: everything but the two layers in flight (the one computed, the one moving) waits on the
+    # host; a MaxText *_offloaded policy keeps each layer's input on the device (decoder_layer_input: 'device')
+    flag = np.asarray(c["activation_offload"], dtype=bool)
+    policy_off = spec["offload"] & ~flag
+    rest = np.maximum(per_layer - layer_input, 0.0)
+
+    def on_device(layers):
+        return np.where(flag, 2.0 * per_layer, np.where(policy_off, np.minimum(per_layer, layer_input) * layers
+                                                          + 2.0 * rest, per_layer * layers))
+
+    kept_device = on_device(in_flight)
+    act_host = per_layer * in_flight - kept_device
+    act_moved = np.where(flag, per_layer, np.where(policy_off, rest, 0.0)) * Ls_act  # per micro-batch, each way
+    first = {"stored_bytes": kept_device, "recompute_peak_bytes": rec_peak + 0.0 * kept_device}
     n_mtp = np.where(np.asarray(c["training"]) == "full", np.asarray(c["n_mtp_layers"], dtype=np.float64), 0.0)
-    mtp_acts = np.where(rec == "full", layer_input, per_layer) * n_mtp
+    mtp_acts = per_layer * n_mtp
     acts_first = first["stored_bytes"] + first["recompute_peak_bytes"] + np.where(pp == 1, mtp_acts, 0.0)
     # the last pipeline stage holds one micro-batch of its ⌈L/p⌉ layers (1F1B), and the logits
-    acts_last = (np.where(rec == "full", layer_input, per_layer) * np.ceil(np.asarray(L) / pp)
-                 + first["recompute_peak_bytes"] + mtp_acts)
-    logits = M.logits_bytes(s, b, c["vocab_size"], tp, c["fp32_loss"]) * (1.0 + n_mtp)
+    acts_last = on_device(Ls_act) + first["recompute_peak_bytes"] + mtp_acts
+    chunk = np.where(np.asarray(c["chunked_loss"], dtype=bool), np.minimum(1.0, M.LOSS_CHUNK_TOKENS / (
+        np.asarray(s, dtype=np.float64) * np.asarray(b, dtype=np.float64))), 1.0)  # chunked: one chunk's logits
+    logits = M.logits_bytes(s, b, c["vocab_size"], tp, c["fp32_loss"]) * (1.0 + n_mtp) * chunk
     state_first, state_last = sum(st_first.values()), sum(st_last.values())
     last_is_worst = (pp > 1) & (state_last + acts_last + logits > state_first + acts_first)
     st = {k: np.where(last_is_worst, st_last[k], st_first[k]) for k in st_first}
     state = np.where(last_is_worst, state_last, state_first)
-    offloaded = np.where(last_is_worst, host_last, host_first)
+    offloaded = np.where(last_is_worst, host_last, host_first) + act_host
     activations = np.where(last_is_worst, acts_last, acts_first)
     logits_here = np.where(pp > 1, np.where(last_is_worst, logits, 0.0), logits)
 
     subtotal = state + buffers + activations + logits_here
-    overhead = M.overhead_bytes(subtotal, c["overhead_fixed_bytes"], c["fragmentation_frac"])
+    # the overhead is a GPU runtime's (CUDA context, NCCL, the caching allocator): XLA on TPU assigns buffers statically
+    on_tpu = np.asarray(c.get("family_index", -1.0), dtype=np.float64) == float(family_names().index("tpu"))
+    overhead = np.where(on_tpu, 0.0, M.overhead_bytes(subtotal, c["overhead_fixed_bytes"], c["fragmentation_frac"]))
     total = subtotal + overhead
     cap = np.asarray(c["gpu_memory_bytes"], dtype=np.float64)
     groups = np.stack(np.broadcast_arrays(state + buffers, activations, logits_here, overhead))
@@ -293,8 +360,15 @@ def evaluate(**c) -> dict:
     frozen_any = lora | (tr["frozen_frac"] > 0)
     rerun = np.where(frozen_any, 2.0 * (n_flop - split["outside_params"]) + 2.0 * tr["adapters_active"] + attn / 3.0,
                      np.nan)  # the blocks' forward, which full recomputation runs again
-    hw = F.hardware_flops_per_token(fpt, attn, rec, 6.0 * split["outside_params"],
-                                    rerun if np.any(frozen_any) else None)
+    hw_full = F.hardware_flops_per_token(fpt, attn, "full", 6.0 * split["outside_params"],
+                                         rerun if np.any(frozen_any) else None)
+    # partial recomputation: the rerun share of the blocks' matmul FLOPs and of the attention core's forward
+    rr = spec["rerun"]
+    wts = _matmul_weights(c)
+    gemm_share = sum(rr[k] * wts[k] for k in wts) / np.maximum(sum(wts[k] for k in ("qkv", "out", "mlp_in",
+                                                                                     "mlp_out")), 1.0)
+    blocks_fwd = np.maximum(hw_full - fpt - attn / 3.0, 0.0)  # the blocks' matmul forward per token
+    hw = np.where(full, fpt + phi * (hw_full - fpt), fpt + gemm_share * blocks_fwd + rr["core"] * attn / 3.0)
     tokens = np.asarray(c["tokens"], dtype=np.float64)
     train_flops = fpt * tokens
 
@@ -304,11 +378,22 @@ def evaluate(**c) -> dict:
                           "grad_dtype_bytes": M.dtype_bytes_array(c["grad_dtype"]),
                           "trained_frac": trained_frac,
                           "grad_frac": trained_frac + np.where(lora, tr["adapters"] / np.maximum(
-                              np.asarray(c["n_params"], dtype=np.float64), 1.0), 0.0)},
+                              np.asarray(c["n_params"], dtype=np.float64), 1.0), 0.0),
+                          "offloaded_state_bytes": offloaded - act_host,
+                          "offloaded_params": np.where(np.asarray(c["offload"]) != "none", (
+                              tr["first_trainable"] + tr["first_adapters"]) / tp / np.where(
+                              np.asarray(c["zero_stage"]) >= 1, np.maximum(shard_gpus / (tp * pp), 1.0), 1.0), 0.0),
+                          "offloaded_activation_bytes": act_moved},
                          state, np.maximum(split["first_stage_params"], split["last_stage_params"]))
     peak = np.asarray(c["peak_flops_per_s"], dtype=np.float64)
     tokens_per_step = np.asarray(c["global_batch_used"], dtype=np.float64) * np.asarray(s_full, dtype=np.float64)
     pred_tps = tokens_per_step / step["step_time_s"]
+
+    # --- how sure the predicted step is (core/intervals.py) -----------------------------------------------------
+    fam_idx = np.asarray(c.get("family_index", -1.0), dtype=np.float64).astype(np.int64)
+    cls = IV.class_code(tp, pp, cp, c["n_experts"], c["zero_stage"], c["offload"], rep)
+    is_valid = IV.validated(c["framework"], cls, fam_idx, c["n_params"], s_full)
+    lo, hi = IV.bounds(c["framework"], is_valid, c["interval_low"], c["interval_high"])
 
     tps = np.asarray(c["tokens_per_second"], dtype=np.float64)
     ach = np.asarray(c.get("achieved_flops_per_s", np.nan), dtype=np.float64)
@@ -325,6 +410,10 @@ def evaluate(**c) -> dict:
                                                   c["time_overhead_frac"])))
         source = np.where(measured, "measured", np.where(auto, "predicted", "mfu"))
         tc = F.time_and_cost(time_s, n_gpus, c["price_per_gpu_hour"])
+        # the interval follows time_s: predicted → the step's 80 % interval; a given MFU or a measurement is the
+        # user's figure, not a prediction (its interval is the point)
+        pred = source == "predicted"
+        f_lo, f_hi = np.where(pred, lo, 1.0), np.where(pred, hi, 1.0)  # days and cost are proportional to time
         mfu_meas = F.achieved_utilization(tps, fpt, n_gpus, c["peak_flops_per_s"])
         hfu_meas = F.achieved_utilization(tps, hw, n_gpus, c["peak_flops_per_s"])
     above = hfu_meas > 1  # NaN (no measurement) compares False
@@ -337,6 +426,7 @@ def evaluate(**c) -> dict:
         valid = code == 0
 
     nan = np.nan
+    pred_mfu = fpt * pred_tps / (n_gpus * peak)
     out = {
         "valid": valid,
         "reason": reason_text(code),
@@ -381,17 +471,29 @@ def evaluate(**c) -> dict:
         "micro_batches": step["micro_batches"],
         **{k: step[k] for k in ST.STEP_PARTS},
         "predicted_step_time_s": step["step_time_s"],
-        "predicted_mfu": fpt * pred_tps / (n_gpus * peak),
+        "predicted_mfu": pred_mfu,
         "predicted_hfu": hw * pred_tps / (n_gpus * peak),
         "predicted_tokens_per_s": pred_tps,
         "predicted_time_s": pred_time,
+        "predicted_step_time_low_s": step["step_time_s"] * lo,
+        "predicted_step_time_high_s": step["step_time_s"] * hi,
+        "predicted_mfu_low": pred_mfu / hi,
+        "predicted_mfu_high": pred_mfu / lo,
+        "days_low": tc["days"] * f_lo,
+        "days_high": tc["days"] * f_hi,
+        "cost_low_usd": tc["cost_usd"] * f_lo,
+        "cost_high_usd": tc["cost_usd"] * f_hi,
+        "validated": is_valid & pred,
     }
     shape = np.broadcast_shapes(*(np.shape(v) for v in out.values()))
+    all_valid = not nan_invalid or bool(np.all(valid))
     for k, v in out.items():
         v = np.broadcast_to(v, shape)
-        if k not in ("valid", "reason", "reason_code") and v.dtype.kind == "f":
+        if all_valid:
+            pass
+        elif k not in ("valid", "reason", "reason_code") and v.dtype.kind == "f":
             v = np.where(valid, v, nan)
-        elif k in ("fits", "host_fits"):
+        elif k in ("fits", "host_fits", "validated"):
             v = v & valid
         out[k] = v
     return out
@@ -475,6 +577,12 @@ class _ConfigMethods:
             raise ValueError(REASONS[code])
 
     @property
+    def resolved_profile(self) -> str:
+        """The memory profile the run uses: the given one, else the framework's (fused; eager PyTorch unless
+        compiled)."""
+        return str(self.columns()["profile"])
+
+    @property
     def has_measurement(self) -> bool:
         return any(getattr(self, k) is not None for k in ("tokens_per_second", "step_time_s", "achieved_flops_per_s"))
 
@@ -542,6 +650,7 @@ def gpu_columns(g: Accelerator, compute_dtype: str, price_per_gpu_hour: float | 
 
 # the accelerator's step-time constants, as `evaluate` columns (data/accelerators.csv, data/efficiency.csv)
 GPU_STEP_FIELDS = ("memory_bandwidth_bytes_per_s", "intra_node_bytes_per_s", "inter_node_bytes_per_s",
+                   "host_link_bytes_per_s", "family_index", "fa2_attention_efficiency",
                    "gpus_per_node", "sm_count", "matmul_efficiency", "attention_efficiency", "causal_ratio",
                    "sustained_fraction",
                    "hbm_efficiency", "intra_node_efficiency", "inter_node_efficiency", "collective_latency_s")

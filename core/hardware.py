@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from .profiles import sustained_fraction
 from .tables import DTYPES
 from .units import GB, GiB, TB, TFLOP
 
@@ -29,6 +30,7 @@ class Accelerator:
     peak_fp32_flops_per_s: float = math.nan
     intra_node_bytes_per_s: float = math.nan
     inter_node_bytes_per_s: float = math.nan
+    host_link_bytes_per_s: float = math.nan  # GPU ↔ host (PCIe / NVLink-C2C), one direction
     price_usd_per_gpu_hour: float = math.nan
     # step-time constants (data/accelerators.csv and, by family, data/efficiency.csv; sources in their rows)
     family: str = "hopper"
@@ -36,6 +38,7 @@ class Accelerator:
     sm_count: float = math.nan
     matmul_efficiency: float = 0.8
     attention_efficiency: float = 0.55
+    fa2_attention_efficiency: float = 0.33  # FlashAttention-2-class kernels (PyTorch SDPA, flash-attn 2)
     causal_ratio: float = 0.85
     sustained_fraction: float = 0.84
     hbm_efficiency: float = 0.9
@@ -55,7 +58,7 @@ class Accelerator:
             if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
                 raise ValueError(f"{f}: must be a positive number, got {v!r}")
         for f in ("peak_fp8_flops_per_s", "peak_fp32_flops_per_s", "intra_node_bytes_per_s",
-                  "inter_node_bytes_per_s", "price_usd_per_gpu_hour"):
+                  "inter_node_bytes_per_s", "host_link_bytes_per_s", "price_usd_per_gpu_hour"):
             v = getattr(self, f)
             if not isinstance(v, (int, float)) or (not math.isnan(v) and v < 0):
                 raise ValueError(f"{f}: must be a non-negative number, got {v!r}")
@@ -69,6 +72,13 @@ class Accelerator:
         if math.isnan(v):
             raise ValueError(f"compute_dtype: {self.name} has no {compute_dtype} peak in the catalog")
         return v
+
+    @property
+    def family_index(self) -> float:
+        """The chip family's position in data/efficiency.csv (a number, so accelerator columns stay numeric); −1 for
+        a user-typed accelerator (no published run validates it)."""
+        fams = tuple(efficiency_table())
+        return float(fams.index(self.family)) if self.name != "custom" and self.family in fams else -1.0
 
     @property
     def ridge_intensity(self) -> float:
@@ -104,8 +114,9 @@ def efficiency_table() -> dict[str, dict]:
         for row in csv.DictReader(fh):
             out[row["family"]] = {
                 "attention_efficiency": float(row["attention_efficiency"]),
+                "fa2_attention_efficiency": float(row["fa2_attention_efficiency"]),
                 "causal_ratio": float(row["causal_ratio"]),
-                "sustained_fraction": float(row["sustained_fraction"]),
+                "sustained_fraction": sustained_fraction(row["family"])[0],  # fitted: data/fitted.csv
                 "hbm_efficiency": float(row["hbm_efficiency"]),
                 "intra_node_efficiency": float(row["intra_node_efficiency"]),
                 "inter_node_efficiency": float(row["inter_node_efficiency"]),
@@ -135,6 +146,7 @@ def catalog() -> dict[str, Accelerator]:
                 memory_bandwidth_bytes_per_s=_f(row, "hbm_tb_per_s", TB),
                 intra_node_bytes_per_s=_f(row, "intra_node_gb_per_s", GB),
                 inter_node_bytes_per_s=_f(row, "inter_node_gb_per_s", GB),
+                host_link_bytes_per_s=_f(row, "host_gb_per_s", GB),
                 price_usd_per_gpu_hour=_f(row, "price_usd_per_gpu_hour"),
                 family=row["family"],
                 gpus_per_node=int(row["gpus_per_node"]),
@@ -147,6 +159,11 @@ def catalog() -> dict[str, Accelerator]:
                 note=row["note"],
             )
     return out
+
+
+def family_names() -> tuple:
+    """Chip families in data/efficiency.csv order (what `Accelerator.family_index` counts)."""
+    return tuple(efficiency_table())
 
 
 def accelerator_names() -> list[str]:

@@ -20,6 +20,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import profiles as PF
+from . import recompute as RC
 from . import tables as T
 from .model import ARCH_FIELDS, ARCH_RULES
 
@@ -75,6 +77,7 @@ class Widget:
     hi: float | None = None
     step: float | None = None
     radio: bool = False  # a choice drawn as a horizontal radio (few options)
+    multi: tuple = ()  # a "str" input drawn as a multiselect of these names, joined by commas
     help: str = ""  # the widget's help when it differs from the input's (the input's help otherwise)
 
 
@@ -176,6 +179,12 @@ INPUTS: tuple[Input, ...] = (
           "(Llama 3 §3.3.2)", "layout", lo=1, hi=MAX_INT),
     Input("ep", "int", 1, "count", "expert-parallel degree: MoE experts split over ep data-parallel ranks",
           "layout", lo=1, hi=MAX_INT),
+    Input("dp_replicate", "int", 1, "count", "hybrid sharding (FSDP2 HSDP, ZeRO++ hpZ, MaxText dcn data axis): "
+          "replicas of the sharded state; ZeRO shards over dp / dp_replicate ranks (torchtitan's "
+          "data_parallel_replicate_degree)", "layout", lo=1, hi=MAX_INT),
+    Input("dp_shard", "int", 0, "count", "hybrid sharding: ranks each replica shards over (torchtitan's "
+          "data_parallel_shard_degree); dp_shard × dp_replicate = dp; 0 = dp / dp_replicate", "layout", lo=0,
+          hi=MAX_INT),
     Input("gpus_per_node", "int", None, "count", "GPUs that share the fast intra-node link (default: the "
           "catalog's, e.g. 8 for a DGX/HGX node, 72 for GB200 NVL72)", "layout", lo=1, hi=MAX_INT),
     Input("global_batch", "int", None, "count (sequences)", "sequences per optimizer step: drives the predicted "
@@ -185,6 +194,19 @@ INPUTS: tuple[Input, ...] = (
           "batch reaches: the smallest multiple of dp·micro_batch with at least this many tokens (2^22 ≈ 4M: Llama 3 "
           "starts at 4M tokens per step, §3.4.1; GPT-3 175B used 3.2M, Table 2.1); 0 = one micro-batch per "
           "data-parallel replica", "layout", lo=0, hi=MAX_INT),
+    # --- framework (core/profiles.py, data/frameworks.csv) ----------------------------------------------------------
+    Input("framework", "choice", "megatron", "", "the software stack that runs the step: megatron (Megatron-LM, "
+          "Megatron-Core, NeMo, Megatron-Bridge, Megatron-DeepSpeed), fsdp (PyTorch FSDP/FSDP2: torchtitan, "
+          "llm-foundry, fms-fsdp, OLMo-core, HF Accelerate/Trainer), deepspeed (the ZeRO engine on Hugging Face-style "
+          "models), maxtext (JAX/XLA on GPU and TPU); its profile sets fused or eager kernels, the attention kernel, "
+          "overlap, host overhead and the layouts offered", "framework", choices=PF.FRAMEWORKS),
+    Input("compile", "bool", False, "", "torch.compile the layers (fsdp, deepspeed): Inductor fuses the elementwise "
+          "work; megatron fuses by hand and maxtext always compiles, so it changes nothing there", "framework"),
+    Input("attention_kernel", "choice", "auto", "", "the attention kernel: native (the chip's best: cuDNN / "
+          "FlashAttention-3 class on Hopper and Blackwell, Transformer Engine, Pallas splash on TPU; PyTorch SDPA since "
+          "torch 2.11 on sm90/sm100), fa2 (FlashAttention-2 class: PyTorch SDPA's flash backend before 2.11, "
+          "flash-attn 2), auto (the framework's: megatron and maxtext native, fsdp and deepspeed fa2)", "framework",
+          choices=("auto", "native", "fa2")),
     # --- recipe (model state) ------------------------------------------------------------------------------------------
     Input("recipe", "choice", "zero-16", "", "named recipe: sets weight_dtype, grad_dtype, master_weights, "
           "grad_accum_fp32 and optimizer unless given (bytes per parameter: python -m core list); the default's "
@@ -215,15 +237,31 @@ INPUTS: tuple[Input, ...] = (
     # --- activations -----------------------------------------------------------------------------------------------------
     Input("recompute", "choice", "none", "", "activation recomputation: selective = the attention core "
           "(Korthikanti §5), full = keep only each layer's input", "activations", choices=T.RECOMPUTE_MODES),
+    Input("recompute_modules", "str", "", "", "with recompute selective: Megatron's --recompute-modules, comma "
+          "separated (" + ", ".join(RC.MODULE_NAMES) + "); empty = the framework's selective (Megatron core_attn, "
+          "torchtitan per-op SAC, MaxText minimal)", "activations"),
+    Input("recompute_layers", "int", 0, "count", "with recompute full: recompute only K layers of each pipeline stage "
+          "(Megatron --recompute-method block --recompute-num-layers K; per model chunk with virtual stages); 0 = "
+          "every layer", "activations", lo=0, hi=MAX_INT),
+    Input("remat_policy", "choice", "none", "", "MaxText's remat_policy (what each layer saves; the rest is "
+          "recomputed); replaces recompute when given; none = not given", "activations", choices=RC.REMAT_NAMES),
+    Input("activation_offload", "bool", False, "", "move the activations kept for the backward to host memory "
+          "(Megatron --cpu-offloading, torchtitan/MaxText activation offload): transfers over the host link, "
+          "overlapped with compute", "activations"),
+    Input("chunked_loss", "bool", False, "", "the LM head and cross-entropy run in chunks of tokens and never "
+          "hold the whole logits (Liger FusedLinearCrossEntropy, torchtitan/MaxText chunked loss): one 4,096-token "
+          "chunk's logits are kept instead of s·b", "activations"),
     Input("flash_attention", "bool", True, "", "flash attention (no s×s matrices stored)", "activations"),
-    Input("profile", "choice", "fused", "", "which tensors the framework keeps: fused kernels (Megatron) or "
-          "eager PyTorch (Hugging Face)", "activations", choices=T.PROFILES),
+    Input("profile", "choice", None, "", "which tensors the framework keeps: fused kernels (Megatron, XLA, "
+          "torch.compile) or eager PyTorch (Hugging Face); default: the framework's", "activations",
+          choices=T.PROFILES),
     # --- memory overhead ---------------------------------------------------------------------------------------------------
     Input("overhead", "choice", "realistic", "", "overhead preset: none, or realistic (1.5 GiB + 10 % "
           "fragmentation); sets overhead_fixed_bytes and fragmentation_frac unless given; the default's values are "
           "those inputs' own defaults", "memory", "preset", tuple(T.OVERHEADS)),
     Input("overhead_fixed_bytes", "float", T.OVERHEADS["realistic"].overhead_fixed_bytes, _GiB, "fixed memory per "
-          "GPU (CUDA context, NCCL buffers; default: the realistic preset's)", "memory", lo=-1e18, hi=1e18),
+          "GPU (CUDA context, NCCL buffers; default: the realistic preset's); GPUs only: XLA on TPU plans HBM "
+          "statically, with no CUDA context and no caching-allocator fragmentation", "memory", lo=-1e18, hi=1e18),
     Input("fragmentation_frac", "float", T.OVERHEADS["realistic"].fragmentation_frac, "fraction (0–1)", "allocator "
           "fragmentation as a share of the rest (default: the realistic preset's)", "memory", lo=-1e18, hi=1e18),
     Input("offload", "choice", "none", "", "host (CPU) offload: optimizer = gradients, master copy and moments "
@@ -231,18 +269,21 @@ INPUTS: tuple[Input, ...] = (
           choices=T.OFFLOAD_MODES),
     Input("host_memory_bytes", "float", None, "bytes per node (GB = 1e9)", "host memory a node offers for "
           "offloaded state (checked when given: host_fits)", "memory", lo=0.0, hi=1e18),
-    Input("zero_convention", "choice", "paper", "", "how ZeRO's buffers are counted: paper (ZeRO Fig. 1, none), "
+    Input("zero_convention", "choice", None, "", "how ZeRO's buffers are counted: paper (ZeRO Fig. 1, none), "
           "deepspeed (its estimators: full 16-bit grads at ZeRO-1/2, the largest gathered layer at ZeRO-3), fsdp "
-          "(two gathered blocks + one block's gradients at ZeRO-3)", "memory", choices=T.ZERO_CONVENTION_NAMES),
+          "(two gathered blocks + one block's gradients at ZeRO-3); default: the framework's (megatron paper, fsdp "
+          "and maxtext fsdp, deepspeed deepspeed)", "memory", choices=T.ZERO_CONVENTION_NAMES),
     # --- run: FLOPs, time, cost ----------------------------------------------------------------------------------------------
     Input("attention_flops", "choice", "full", "", "how attention FLOPs count: full (12·L·h·s per token), causal "
           "(half), none (6N only)", "run", choices=T.ATTENTION_FLOPS),
     Input("mfu", "float", "auto", "fraction (0–1)", "model FLOPs utilisation for time and cost: auto (the default) "
           "takes them from the predicted step; a number overrides it", "run", lo=-1e18, hi=1e18, auto=True),
-    Input("dp_overlap", "bool", True, "", "data-parallel gradient reduction overlaps the backward pass (PyTorch "
-          "DDP/FSDP, Megatron --overlap-grad-reduce)", "run"),
-    Input("tp_overlap", "bool", False, "", "tensor-parallel communication overlaps the GEMMs (Megatron "
-          "--tp-comm-overlap)", "run"),
+    Input("dp_overlap", "bool", None, "", "data-parallel communication overlaps the compute (PyTorch DDP/FSDP, "
+          "Megatron --overlap-grad-reduce, DeepSpeed overlap_comm, XLA's scheduler); default: the framework's "
+          "(DeepSpeed: ZeRO-3 only)", "run"),
+    Input("tp_overlap", "bool", None, "", "tensor-parallel communication overlaps the GEMMs (Megatron "
+          "--tp-comm-overlap, torchtitan async TP, XLA collective matmul); default: the framework's (maxtext on, the "
+          "others off)", "run"),
     Input("collective_latency_s", "float", None, "s", "fixed cost of one collective (default: the chip family's, "
           "data/efficiency.csv)", "run", lo=0.0, hi=1.0),
     Input("tokens", "float", 1e12, "count (tokens)", "training tokens", "run", lo=-1e18, hi=1e30),
@@ -254,6 +295,16 @@ INPUTS: tuple[Input, ...] = (
           "the realistic overhead, 4M-token steps, time from the predicted step; the default) or paper (the published "
           "ledgers' conventions — no flash, ZeRO-0, no overhead, seq 2048 on 1 GPU, 50 % MFU — so their numbers "
           "reproduce); explicit inputs win over either", "run", "preset", tuple(T.CONVENTIONS)),
+    # --- calibration (core/calibrate.py: --calibrate fits these to a user's measured runs) ----------------------------
+    Input("efficiency_scale", "float", 1.0, "factor", "calibration: every kernel rate (GEMM, attention, HBM) × this; "
+          "1 = the published constants; --calibrate fits it to your measured runs", "calibration", lo=0.05, hi=20.0),
+    Input("network_scale", "float", 1.0, "factor", "calibration: every link's bandwidth × this; 1 = the catalog's",
+          "calibration", lo=0.01, hi=100.0),
+    Input("interval_low", "float", 0.0, "fraction", "calibration: the 80 % interval's lower bound on the step time "
+          "as a ratio to the point (e.g. 0.93); 0 = the profile's, from its leave-one-source-out errors",
+          "calibration", lo=0.0, hi=1.0),
+    Input("interval_high", "float", 0.0, "fraction", "calibration: the interval's upper bound as a ratio (e.g. 1.08); "
+          "0 = the profile's", "calibration", lo=0.0, hi=100.0),
     # --- measurement ---------------------------------------------------------------------------------------------------------
     Input("tokens_per_second", "float", None, "tokens/s (whole job)", "measured throughput: gives the achieved "
           "MFU and HFU", "measurement", lo=0.0, hi=1e18),
@@ -298,6 +349,20 @@ WIDGETS = {
     "virtual_stages": Widget("vs", "Interleaved virtual stages"), "zero_stage": Widget("zero", "ZeRO stage"),
     "sequence_parallel": Widget("sp", "Sequence parallelism (with TP)"), "cp": Widget("cp", "CP"),
     "ep": Widget("ep", "EP"), "gpus_per_node": Widget("gpn", "GPUs per node (blank = catalog)"),
+    "dp_replicate": Widget("dprep", "HSDP replicas (dp_replicate)"),
+    "dp_shard": Widget("dpshard", "HSDP shard degree (0 = dp / replicas)"),
+    "framework": Widget("fw", "Framework"),
+    "compile": Widget("compile", "torch.compile (fsdp, deepspeed)"),
+    "attention_kernel": Widget("attk2", "Attention kernel"),
+    "recompute_modules": Widget("rcmod", "Recompute modules (Megatron names; with selective)", multi=RC.MODULE_NAMES),
+    "recompute_layers": Widget("rclay", "Recompute only K layers per stage (0 = all)"),
+    "remat_policy": Widget("remat", "MaxText remat policy"),
+    "activation_offload": Widget("actoff", "Offload activations to host"),
+    "chunked_loss": Widget("chunkce", "Chunked loss (logits never whole)"),
+    "efficiency_scale": Widget("calfx", "Calibration: kernel-rate factor", step=0.01),
+    "network_scale": Widget("calnet", "Calibration: link-bandwidth factor", step=0.01),
+    "interval_low": Widget("callo", "Calibration: interval low (ratio; 0 = profile's)", step=0.01),
+    "interval_high": Widget("calhi", "Calibration: interval high (ratio; 0 = profile's)", step=0.01),
     "global_batch": Widget("gbs", "Global batch (sequences; blank = ≥ target tokens per step)"),
     "target_batch_tokens": Widget("btok", "Target tokens per step (default global batch)"),
     "recipe": Widget("recipe", "Recipe (model-state bytes per parameter)"), "optimizer": Widget("opt", "Optimizer"),
@@ -410,6 +475,15 @@ def lora_width(g):
     return np.where(t == "qv", qv, np.where(t == "attention", att, mlp))
 
 
+def _map_unique(x, fn):
+    """fn over the unique values of a column (string columns: a few distinct values), as a boolean array."""
+    x = np.asarray(x, dtype=object)
+    if x.ndim == 0:
+        return np.asarray(bool(fn(x.item())))
+    u, inv = np.unique(x.astype(str), return_inverse=True)
+    return np.asarray([bool(fn(v)) for v in u])[inv].reshape(x.shape)
+
+
 def _hd(g):
     """head_dim as used (d_model / n_heads where 0)."""
     return np.where(g("head_dim") > 0, g("head_dim"), g("d_model") / np.maximum(g("n_heads"), 1))
@@ -493,6 +567,37 @@ RULES: tuple[Rule, ...] = (
     Rule("zero_convention", "must be paper, deepspeed or fsdp",
          lambda g: ~np.isin(g("zero_convention"), T.ZERO_CONVENTION_NAMES)),
     Rule("host_memory_bytes", "must be ≥ 0", lambda g: g("host_memory_bytes") < 0),
+    # --- issue 18: the framework, recomputation as frameworks name it, hybrid sharding, calibration -------------
+    Rule("framework", "must be one of " + ", ".join(PF.FRAMEWORKS), lambda g: ~np.isin(g("framework"), PF.FRAMEWORKS)),
+    Rule("zero_stage", "the framework does not run this ZeRO stage (megatron 0-3, fsdp 0, 2 or 3, deepspeed 0-3, "
+         "maxtext 0 or 3)", lambda g: ~PF.supports_zero(g("framework"), g("zero_stage"))),
+    Rule("tp", "the framework runs Hugging Face-style models without tensor parallelism (deepspeed): tp must be 1",
+         lambda g: (g("tp") > 1) & ~PF.supports(g("framework"), "tp")),
+    Rule("virtual_stages", "the framework has no interleaved pipeline schedule (deepspeed): virtual_stages must be 1",
+         lambda g: (g("virtual_stages") > 1) & ~PF.supports(g("framework"), "vp")),
+    Rule("recompute_modules", "unknown module name (known: " + ", ".join(RC.MODULE_NAMES) + ")",
+         lambda g: ~_map_unique(g("recompute_modules"), RC.modules_valid)),
+    Rule("recompute_modules", "needs recompute selective (as Megatron's --recompute-modules)",
+         lambda g: (_map_unique(g("recompute_modules"), lambda x: bool(str(x).strip())))
+         & ~_is(g, "recompute", "selective")),
+    Rule("recompute_layers", "needs recompute full (Megatron's block method)",
+         lambda g: (g("recompute_layers") > 0) & ~_is(g, "recompute", "full")),
+    Rule("remat_policy", "give either remat_policy (MaxText) or recompute, not both",
+         lambda g: ~_is(g, "remat_policy", "none") & ~_is(g, "recompute", "none")),
+    Rule("remat_policy", "unknown policy", lambda g: ~np.isin(g("remat_policy"), RC.REMAT_NAMES)),
+    Rule("dp_replicate", "must divide the data-parallel degree dp = n_gpus / (tp·pp·cp)",
+         lambda g: _pos_int(g("dp_replicate")) | _div(np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp") * g("cp"),
+                                                                                      1)), g("dp_replicate"))),
+    Rule("dp_shard", "dp_shard × dp_replicate must equal dp = n_gpus / (tp·pp·cp) (or give 0)",
+         lambda g: (g("dp_shard") > 0) & (g("dp_shard") * g("dp_replicate")
+                                           != np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp") * g("cp"), 1)))),
+    Rule("offload", "the framework does not offload the optimizer to the host (maxtext)",
+         lambda g: ~_is(g, "offload", "none") & ~(PF.number(g("framework"), "cpu_optimizer_params_per_s_per_node") > 0)),
+    Rule("attention_kernel", "must be auto, native or fa2",
+         lambda g: ~np.isin(g("attention_kernel"), ("auto", "native", "fa2"))),
+    Rule("interval_low", "must be 0 (the profile's) or ≤ 1 ≤ interval_high",
+         lambda g: ((g("interval_low") > 0) | (g("interval_high") > 0))
+         & ~((g("interval_low") > 0) & (g("interval_low") <= 1) & (g("interval_high") >= 1))),
     Rule("time_s", "the run's time overflows (a throughput near zero or too many tokens): check tokens_per_second, "
          "step_time_s, achieved_flops_per_s, mfu and tokens", None),
 )

@@ -144,7 +144,8 @@ def compare_isolated(cfg: Config, *, dropout_impl: str = "native", whole_model: 
     err = done.stderr.decode(errors="replace")
     tail = err.strip().splitlines()[-1:] or [""]
     out_of_memory = ("MemoryError", "bad_alloc", "Cannot allocate memory", "failed to map segment")
-    if any(w in err for w in out_of_memory) or done.returncode in (-6, -9, 134, 137):
+    if any(w in err for w in out_of_memory) or done.returncode < 0 or done.returncode in (134, 137, 139):
+        # killed by a signal (SIGSEGV/SIGABRT/SIGKILL) under the data-segment cap: an allocation that failed
         raise ValueError(f"size: the measurement needed more than its {limit / 2**20:,.0f} MiB limit (torch's "
                          "import and this measurement's bound) and was stopped; make it smaller")
     raise ValueError(f"torch: the measurement process failed ({tail[0][:200] or f'exit status {done.returncode}'})")
@@ -158,6 +159,14 @@ def _isolated_main() -> None:
     import sys
     job = pickle.loads(sys.stdin.buffer.read())
     resource.setrlimit(resource.RLIMIT_DATA, (job["limit"], job["limit"]))
+    try:  # the parent checked that torch is installed: failing to import it (or our blocks) here is the cap
+        import torch  # noqa: F401
+        from . import torch_blocks  # noqa: F401
+    except (ImportError, MemoryError, OSError, RuntimeError):
+        sys.stdout.buffer.write(pickle.dumps({"error": (
+            f"size: the measurement needed more than its {job['limit'] / 2**20:,.0f} MiB limit (torch's import and "
+            "this measurement's bound) and was stopped; make it smaller")}))
+        return
     try:
         res = compare(job["cfg"], dropout_impl=job["dropout_impl"], whole_model=job["whole_model"], cap=job["cap"],
                       seed=job["seed"])
@@ -421,7 +430,7 @@ def spec_from_config(cfg: Config, dropout_impl: str = "native"):
     return tb.Spec(n_layers=m.n_layers, d_model=m.d_model, n_heads=m.n_heads, n_kv_heads=m.n_kv_heads, d_ff=m.d_ff,
                    vocab_size=m.vocab_size, mlp=m.mlp, norm=m.norm, bias=m.bias, dropout=bool(m.dropout),
                    tied_embeddings=bool(m.tied_embeddings), position=m.position, max_position=m.max_position,
-                   flash_attention=bool(cfg.flash_attention), impl=cfg.profile, dropout_impl=dropout_impl,
+                   flash_attention=bool(cfg.flash_attention), impl=cfg.resolved_profile, dropout_impl=dropout_impl,
                    fp32_loss=bool(cfg.fp32_loss), head_dim=m.head_dim, v_head_dim=m.v_head_dim,
                    attention=m.attention, q_lora_rank=m.q_lora_rank, kv_lora_rank=m.kv_lora_rank,
                    qk_rope_head_dim=m.qk_rope_head_dim, qk_norm=m.qk_norm, norms_per_layer=m.norms_per_layer,
@@ -555,7 +564,7 @@ def compare(cfg: Config, *, device: str = "cpu", dropout_impl: str = "native", w
         cuda_step = _cuda_step(cfg, spec, tb, seed)
 
     return {
-        "model": m.name, "device": device, "torch_version": str(torch.__version__), "profile": cfg.profile,
+        "model": m.name, "device": device, "torch_version": str(torch.__version__), "profile": cfg.resolved_profile,
         "dropout_impl": dropout_impl, "recompute": cfg.recompute, "flash_attention": cfg.flash_attention,
         "shape": {"n_layers": L, "d_model": h, "n_heads": m.n_heads, "n_kv_heads": m.n_kv_heads, "d_ff": m.d_ff,
                   "vocab_size": m.vocab_size, "seq_len": s, "micro_batch": b, "mlp": m.mlp, "norm": m.norm,
@@ -599,9 +608,9 @@ def _notes(cfg: Config, device: str, dropout_impl: str, tb, whole_model: bool = 
         parts["fused"].append("SwiGLU keeps gate and up and recomputes SiLU")
         parts["eager"].append("SiLU(gate) is kept for the multiply (silu_output)")
     how = {"fused": "fused kernels' save sets, written as autograd Functions",
-           "eager": "plain PyTorch / Hugging Face ops"}[cfg.profile]
-    n.append(f"Implementation '{cfg.profile}' (the ledger's profile): {how}"
-             + (": " + "; ".join(parts[cfg.profile]) if parts[cfg.profile] else
+           "eager": "plain PyTorch / Hugging Face ops"}[cfg.resolved_profile]
+    n.append(f"Implementation '{cfg.resolved_profile}' (the ledger's profile): {how}"
+             + (": " + "; ".join(parts[cfg.resolved_profile]) if parts[cfg.resolved_profile] else
                 " (LayerNorm and GeLU are single native ops in both profiles)") + ".")
     if m.norm == "layernorm":
         n.append("LayerNorm also keeps its mean and rstd per row; Korthikanti's sbh(34 + 5as/h) (profile 'fused') "
@@ -807,7 +816,7 @@ def compare_moe_block(cfg: Config, *, device: str = "cpu", dropout_impl: str = "
              "Kept by PyTorch, in no ledger entry: " + "; ".join(f"{n} ({f})" for n, _, f in MOE_UNLEDGERED)
              + ", with T = s·b tokens and k = top_k. The largest, index_add_'s copy of the weighted expert outputs "
                "(2·T·k·h), is as large as expert_outputs."]
-    return {"model": m.name, "device": device, "profile": cfg.profile, "recompute": cfg.recompute,
+    return {"model": m.name, "device": device, "profile": cfg.resolved_profile, "recompute": cfg.recompute,
             "shape": {"d_model": m.d_model, "n_experts": m.n_experts, "top_k": m.top_k,
                       "moe_d_ff": m.moe_d_ff or m.d_ff, "n_shared_experts": m.n_shared_experts,
                       "seq_len": s, "micro_batch": b},

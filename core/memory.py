@@ -472,6 +472,9 @@ def activation_bytes(n_layers, per_layer_bytes, layer_input_bytes, full_layer_by
     return {"stored_bytes": stored, "recompute_peak_bytes": peak + 0 * stored}
 
 
+LOSS_CHUNK_TOKENS = 4096.0  # a chunked loss keeps one chunk's logits (decided: Liger and torchtitan chunk by about 1-8k)
+
+
 def logits_bytes(seq_len, micro_batch, vocab_size, tp=1, fp32_loss=False):
     """Logits kept for the loss: bf16 logits 2·s·b·V, plus the fp32 copy 4·s·b·V that a cross-entropy in fp32
     keeps (`fp32_loss`); divided by tp (vocabulary-parallel output layer, Megatron). Seed 000: ≈0.26 GB per

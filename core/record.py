@@ -24,19 +24,9 @@ TOTAL_PARTS = STATE_PARTS + ("param_buffer_bytes", "activations_bytes", "logits_
 BINDING = ("state", "activations", "logits", "overhead")  # which group of TOTAL_PARTS is largest (buffers: state)
 STAGES = ("first", "last")
 TIME_SOURCES = ("mfu", "predicted", "measured")
-# the predicted step's parts (core/steptime.py), summing to predicted_step_time_s
-STEP_PART_WORDS = {
-    "compute_s": "forward + backward kernels of the critical pipeline stage, all micro-batches",
-    "recompute_s": "forward recomputed for the backward (selective or full recomputation)",
-    "tp_comm_s": "exposed tensor-parallel all-reduces (reduce-scatter + all-gather with sequence parallelism)",
-    "cp_comm_s": "context-parallel all-gather of K/V and reduce-scatter of their gradients",
-    "ep_comm_s": "expert-parallel all-to-all (dispatch and combine)",
-    "dp_comm_s": "exposed data-parallel gradient reduction (ZeRO-3: parameter gathers too)",
-    "pp_bubble_s": "pipeline bubble: (pp − 1)/virtual_stages × one micro-batch's time",
-    "pp_comm_s": "pipeline stage-to-stage sends",
-    "optimizer_s": "optimizer step: the GPU's state read and written once at HBM speed",
-}
-STEP_PARTS = tuple(STEP_PART_WORDS)
+# the predicted step's parts: the term table of core/steptime.py (name, meaning, colour), summing to
+# predicted_step_time_s
+from .steptime import STEP_PART_COLOURS, STEP_PART_WORDS, STEP_PARTS  # noqa: E402,F401
 # what the binding groups mean, in words a visitor understands
 BINDING_WORDS = {
     "state": "model state (weights, gradients, optimizer moments, master copy, gathered-parameter buffers)",
@@ -73,7 +63,8 @@ RECORD: tuple[Column, ...] = (
     Column("gpu_memory_bytes", "float", "bytes (GB = 1e9)", "memory of one accelerator"),
     Column("headroom_bytes", "float", _B, "gpu_memory_bytes − total_bytes (negative: does not fit)"),
     Column("fits", "bool", "", "total_bytes ≤ gpu_memory_bytes (and host_fits)"),
-    Column("offloaded_bytes", "float", _B, "model state moved to host memory (offload), per GPU"),
+    Column("offloaded_bytes", "float", _B, "model state and activations moved to host memory (offload, "
+           "activation_offload), per GPU"),
     Column("host_bytes", "float", "bytes per node", "host memory the offloaded state needs on one node: "
            "offloaded_bytes × the GPUs of a node"),
     Column("host_fits", "bool", "", "host_bytes ≤ host_memory_bytes (true when no host memory is given)"),
@@ -99,7 +90,7 @@ RECORD: tuple[Column, ...] = (
     Column("global_batch", "int", "count (sequences)", "sequences per optimizer step used by the predicted step"),
     Column("micro_batches", "float", "count", "micro-batches per data-parallel replica per step"),
     *(Column(k, "float", "s", w) for k, w in STEP_PART_WORDS.items()),
-    Column("predicted_step_time_s", "float", "s", "predicted time of one optimizer step: the sum of the nine parts "
+    Column("predicted_step_time_s", "float", "s", "predicted time of one optimizer step: the sum of the step parts "
            "above (core/steptime.py)"),
     Column("predicted_mfu", "float", "fraction", "model FLOPs per second of the predicted step ÷ (GPUs · peak)"),
     Column("predicted_hfu", "float", "fraction", "hardware FLOPs (recomputation included) per second ÷ (GPUs · "
@@ -107,6 +98,18 @@ RECORD: tuple[Column, ...] = (
     Column("predicted_tokens_per_s", "float", "tokens/s", "whole-cluster throughput of the predicted step"),
     Column("predicted_time_s", "float", "s", "wall time of the run at the predicted step (× 1 + time_overhead_frac), "
            "whatever time_s comes from"),
+    Column("predicted_step_time_low_s", "float", "s", "80 % interval of the predicted step, low end: the profile's "
+           "leave-one-source-out errors (data/fitted.csv), wider off the validated region (core/intervals.py)"),
+    Column("predicted_step_time_high_s", "float", "s", "80 % interval of the predicted step, high end"),
+    Column("predicted_mfu_low", "float", "fraction", "predicted MFU at the slow end of the interval"),
+    Column("predicted_mfu_high", "float", "fraction", "predicted MFU at the fast end of the interval"),
+    Column("days_low", "float", "days", "days at the fast end of the interval (= days unless time_source is "
+           "predicted)"),
+    Column("days_high", "float", "days", "days at the slow end of the interval"),
+    Column("cost_low_usd", "float", "USD", "cost at the fast end of the interval"),
+    Column("cost_high_usd", "float", "USD", "cost at the slow end of the interval"),
+    Column("validated", "bool", "", "the time is predicted and published runs of this framework validate the layout "
+           "class, chip family, size and sequence length (core/intervals.py); false: outside what was validated"),
 )
 BY_NAME = {c.name: c for c in RECORD}
 NAMES = tuple(BY_NAME)

@@ -1,80 +1,80 @@
-"""Predicted step time per parallel layout (vectorised): kernels, communication, pipeline bubble, optimizer.
+"""Predicted step time per parallel layout (vectorised): a table of terms, one small function each.
 
 No profiling: every rate is the accelerator's datasheet figure times an achievable fraction that was measured and
 published (data/accelerators.csv `matmul_efficiency`; data/efficiency.csv per chip family), with the source on
-each row — and one fitted constant, `sustained_fraction` (0.84: kernels inside a training step against the same
-kernels in a hot-loop benchmark), fitted to Narayanan et al. 2021 Table 1 and checked out of sample. The structure follows Narayanan et al. 2021 (arXiv:2104.04473) §2–3 and Korthikanti et al. 2022
-(arXiv:2205.05198) §4–5; docs/formulas.md gives every term with its source.
+each row; how the framework executes (which elementwise kernels are fused, which attention kernel runs, how
+collectives overlap, host work per kernel) is its profile (core/profiles.py, data/frameworks.csv, data/kernels.csv);
+the few fitted constants (`sustained_fraction`, each profile's `overlap_cost` and `unit_host_s`) are fitted by
+bench/fit_profiles.py and evaluated leave-one-source-out (bench/RESULTS.md). The structure follows Narayanan et al.
+2021 (arXiv:2104.04473) §2–3 and Korthikanti et al. 2022 (arXiv:2205.05198) §4–5; docs/formulas.md gives every
+term with its source.
 
 Legend: s, b, h, a, k, f, V, L = seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, vocab_size, n_layers;
 t, p, c, e, v = tp, pp, cp, ep, virtual_stages; d = n_gpus/(t·p·c) (data-parallel degree); T = b·s/c tokens a GPU
 holds of one micro-batch; m = global_batch/(d·b) micro-batches per replica per step.
 
-One micro-batch through one layer on one GPU, forward:
-- GEMMs (m rows = T): QKV (n = (h + 2k·h/a)/t, k = h), attention output (n = h, k = h/t), MLP up (n = f/t, or
-  2f/t gated) and down (n = h, k = f/t); MoE: E/e local experts, each of e·T·top_k/E tokens (one grouped GEMM), plus the router.
-  Each GEMM runs at peak × matmul_efficiency with tile and wave quantization: ⌈m/128⌉·⌈n/256⌉ output tiles of
-  128×256 (times the batch of a batched or grouped GEMM) run in waves of one tile per SM (NVIDIA Matrix Multiplication Background User's Guide, "tile
-  quantization" and "wave quantization"), and never faster than its bytes at HBM speed (roofline).
-- Issue 12 shapes: Q, K, V and O follow the head dims (n = (a·d_h + k·d_h + k·d_v)/t; O k = a·d_v/t); MLA runs the
-  query down (h→r_q) and up (r_q→a·d_h/t) projections, the KV down (h→r_kv + d_r) and up (r_kv→a·(d_h − d_r + d_v)/t)
-  projections; routed experts have width f_e, shared experts one more MLP of width E_s·f_s; dense-first MoE models
-  average their dense and MoE layers; MTP modules add a projection, a block and the head on the last stage; frozen
-  weights (LoRA, frozen_frac) skip their weight-gradient GEMMs (backward GEMMs (1 + trained share) × forward; the
-  adapters' own rank-r GEMMs are not modelled) and data parallelism reduces only what trains.
-- Attention core. Flash attention (Dao et al. 2022/2023): causal, so half of the 4·b·(s/c)·s·h/t FLOPs are
-  done, at peak × attention_efficiency × causal_ratio (FlashAttention-2/3 measured TFLOP/s, data/efficiency.csv),
-  over the attention width a·(d_h + d_v)/2, and a sliding window's layers only over their window's scores;
-  forward 1/3.5 of the forward+backward time (the flash-attention benchmarks count backward as 2.5 × forward).
-  Without flash (Megatron 2021): QKᵀ and AV as batched GEMMs over all s² scores (masking does not skip work),
-  and the scores' softmax (read + write, 4 B each) and dropout (read, write, 1-byte mask: 5 B) at HBM speed.
-- Memory-bound work at HBM speed × hbm_efficiency: two norms (read + write 2h·2 B each), two residual adds with
-  dropout (read 2h, write h, 1-byte mask), the activation (GeLU: read f, write f; SwiGLU: read 2f, write f;
-  ÷ t), rotary embedding on q and k. Outside tensor parallelism (norms, residuals) the work is replicated on the
-  t ranks unless sequence parallelism splits it. Fused kernels are assumed (Megatron's fused softmax and
-  bias-dropout-add).
-Backward = 2 × forward for GEMMs and memory-bound work (input and weight gradients; read saved tensor and
-incoming gradient, write the gradient), 2.5/3.5 of flash's forward+backward. Recomputation reruns the forward:
-full = every layer's forward (with its tensor-parallel communication), selective = the attention core (free with
-flash: its backward already recomputes the scores).
+One micro-batch through one layer on one GPU, forward, split into components (core/recompute.py names them):
+- GEMMs (m rows = T): qkv (n = (a·d_h + k·d_h + k·d_v)/t; MLA: the query down/up, the KV down (with the shared RoPE
+  key) and up, DeepSeek-V2 §2.1), out (n = h, k = a·d_v/t), mlp_in (up, or gate+up: n = f/t or 2f/t; MoE: E/e local
+  experts, each of e·T·top_k/E tokens, one grouped GEMM, plus the router and the shared experts), mlp_out (down).
+  Each GEMM runs at peak × matmul_efficiency × sustained with tile and wave quantization (⌈m/128⌉·⌈n/256⌉ output
+  tiles of 128×256 in waves of one tile per SM; NVIDIA Matrix Multiplication Background User's Guide), and never
+  faster than its bytes at HBM speed (roofline). Dense-first MoE models average their dense and MoE layers.
+- core: flash attention (Dao et al. 2022/2023): causal, half of the 4·b·(s/c)·s·width/t FLOPs, at peak ×
+  the profile's attention kernel efficiency (the family's best kernel, or FlashAttention-2's: data/efficiency.csv)
+  × causal_ratio, forward 1/3.5 of forward+backward (backward = 2.5 × forward); a sliding window's layers only over
+  their window. Without flash (Megatron 2021): QKᵀ and AV as batched GEMMs over every score, the softmax (read +
+  write 4 B each) and its dropout (5 B) at HBM speed.
+- memory-bound components at HBM speed × hbm_efficiency × sustained, bytes per element from data/kernels.csv for the
+  profile's implementation (fused kernels, or eager PyTorch's separate kernels): norm (n_norms norms of h, QK-norm),
+  rope (q and k), act (SwiGLU or GeLU over d_ff/t), resid (two residual adds, dropout masks); outside tensor
+  parallelism (norms, residuals) the work is replicated on the t ranks unless sequence parallelism splits it.
+Backward = (1 + trained share) × forward for GEMMs (frozen weights skip their weight gradients: LoRA, frozen_frac),
+2 × forward for memory-bound work, 2.5/3.5 of flash's forward+backward. The last stage adds the LM head (GEMM
+n = V/t) and the loss (data/kernels.csv `loss` bytes per logit); MTP modules a projection, a block and the head.
 
-Communication, per micro-batch and layer (module core.comm for the link each group uses):
-- tensor parallel: 2 all-reduces of T·h·2 bytes forward and 2 backward (with sequence parallelism a
-  reduce-scatter + all-gather pair moves the same bytes; Korthikanti §4.2.3), +2 per recomputed forward.
-  Exposed unless `tp_overlap` (then only what exceeds the layer's GEMM time).
-- context parallel (Llama 3 §3.3.2): all-gather of the local K and V (2·T·k·h/a·2 bytes ÷ t) forward, a
-  reduce-scatter of their gradients backward; exposed (Llama 3 does not overlap it).
-- expert parallel: all-to-all dispatch and combine of T·top_k·h·2 bytes forward (the rank's own token copies, the
-  whole array in nccl-tests' convention; an earlier ×e overcounted it e-fold), and again backward.
-- pipeline (Narayanan §2.2, §4.1): each micro-batch crosses 2·v stage boundaries (activations forward, their
-  gradients backward), T·h·2 bytes each (÷ t: Megatron's scatter/gather of the sent tensor over the t ranks);
-  bubble = (p − 1)/v × one micro-batch's time on the critical stage.
-- data parallel: gradient all-reduce of the stage's parameters ÷ t (ZeRO-1/2: reduce-scatter + all-gather, the
-  same bytes; ZeRO §7), over d·c ranks (Megatron reduces over data × context parallel), once per step. ZeRO-3
-  instead all-gathers the weights forward and backward and reduce-scatters the gradients for every micro-batch
-  (1.5 × the all-reduce bytes per micro-batch; ZeRO §7). With `dp_overlap` (default; PyTorch DDP, FSDP,
-  Megatron's overlap-grad-reduce) only what exceeds the backward of one micro-batch is exposed (ZeRO-3: what
-  exceeds the compute it prefetches behind) — and never less than one layer's share, which has nothing to hide
-  behind (the first layer's gather, the last bucket's reduction).
-The critical pipeline stage holds ⌈L/p⌉ layers and, as the last stage, the LM head and the loss (a GEMM of n = V/t
-and a memory-bound cross-entropy, 3 × 4 B per logit each way). The optimizer step reads and writes the GPU's
-whole state once (2 × state bytes at HBM speed).
+Recomputation (core/recompute.py): full = every layer's forward again (with its tensor-parallel communication; with
+recompute_layers K only K of the stage's layers); otherwise the components the modules or remat policy name.
 
-Step = compute + recompute + exposed tp/cp/ep/dp/pp communication + bubble + optimizer; `step_parts` returns each
+Communication, per micro-batch and layer (core/comm.py for the link each group uses): tensor parallel (2
+all-reduces of T·h·2 bytes forward and 2 backward, +2 per recomputed forward; exposed unless tp_overlap, then what
+exceeds the layer's GEMMs); context parallel (all-gather of K/V forward, reduce-scatter of their gradients;
+Llama 3 §3.3.2); expert parallel (all-to-all dispatch and combine, T·top_k·h·2 bytes each way); data parallel
+(gradient all-reduce of the stage's parameters ÷ t once per step, ZeRO-1/2 its reduce-scatter + all-gather; ZeRO-3
+all-gathers forward and backward and reduce-scatters per micro-batch; over the dp_shard·c ranks that shard, and an
+all-reduce of the shards over dp_replicate under hybrid sharding). Overlapped (dp_overlap; the profile's
+grad_reduce), a unit's share stays exposed (the first gather, the last reduction) and so does what exceeds the
+compute it hides behind; while a collective runs beside kernels they slow by the profile's `overlap_cost` (fitted:
+NCCL kernels take SMs and HBM bandwidth) times the hidden time. Pipeline: core/schedule.py.
+
+Host: each layer's kernels cost the profile's `host_s_per_kernel` of CPU; what exceeds the GPU's time for the
+layer is exposed (eager PyTorch on small layers); plus `unit_host_s` per sharded unit and micro-batch (FSDP/ZeRO-3
+hooks; fitted). XLA dispatches one program: none. Offload (ZeRO-Offload, ZeRO-Infinity, activation offload): host
+↔ device transfers at the host link's rate (data/accelerators.csv host_gb_per_s) and the CPU optimizer step at the
+profile's CPU-Adam rate, overlapped as the framework does (gradients down during the backward; the CPU step and the
+parameters back after it: max of the two; parameter fetches per micro-batch behind the compute).
+
+Step = the sum of the terms in TERMS (the CLI, the record and the charts read the table); `step_parts` returns each
 term and their sum.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 
 from . import comm as C
-from . import record as R
+from . import profiles as P
+from . import recompute as RC
+from . import schedule as S
+from .hardware import family_names
 from .model import head_dims, layer_counts, moe_widths
 from .tables import GATED_MLPS
 
+TPU_FAMILY = float(family_names().index("tpu"))
 TILE_M, TILE_N = 128.0, 256.0  # cuBLAS's largest tile (NVIDIA Matrix Multiplication Background User's Guide)
 FLASH_BWD_OVER_FWD = 2.5  # the flash-attention benchmarks count backward FLOPs as 2.5 × forward (Dao 2023)
-STEP_PARTS = R.STEP_PARTS  # declared with their meanings in core/record.py
 
 
 def gemm_time_s(m, n, k, peak_flops_per_s, matmul_efficiency, sm_count, hbm_bytes_per_s, dtype_bytes=2.0,
@@ -92,163 +92,305 @@ def gemm_time_s(m, n, k, peak_flops_per_s, matmul_efficiency, sm_count, hbm_byte
     return np.maximum(compute, memory)
 
 
-def step_parts(c: dict, state_bytes, stage_params) -> dict:
-    """The step-time terms (seconds) for the layout in `c` (`evaluate`'s columns, with the accelerator's step
-    constants), the GPU's model-state bytes and the parameters of the busiest pipeline stage (before tp)."""
-    f64 = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731
-    s, b, h, a, kh, f, V, L = (f64(c[x]) for x in ("seq_len", "micro_batch", "d_model", "n_heads", "n_kv_heads",
-                                                     "d_ff", "vocab_size", "n_layers"))
-    t, p, cp, ep, v = (np.maximum(f64(c[x]), 1.0) for x in ("tp", "pp", "cp", "ep", "virtual_stages"))
-    E, topk = f64(c["n_experts"]), f64(c["top_k"])
-    g = lambda k, d: c[k] if k in c else d  # noqa: E731  (issue-12 columns, "off" when absent)
+# ---------------------------------------------------------------------------------------------------------------
+# The shared quantities of one layout: a layer's components, the critical stage, the groups' links
+# ---------------------------------------------------------------------------------------------------------------
+
+def _f(x):
+    return np.asarray(x, dtype=np.float64)
+
+
+def context(c: dict, state_bytes, stage_params) -> dict:
+    """Everything the terms read, computed once: per-layer component times (forward, one micro-batch), the
+    critical stage's forward/backward, communication per collective, micro-batches. `c` holds `evaluate`'s
+    columns with the accelerator's step constants."""
+    g = lambda k, d: c[k] if k in c else d  # noqa: E731  (columns absent in older callers: "off")
+    s, b, h, a, kh, f, V, L = (_f(c[x]) for x in ("seq_len", "micro_batch", "d_model", "n_heads", "n_kv_heads",
+                                                   "d_ff", "vocab_size", "n_layers"))
+    t, p, cp, ep, v = (np.maximum(_f(c[x]), 1.0) for x in ("tp", "pp", "cp", "ep", "virtual_stages"))
+    E, topk = _f(c["n_experts"]), _f(c["top_k"])
+    fw = np.asarray(g("framework", "megatron"))
+    compiled = np.asarray(g("compile", False), dtype=bool)
     hd, vd = head_dims(h, a, g("head_dim", 0), g("v_head_dim", 0))
     mla = np.asarray(g("attention", "standard")) == "mla"
-    qr, kvr, dr = (f64(g(k, 0)) for k in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim"))
+    qr, kvr, dr = (_f(g(k, 0)) for k in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim"))
     fe, fs = moe_widths(f, g("moe_d_ff", 0), g("shared_d_ff", 0))
-    n_shared = f64(g("n_shared_experts", 0))
+    n_shared = _f(g("n_shared_experts", 0))
     n_dense, n_moe = layer_counts(L, E, g("n_dense_layers", 0))
-    trained = f64(g("trained_frac", 1.0))  # the share of the matmul weights that trains (0 under LoRA)
-    grads = f64(g("grad_frac", 1.0))  # gradient elements per parameter of the stage (LoRA: its adapters')
+    trained = _f(g("trained_frac", 1.0))
+    grads = _f(g("grad_frac", 1.0))
     full_training = np.asarray(g("training", "full")) == "full"
-    n_mtp = np.where(full_training, f64(g("n_mtp_layers", 0)), 0.0)
-    window, every = f64(g("sliding_window", 0)), f64(g("global_every", 0))
-    kh = np.where(mla, a, kh)  # MLA: a key and a value per head
-    n = np.maximum(f64(c["n_gpus"]), 1.0)
+    n_mtp = np.where(full_training, _f(g("n_mtp_layers", 0)), 0.0)
+    window, every = _f(g("sliding_window", 0)), _f(g("global_every", 0))
+    kh = np.where(mla, a, kh)
+    n = np.maximum(_f(c["n_gpus"]), 1.0)
     d = np.maximum(np.floor(n / (t * p * cp)), 1.0)
-    sus = f64(c["sustained_fraction"])  # kernels in a real step vs the microbenchmarks (fitted; efficiency.csv)
-    peak, eff, sms = f64(c["peak_flops_per_s"]) * sus, f64(c["matmul_efficiency"]), f64(c["sm_count"])
-    hbm = f64(c["memory_bandwidth_bytes_per_s"]) * f64(c["hbm_efficiency"]) * sus
-    lat = f64(c["collective_latency_s"])
-    gpn = f64(c["gpus_per_node"])
-    link = dict(gpus_per_node=gpn, intra_bytes_per_s=c["intra_node_bytes_per_s"],
-                inter_bytes_per_s=c["inter_node_bytes_per_s"], intra_frac=f64(c["intra_node_efficiency"]),
-                inter_frac=f64(c["inter_node_efficiency"]))
+    eff_scale = _f(g("efficiency_scale", 1.0))  # calibration (core/calibrate.py): 1 = the published constants
+    net_scale = _f(g("network_scale", 1.0))
+    # the profile's kernels against the family's (fitted: an eager stack's launch gaps and syncs; not for TPUs,
+    # whose sustained fraction is fitted on the one TPU stack)
+    prof_scale = _f(c["fit_sustained_scale"]) if "fit_sustained_scale" in c else P.number(fw, "sustained_scale")
+    on_tpu = _f(g("family_index", -1.0)) == TPU_FAMILY
+    sus = _f(c["sustained_fraction"]) * eff_scale * np.where(on_tpu, 1.0, prof_scale)
+    peak, eff, sms = _f(c["peak_flops_per_s"]) * sus, _f(c["matmul_efficiency"]), _f(c["sm_count"])
+    hbm = _f(c["memory_bandwidth_bytes_per_s"]) * _f(c["hbm_efficiency"]) * sus
+    lat = _f(c["collective_latency_s"])
+    gpn = _f(c["gpus_per_node"])
+    link = dict(gpus_per_node=gpn, intra_bytes_per_s=_f(c["intra_node_bytes_per_s"]) * net_scale,
+                inter_bytes_per_s=_f(c["inter_node_bytes_per_s"]) * net_scale,
+                intra_frac=_f(c["intra_node_efficiency"]), inter_frac=_f(c["inter_node_efficiency"]))
     sp = np.asarray(c["sequence_parallel"], dtype=bool)
     flash = np.asarray(c["flash_attention"], dtype=bool)
     drop = np.asarray(c["dropout"], dtype=bool)
-    swiglu = np.isin(np.asarray(c["mlp"]), GATED_MLPS)  # gated: swiglu, geglu
+    swiglu = np.isin(np.asarray(c["mlp"]), GATED_MLPS)
     rotary = np.asarray(c["position"]) == "rotary"
-    rec = np.asarray(c["recompute"])
     moe = E > 1
-    T = b * s / cp  # tokens of one micro-batch on this GPU
+    T = b * s / cp
+    impl = P.elementwise_impl(fw, compiled)
+    kernel = np.asarray(g("attention_kernel", "auto"))
+    fa2 = (kernel == "fa2") | ((kernel == "auto") & (P.word(fw, "attention") == "fa2"))
+    attn_eff = np.where(fa2, _f(g("fa2_attention_efficiency", 0.33)), _f(c["attention_efficiency"]))
 
     def gemm(m_, n_, k_, batch=1.0):
         return gemm_time_s(m_, n_, k_, peak, eff, sms, hbm, batch=batch)
 
-    # --- one layer, forward -----------------------------------------------------------------------------------
+    # --- one layer's forward components --------------------------------------------------------------------------
     gated = np.where(swiglu, 2.0, 1.0)
-    up_n = gated * f / t
-    dense_mlp = gemm(T, up_n, h) + gemm(T, h, f / t)
-    tok_e = ep * T * topk / np.where(moe, E, 1.0)  # tokens per local expert
-    moe_mlp = (gemm(tok_e, gated * fe / t, h, E / ep) + gemm(tok_e, h, fe / t, E / ep) + gemm(T, E, h)  # grouped
-               + np.where(n_shared > 0, gemm(T, gated * n_shared * fs / t, h) + gemm(T, h, n_shared * fs / t), 0.0))
-    mixed = moe & (n_dense > 0) & (n_moe > 0)  # dense-first MoE: the layers' average
-    mlp_time = np.where(mixed, (n_dense * dense_mlp + n_moe * moe_mlp) / L, np.where(moe, moe_mlp, dense_mlp))
-    # attention projections: Q, K, V (a·d_h, k·d_h, k·d_v wide), O (a·d_v → h); MLA: the query down/up, the KV
-    # down (with the shared RoPE key) and up, then O (DeepSeek-V2 §2.1)
-    std_qkv = gemm(T, (a * hd + kh * hd + kh * vd) / t, h)
-    mla_qkv = (np.where(qr > 0, gemm(T, qr, h) + gemm(T, a * hd / t, qr), gemm(T, a * hd / t, h))
-               + gemm(T, kvr + dr, h) + gemm(T, a * (hd - dr + vd) / t, kvr))
-    attn_gemm = np.where(mla, mla_qkv, std_qkv) + gemm(T, h, a * vd / t)
-    gemm_fwd = attn_gemm + mlp_time
+    dense_in, dense_out = gemm(T, gated * f / t, h), gemm(T, h, f / t)
+    tok_e = ep * T * topk / np.where(moe, E, 1.0)
+    shared_in = np.where(n_shared > 0, gemm(T, gated * n_shared * fs / t, h), 0.0)
+    shared_out = np.where(n_shared > 0, gemm(T, h, n_shared * fs / t), 0.0)
+    moe_in = gemm(tok_e, gated * fe / t, h, E / ep) + gemm(T, E, h) + shared_in
+    moe_out = gemm(tok_e, h, fe / t, E / ep) + shared_out
+    mixed = moe & (n_dense > 0) & (n_moe > 0)
+    moe_share = np.where(moe, np.where(mixed, n_moe / L, 1.0), 0.0)
 
-    width = a * (hd + vd) / 2.0  # = h for the classic block
-    core_flops = 4.0 * b * (s / cp) * s * width / t  # QKᵀ and AV, every score
-    # a sliding window: flash skips the blocks outside it (the math path computes every score and masks them)
+    def avg(dense_v, moe_v):
+        return np.where(mixed, (n_dense * dense_v + n_moe * moe_v) / L, np.where(moe, moe_v, dense_v))
+
+    std_qkv = gemm(T, (a * hd + kh * hd + kh * vd) / t, h)
+    q_up = np.where(qr > 0, gemm(T, a * hd / t, qr), gemm(T, a * hd / t, h))
+    kv_up = gemm(T, a * (hd - dr + vd) / t, kvr)
+    mla_qkv = np.where(qr > 0, gemm(T, qr, h), 0.0) + q_up + gemm(T, kvr + dr, h) + kv_up
+    mla_up = np.where(qr > 0, q_up, 0.0) + kv_up  # Megatron's mla_up_proj: the up-projections
+    width = a * (hd + vd) / 2.0
+    core_flops = 4.0 * b * (s / cp) * s * width / t
     windowed = (window > 0) & (window < s)
     n_global = np.where(every > 0, np.floor(L / np.maximum(every, 1.0)), 0.0)
     s_eff = np.where(windowed, (2.0 * window * s - window * window) / s, s)
     window_factor = np.where(windowed, ((L - n_global) * s_eff + n_global * s) / (L * s), 1.0)
-    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (peak * f64(c["attention_efficiency"])
-                                                               * f64(c["causal_ratio"]))) * window_factor
-    scores = b * (a / t) * (s / cp) * s  # score elements on this GPU
+    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (peak * attn_eff * _f(c["causal_ratio"]))) \
+        * window_factor
+    scores = b * (a / t) * (s / cp) * s
     heads = b * a / t
-    bmm = gemm(s / cp, s, hd, heads) + gemm(s / cp, vd, s, heads)  # QKᵀ and AV, batched over b·a/t heads
-    math_core = bmm + scores * (4.0 + 5.0 * drop) / hbm
-    math_core_bwd = 2.0 * bmm + scores * (6.0 + 5.0 * drop) / hbm
-    attn_fwd = np.where(flash, flash_fb / (1 + FLASH_BWD_OVER_FWD), math_core)
-    attn_bwd = np.where(flash, flash_fb * FLASH_BWD_OVER_FWD / (1 + FLASH_BWD_OVER_FWD), math_core_bwd)
+    bmm = gemm(s / cp, s, hd, heads) + gemm(s / cp, vd, s, heads)
+    math_fwd = bmm + scores * (4.0 + 5.0 * drop) / hbm
+    math_bwd = 2.0 * bmm + scores * (6.0 + 5.0 * drop) / hbm
 
-    outside = np.where(sp, 1.0 / t, 1.0)  # norms and residuals: split by sequence parallelism, else replicated
-    act_width = np.where(moe, topk * fe + n_shared * fs, f)
-    act = np.where(mixed, (n_dense * f + n_moe * act_width) / L, act_width)
-    act = np.where(swiglu, 6.0, 4.0) * act / t
-    npl = f64(g("norms_per_layer", 2))
-    qk_norm = np.where(np.asarray(g("qk_norm", "none")) == "none", 0.0, 4.0 * (a * hd + kh * hd) / t)
-    rope = np.where(mla, 4.0 * (a * dr + dr) / t, 4.0 * (a * hd + kh * hd) / t)
-    elem_per_token = (outside * (4.0 * npl * h + 12.0 * h + 2.0 * h * drop) + act
-                      + np.where(rotary, rope, 0.0) + qk_norm)
-    elem_fwd = T * elem_per_token / hbm
-    layer_fwd = gemm_fwd + attn_fwd + elem_fwd
-    # backward: the activations' gradients always, the weights' only for what trains (frozen: LoRA, frozen_frac)
-    layer_bwd = (1.0 + np.minimum(trained, 1.0)) * gemm_fwd + attn_bwd + 2.0 * elem_fwd
-    layer_rec = np.select([rec == "full", rec == "selective"], [layer_fwd, np.where(flash, 0.0, attn_fwd)], 0.0)
+    outside = np.where(sp, 1.0 / t, 1.0)
+    npl = _f(g("norms_per_layer", 2))
+    norm_b = np.where(np.asarray(c["norm"]) == "rmsnorm", P.element_bytes(impl, "rmsnorm"),
+                      P.element_bytes(impl, "layernorm"))
+    qk_width = np.where(np.asarray(g("qk_norm", "none")) == "none", 0.0, (a * hd + kh * hd) / t)
+    rope_width = np.where(mla, (a * dr + dr) / t, (a * hd + kh * hd) / t)
+    act_width = avg(f, topk * fe + n_shared * fs) / t
+    act_b = np.where(swiglu, P.element_bytes(impl, "swiglu"), P.element_bytes(impl, "gelu"))
+    comp = {
+        "qkv": np.where(mla, mla_qkv, std_qkv),
+        "k_proj": np.where(mla, 0.0, gemm(T, kh * hd / t, h)),
+        "mla_up": np.where(mla, mla_up, 0.0),
+        "out": gemm(T, h, a * vd / t),
+        "mlp_in": avg(dense_in, moe_in),
+        "mlp_out": avg(dense_out, moe_out),
+        "core": np.where(flash, flash_fb / (1 + FLASH_BWD_OVER_FWD), math_fwd),
+        "norm": T * (outside * npl * h * norm_b + qk_width * P.element_bytes(impl, "rmsnorm")) / hbm,
+        "rope": T * np.where(rotary, rope_width * P.element_bytes(impl, "rope"), 0.0) / hbm,
+        "act": T * act_width * act_b / hbm,
+        "resid": T * outside * (2.0 * P.element_bytes(impl, "residual") * h + 2.0 * h * drop) / hbm,
+    }
+    gemm_names = ("qkv", "out", "mlp_in", "mlp_out")
+    elem_names = ("norm", "rope", "act", "resid")
+    gemm_fwd = sum(comp[k] for k in gemm_names)
+    elem_fwd = sum(comp[k] for k in elem_names)
+    core_fwd = comp["core"]
+    core_bwd = np.where(flash, flash_fb * FLASH_BWD_OVER_FWD / (1 + FLASH_BWD_OVER_FWD), math_bwd)
+    layer_fwd = gemm_fwd + core_fwd + elem_fwd
+    bwd_gemm = (1.0 + np.minimum(trained, 1.0)) * gemm_fwd
+
+    # --- recomputation (core/recompute.py) ---------------------------------------------------------------------
+    spec = RC.columns(c.get("recompute", "none"), g("recompute_modules", ""), g("remat_policy", "none"),
+                      P.word(fw, "selective"), moe_share)
+    r = spec["rerun"]
+    partial = (sum(r[k] * comp[k] for k in ("qkv", "out", "mlp_in", "mlp_out", "core") + elem_names)
+               + np.maximum(r["k_proj"] - r["qkv"], 0.0) * comp["k_proj"]
+               + np.maximum(r["mla_up"] - r["qkv"], 0.0) * comp["mla_up"])
+    Ls = np.ceil(L / p)
+    K = _f(g("recompute_layers", 0))
+    full_share = np.where(spec["full"], np.where(K > 0, np.minimum(K * v, Ls) / Ls, 1.0), 0.0)
+    layer_rec = full_share * layer_fwd + (1.0 - full_share) * partial
+    rec_full = spec["full"]
 
     # --- the critical stage: ⌈L/p⌉ layers, and the LM head + loss (last stage) --------------------------------
-    Ls = np.ceil(L / p)
-    head_gemm, head_elem = gemm(T, V / t, h), T * 12.0 * V / t / hbm
-    head_fwd = head_gemm + head_elem
-    fwd = Ls * layer_fwd + head_fwd
-    bwd = Ls * layer_bwd + np.where(trained < 1, (1.0 + trained) * head_gemm + 2.0 * head_elem, 2.0 * head_fwd)
-    if np.any(n_mtp > 0):  # multi-token prediction (DeepSeek-V3 §2.2), last stage: a projection 2h→h, a block (an
-        # MoE block when the model's are), the shared head again
-        mtp_gemm = gemm(T, h, 2.0 * h) + attn_gemm + np.where(moe, moe_mlp, dense_mlp)
-        fwd = fwd + n_mtp * (mtp_gemm + attn_fwd + elem_fwd + head_fwd)
-        bwd = bwd + n_mtp * ((1.0 + np.minimum(trained, 1.0)) * mtp_gemm + attn_bwd + 2.0 * elem_fwd + 2.0 * head_fwd)
+    head_gemm = gemm(T, V / t, h)
+    head_elem = T * P.element_bytes(impl, "loss") * V / t / hbm
+    gemm_stage = Ls * (gemm_fwd + bwd_gemm) + np.where(trained < 1, (2.0 + trained) * head_gemm, 3.0 * head_gemm)
+    core_stage = Ls * (core_fwd + core_bwd)
+    elem_stage = Ls * 3.0 * elem_fwd + 3.0 * head_elem
+    fwd = Ls * layer_fwd + head_gemm + head_elem
+    if np.any(n_mtp > 0):  # multi-token prediction (DeepSeek-V3 §2.2), last stage: a projection 2h→h, a block, the head
+        mtp_gemm = gemm(T, h, 2.0 * h) + comp["qkv"] + comp["out"] + np.where(moe, moe_in + moe_out,
+                                                                            dense_in + dense_out)
+        gemm_stage = gemm_stage + n_mtp * ((2.0 + np.minimum(trained, 1.0)) * mtp_gemm + 3.0 * head_gemm)
+        core_stage = core_stage + n_mtp * (core_fwd + core_bwd)
+        elem_stage = elem_stage + n_mtp * 3.0 * (elem_fwd + head_elem)
+        fwd = fwd + n_mtp * (mtp_gemm + core_fwd + elem_fwd + head_gemm + head_elem)
     recompute = Ls * layer_rec
+    bwd = gemm_stage + core_stage + elem_stage - fwd
 
     # --- communication per micro-batch ------------------------------------------------------------------------
     act_bytes = T * h * 2.0
     tp_bw = C.group_bus_bandwidth(t, 1.0, **link)
     tp_one = C.collective_time_s("all_reduce", act_bytes, t, tp_bw, lat)
-    n_tp = 4.0 + 2.0 * (rec == "full")
-    tp_exposed = np.where(np.asarray(c["tp_overlap"], dtype=bool), np.maximum(0.0, n_tp * tp_one - 3.0 * gemm_fwd),
-                          n_tp * tp_one)
+    n_tp = 4.0 + 2.0 * full_share
+    tp_total = n_tp * tp_one
+    tp_ov = np.asarray(c["tp_overlap"], dtype=bool)
+    tp_exposed = np.where(tp_ov, np.maximum(0.0, tp_total - 3.0 * gemm_fwd), tp_total)
     cp_bw = C.group_bus_bandwidth(cp, t, **link)
-    kv_bytes = cp * T * kh * (hd + vd) * 2.0 / t  # the whole K and V of the sequence
-    cp_layer = (C.collective_time_s("all_gather", kv_bytes, cp, cp_bw, lat)
-                * (1.0 + (rec == "full")) + C.collective_time_s("reduce_scatter", kv_bytes, cp, cp_bw, lat))
+    kv_bytes = cp * T * kh * (hd + vd) * 2.0 / t
+    cp_layer = (C.collective_time_s("all_gather", kv_bytes, cp, cp_bw, lat) * (1.0 + rec_full * full_share)
+                + C.collective_time_s("reduce_scatter", kv_bytes, cp, cp_bw, lat))
     ep_bw = C.group_bus_bandwidth(ep, t * cp, **link)
-    # each rank dispatches (and gathers back) its own T·top_k token copies: the all-to-all's whole array per rank
-    # (nccl-tests' size convention, core/comm.py) is T·top_k·h·2 bytes, whatever ep is
-    ep_layer = np.where(moe, 4.0 * C.collective_time_s("all_to_all", T * topk * h * 2.0, ep, ep_bw, lat), 0.0)
+    ep_layer = np.where(moe, 4.0 * C.collective_time_s("all_to_all", T * topk * h * 2.0, ep, ep_bw, lat), 0.0) \
+        * moe_share
+    gbs = _f(c["global_batch_used"])
+    m = np.maximum(gbs / (d * b), 1.0)
+    t_mb_compute = gemm_stage + core_stage + elem_stage + recompute
     per_mb_comm = Ls * (tp_exposed + cp_layer + ep_layer)
 
-    gbs = f64(c["global_batch_used"])
-    m = np.maximum(gbs / (d * b), 1.0)
-    t_mb = fwd + bwd + recompute + per_mb_comm
+    # --- data parallel (hybrid sharding: shard over dp_shard·c ranks, replicate over dp_replicate) ------------
+    rep = np.maximum(_f(g("dp_replicate", 1)), 1.0)
+    shard = np.maximum(d / rep, 1.0)
+    shard_group = shard * cp
+    shard_bw = C.group_bus_bandwidth(shard_group, t, **link)
+    rep_bw = C.group_bus_bandwidth(rep, t * shard_group, **link)
+    grad_b, weight_b = _f(c["grad_dtype_bytes"]), _f(c["weight_dtype_bytes"])
+    local = _f(stage_params) / t
+    z3 = np.asarray(c["zero_stage"]) == 3
+    # (terms no row of the chunk has are skipped: a sweep's chunk is mostly one kind)
+    hybrid = bool(np.any(rep > 1))
+    rep_ar = np.where(rep > 1, C.collective_time_s("all_reduce", local * grads * grad_b / shard, rep, rep_bw, lat),
+                      0.0) if hybrid else 0.0
+    ar = C.collective_time_s("all_reduce", local * grads * grad_b, shard_group, shard_bw, lat) + rep_ar
+    z3_mb = (2.0 * C.collective_time_s("all_gather", local * weight_b, shard_group, shard_bw, lat)
+             + C.collective_time_s("reduce_scatter", local * grads * grad_b, shard_group, shard_bw, lat)) \
+        if np.any(z3) else 0.0
+    z3_step = rep_ar
+    overlap = np.asarray(c["dp_overlap"], dtype=bool)
+    # the fitted constants (data/fitted.csv); bench/fit_profiles.py passes trial values as fit_* columns
+    cost = _f(c["fit_overlap_cost"]) if "fit_overlap_cost" in c else P.number(fw, "overlap_cost")
+    fwdbwd = fwd + bwd
+    z3_exp = np.where(overlap, np.maximum(z3_mb / Ls, z3_mb - fwdbwd), z3_mb)
+    ar_exp = np.where(overlap, np.maximum(ar / Ls, ar - bwd), ar)
+    z3_step_exp = np.where(overlap, np.maximum(z3_step / Ls, z3_step - bwd), z3_step)
+    dp_exposed = np.where(z3, m * z3_exp + z3_step_exp, ar_exp)
+    dp_hidden = np.where(z3, m * (z3_mb - z3_exp) + (z3_step - z3_step_exp), ar - ar_exp)
+    tp_hidden = np.where(tp_ov, tp_total - tp_exposed, 0.0)
 
+    # --- pipeline (core/schedule.py) ------------------------------------------------------------------------------
+    t_mb = t_mb_compute + per_mb_comm
     pp_bw = C.group_bus_bandwidth(p, t * cp * d, **link)
     p2p = C.collective_time_s("p2p", act_bytes / t, p, pp_bw, lat)
-    pp_comm = m * 2.0 * v * p2p
 
-    # --- data parallel ----------------------------------------------------------------------------------------
-    dp_group = d * cp
-    dp_bw = C.group_bus_bandwidth(dp_group, t, **link)
-    grad_b = f64(c["grad_dtype_bytes"])
-    weight_b = f64(c["weight_dtype_bytes"])
-    local_params = f64(stage_params) / t
-    z3 = np.asarray(c["zero_stage"]) == 3
-    ar = C.collective_time_s("all_reduce", local_params * grads * grad_b, dp_group, dp_bw, lat)
-    z3_mb = (2.0 * C.collective_time_s("all_gather", local_params * weight_b, dp_group, dp_bw, lat)
-             + C.collective_time_s("reduce_scatter", local_params * grads * grad_b, dp_group, dp_bw, lat))
-    overlap = np.asarray(c["dp_overlap"], dtype=bool)
-    # overlapped, a layer's share is still exposed: the first layer's gather has no compute before it, the last
-    # gradients none after them (ZeRO-3 prefetches one layer ahead; bucketed all-reduce starts with the last layer)
-    dp_exposed = np.where(z3, np.where(overlap, m * np.maximum(z3_mb / Ls, z3_mb - (fwd + bwd)), m * z3_mb),
-                          np.where(overlap, np.maximum(ar / Ls, ar - bwd), ar))
+    # --- host: kernels' CPU time beyond the GPU's, per layer and micro-batch; sharded units' hooks -----------------
+    kernels = P.kernels_per_layer(fw, compiled) * 3.0  # forward and about twice as many in the backward
+    host_layer = np.maximum(0.0, kernels * P.number(fw, "host_s_per_kernel")
+                            - (layer_fwd * 3.0 + layer_rec))
+    units = np.where(z3 | (np.asarray(c["zero_stage"]) == 2), Ls, 0.0)
+    unit_host = _f(c["fit_unit_host_s"]) if "fit_unit_host_s" in c else P.number(fw, "unit_host_s")
+    step_host = _f(c["fit_step_host_s"]) if "fit_step_host_s" in c else P.number(fw, "step_host_s")
+    host = m * (Ls * host_layer + units * unit_host) + step_host
 
-    parts = {
-        "compute_s": m * (fwd + bwd),
-        "recompute_s": m * recompute,
-        "tp_comm_s": m * Ls * tp_exposed,
-        "cp_comm_s": m * Ls * cp_layer,
-        "ep_comm_s": m * Ls * ep_layer,
-        "dp_comm_s": dp_exposed,
-        "pp_bubble_s": (p - 1.0) / v * t_mb,
-        "pp_comm_s": pp_comm,
-        "optimizer_s": 2.0 * f64(state_bytes) / hbm,
-    }
+    # --- offload: host link transfers and the CPU optimizer ----------------------------------------------------
+    off = np.asarray(g("offload", "none"))
+    act_off_bytes = _f(g("offloaded_activation_bytes", 0.0))  # per micro-batch, both ways
+    if not (np.any(off != "none") or np.any(act_off_bytes > 0)):
+        return _context_out(locals(), 0.0)
+    host_bw = np.where(_f(g("host_link_bytes_per_s", np.nan)) > 0, _f(g("host_link_bytes_per_s", np.nan)), 16e9)
+    off_state = _f(g("offloaded_state_bytes", 0.0))
+    n_params_local = _f(g("offloaded_params", 0.0))  # parameters whose optimizer runs on the host (per GPU)
+    cpu_rate = P.number(fw, "cpu_optimizer_params_per_s_per_node") / np.minimum(gpn, n)
+    cpu_step = np.where(n_params_local > 0, n_params_local / np.where(cpu_rate > 0, cpu_rate, np.inf), 0.0)
+    grads_down = n_params_local * grad_b / host_bw
+    params_up = n_params_local * weight_b / host_bw
+    gpu_saved = 2.0 * off_state / hbm  # the GPU's optimizer pass over the state that moved (never credited)
+    opt_off = np.where(off != "none", np.maximum(np.maximum(cpu_step, params_up), gpu_saved)
+                       + np.maximum(0.0, grads_down - bwd), 0.0)
+    param_fetch = np.where(off == "optimizer_params", m * np.maximum(0.0, 2.0 * local * weight_b / shard / host_bw
+                                                                      - fwdbwd), 0.0)
+    act_off = m * np.maximum(0.0, 2.0 * act_off_bytes / host_bw - fwdbwd)
+    return _context_out(locals(), opt_off + param_fetch + act_off)
+
+
+_CONTEXT = ("m", "fwd", "bwd", "gemm_stage", "core_stage", "elem_stage", "recompute", "Ls", "tp_exposed", "cp_layer",
+            "ep_layer", "dp_exposed", "dp_hidden", "tp_hidden", "cost", "t_mb", "p", "v", "p2p", "hbm", "host")
+
+
+def _context_out(x: dict, offload) -> dict:
+    """What the terms read from `context`'s locals."""
+    return {**{k: x[k] for k in _CONTEXT}, "state_bytes": _f(x["state_bytes"]), "offload": offload}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The terms: one function each, with its meaning and chart colour (the CLI, the record and the charts read TERMS)
+# ---------------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Term:
+    name: str
+    words: str
+    colour: str
+    seconds: Callable[[dict], np.ndarray]
+
+
+TERMS: tuple[Term, ...] = (
+    Term("compute_s", "GEMMs and the attention core, forward + backward, of the critical pipeline stage, all "
+         "micro-batches", "#1f77b4", lambda x: x["m"] * (x["gemm_stage"] + x["core_stage"])),
+    Term("elementwise_s", "memory-bound kernels (norms, activation, rotary, residuals, loss) at HBM speed; eager "
+         "PyTorch's separate kernels move more bytes than fused ones (data/kernels.csv)", "#17becf",
+         lambda x: x["m"] * x["elem_stage"]),
+    Term("recompute_s", "forward work recomputed for the backward (full, the modules, or the remat policy)",
+         "#aec7e8", lambda x: x["m"] * x["recompute"]),
+    Term("tp_comm_s", "exposed tensor-parallel all-reduces (reduce-scatter + all-gather with sequence "
+         "parallelism), and the slowdown of GEMMs they overlap", "#ff7f0e",
+         lambda x: x["m"] * x["Ls"] * x["tp_exposed"] + x["cost"] * x["m"] * x["Ls"] * x["tp_hidden"]),
+    Term("cp_comm_s", "context-parallel all-gather of K/V and reduce-scatter of their gradients", "#ffbb78",
+         lambda x: x["m"] * x["Ls"] * x["cp_layer"]),
+    Term("ep_comm_s", "expert-parallel all-to-all (dispatch and combine)", "#8c564b",
+         lambda x: x["m"] * x["Ls"] * x["ep_layer"]),
+    Term("dp_comm_s", "exposed data-parallel communication (gradient reduction; ZeRO-3/FSDP parameter gathers per "
+         "micro-batch) and the slowdown of the kernels it overlaps", "#2ca02c",
+         lambda x: x["dp_exposed"] + x["cost"] * x["dp_hidden"]),
+    Term("pp_bubble_s", "pipeline bubble: (pp − 1)/virtual_stages × one micro-batch's time (core/schedule.py)",
+         "#d62728", lambda x: S.bubble_share(x["p"], x["v"]) * x["t_mb"]),
+    Term("pp_comm_s", "pipeline stage-to-stage sends", "#ff9896",
+         lambda x: x["m"] * S.sends_per_micro_batch(x["v"]) * x["p2p"]),
+    Term("optimizer_s", "optimizer step on the GPU: its state read and written once at HBM speed", "#9467bd",
+         lambda x: 2.0 * x["state_bytes"] / x["hbm"]),
+    Term("offload_s", "host offload: the CPU optimizer step and host-link transfers not hidden behind compute",
+         "#c5b0d5", lambda x: x["offload"]),
+    Term("host_s", "host (CPU) time not hidden behind the GPU: kernel launches of small layers, sharding hooks",
+         "#7f7f7f", lambda x: x["host"]),
+)
+STEP_PARTS = tuple(t.name for t in TERMS)
+STEP_PART_WORDS = {t.name: t.words for t in TERMS}
+STEP_PART_COLOURS = {t.name: t.colour for t in TERMS}
+
+
+def step_parts(c: dict, state_bytes, stage_params) -> dict:
+    """The step-time terms (seconds) for the layout in `c` (`evaluate`'s columns, with the accelerator's step
+    constants), the GPU's model-state bytes and the parameters of the busiest pipeline stage (before tp)."""
+    x = context(c, state_bytes, stage_params)
+    parts = {t.name: t.seconds(x) for t in TERMS}
     parts["step_time_s"] = sum(parts[k] for k in STEP_PARTS)
-    parts["micro_batches"] = m
+    parts["micro_batches"] = x["m"]
     return parts

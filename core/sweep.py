@@ -277,7 +277,7 @@ class Sweep:
     def batch(self, sl: list[slice]) -> pa.RecordBatch:
         cols, shape, parts, bad = G.box(self._defaults, self.axes, sl)
         with np.errstate(all="ignore"):
-            out = evaluate(**cols)
+            out = evaluate(**cols, _nan_invalid=False)  # invalid rows become nulls below (not NaN first)
         extra = {"parts": parts, "bad": bad}
         rows = math.prod(shape)
         valid = G.flat(out["valid"], shape)
@@ -316,8 +316,7 @@ class Sweep:
                 arrays.append(A.arr(G.flat(out[name], shape).astype(np.int32), pa.int32(), valid))
             else:
                 v = np.ascontiguousarray(G.flat(out[name], shape), dtype=np.float64)
-                ok = ~np.isnan(v)  # invalid rows are NaN already (evaluate); builder refusals are not
-                arrays.append(A.arr(v, pa.float64(), ok & valid if bad is not None else ok))
+                arrays.append(A.arr(v, pa.float64(), ~np.isnan(v) & valid))  # null: invalid, or NaN
         self.rows += rows
         self.valid += int(np.count_nonzero(valid))
         batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema)

@@ -1,59 +1,126 @@
 """Published training runs (data/published_runs.csv) and what the step-time model predicts for them.
 
-Each row is a run with its published layout and one published figure: hardware TFLOP/s per GPU (FLOPs with
-recomputation, as Narayanan et al. 2021 count them), model TFLOP/s per GPU, or MFU. `set` is "visible" (the
-rows the one fitted constant was fitted to) or "check" (out of sample). The test suite and bench/bench_steptime.py
-read the same rows."""
+Each row is one published configuration: its framework, its source (project, document, table), the accelerator, one
+published figure (`metric`: tokens/s per GPU, model or hardware TFLOP/s per GPU — hardware counting recomputation as
+Narayanan et al. 2021 do —, MFU, or a step time) and `inputs`, the planner inputs that describe the run (a JSON
+object: the model's architecture, the layout, the recompute the source states). The test suite, bench/fit_profiles.py
+(which fits the few free constants, leave-one-source-out) and bench/bench_steptime.py read the same rows.
+"""
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .estimate import config_from_inputs, estimate
-from .units import GB
+import numpy as np
+
+from .estimate import config_from_inputs, estimate, evaluate
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "published_runs.csv"
-_INT = ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "vocab_size", "seq_len", "n_gpus", "tp", "pp", "cp",
-        "virtual_stages", "micro_batch", "global_batch", "zero_stage")
-_BOOL = ("dropout", "tied_embeddings", "sequence_parallel", "flash_attention", "dp_overlap", "tp_overlap")
-_STR = ("gpu", "mlp", "norm", "bias", "position", "recompute", "compute_dtype")
+FIELDS = ("id", "framework", "source", "url", "section", "date", "gpu", "metric", "published", "inputs", "note")
+METRICS = ("tokens_per_s_per_gpu", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "step_time_s")
 
 
 @dataclass(frozen=True)
 class Run:
     id: str
-    set: str
+    framework: str
     source: str
     metric: str
     published: float
-    inputs: dict
+    inputs: dict = field(hash=False)
+    gpu: str = ""
+    url: str = ""
+    section: str = ""
+    date: str = ""
     note: str = ""
 
+    @property
+    def group(self) -> str:
+        """The source a leave-one-source-out fit leaves out: the text before ' — ' in `source`."""
+        return self.source.split(" — ")[0]
 
-def runs(which: str | None = None) -> list[Run]:
-    """The published runs, optionally only one set ("visible" or "check")."""
+
+def read(path: Path | str = DATA) -> list[Run]:
+    """The runs of a published-runs CSV (the repository's, or a file in the same format)."""
     out = []
-    with open(DATA, newline="") as fh:
+    with open(path, newline="") as fh:
         for r in csv.DictReader(fh):
-            inputs = {k: int(r[k]) for k in _INT} | {k: r[k] == "true" for k in _BOOL} | {k: r[k] for k in _STR}
-            if inputs["compute_dtype"] == "fp16":
-                inputs.update(weight_dtype="fp16", grad_dtype="fp16")
-            if inputs["position"] == "learned":
-                inputs["max_position"] = inputs["seq_len"]
-            if r["inter_node_gb_per_s"]:  # the run's network where it differs from the catalog's
-                inputs["inter_node_bytes_per_s"] = float(r["inter_node_gb_per_s"]) * GB
-            run = Run(r["id"], r["set"], r["source"], r["metric"], float(r["published"]), inputs, r["note"])
-            if which is None or run.set == which:
-                out.append(run)
+            if r["metric"] not in METRICS:
+                raise ValueError(f"{path}: run {r['id']}: metric {r['metric']!r} is not one of {', '.join(METRICS)}")
+            inputs = {"gpu": r["gpu"], "framework": r["framework"], **json.loads(r["inputs"])}
+            out.append(Run(r["id"], r["framework"], r["source"], r["metric"], float(r["published"]), inputs,
+                           r["gpu"], r["url"], r["section"], r["date"], r["note"]))
     return out
+
+
+def runs(framework: str | None = None) -> list[Run]:
+    """The published runs, optionally of one framework."""
+    return [r for r in read() if framework is None or r.framework == framework]
+
+
+def write(rows: list[Run], path: Path | str = DATA) -> None:
+    """Write runs in the CSV's format (inputs as JSON, keys sorted)."""
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        w.writeheader()
+        for r in rows:
+            inputs = {k: v for k, v in r.inputs.items() if k not in ("gpu", "framework")}
+            w.writerow({"id": r.id, "framework": r.framework, "source": r.source, "url": r.url, "section": r.section,
+                        "date": r.date, "gpu": r.gpu, "metric": r.metric, "published": repr(r.published),
+                        "inputs": json.dumps(inputs, sort_keys=True), "note": r.note})
+
+
+def metric_of(rec: dict, run: Run, i=None) -> float:
+    """The run's published metric from a record (or row i of evaluated columns): MFU as a fraction, TFLOP/s per GPU,
+    tokens/s per GPU, or the step in seconds."""
+    get = (lambda k: float(rec[k])) if i is None else (lambda k: float(np.asarray(rec[k]).reshape(-1)[i]))
+    n = run.inputs["n_gpus"]
+    if run.metric == "mfu":
+        return get("predicted_mfu")
+    if run.metric == "step_time_s":
+        return get("predicted_step_time_s")
+    if run.metric == "tokens_per_s_per_gpu":
+        return get("predicted_tokens_per_s") / n
+    flops = get("hardware_flops_per_token") if run.metric == "hardware_tflops_per_gpu" else get("flops_per_token")
+    return flops * get("predicted_tokens_per_s") / n / 1e12
+
+
+def step_ratio(run: Run, predicted_metric: float) -> float:
+    """measured step time / predicted step time implied by the metric (throughputs are inverse to the step)."""
+    if run.metric == "step_time_s":
+        return run.published / predicted_metric
+    return predicted_metric / run.published
 
 
 def predicted(run: Run, **over) -> float:
     """The model's value of the run's published metric (mfu as a fraction, TFLOP/s per GPU otherwise)."""
     inputs = {**run.inputs, "mfu": "auto", **over}
-    r = estimate(config_from_inputs(**inputs))
-    if run.metric == "mfu":
-        return r["predicted_mfu"]
-    flops = r["hardware_flops_per_token"] if run.metric == "hardware_tflops_per_gpu" else r["flops_per_token"]
-    return flops * r["predicted_tokens_per_s"] / run.inputs["n_gpus"] / 1e12
+    return metric_of(estimate(config_from_inputs(**inputs)), run)
+
+
+def columns(rows: list[Run], **over) -> dict:
+    """`evaluate`'s columns for many runs at once (one array per input, one entry per run)."""
+    cols = [config_from_inputs(**{**r.inputs, "mfu": "auto", **over}).columns() for r in rows]
+    out = {}
+    for k in cols[0]:
+        vals = [c[k] for c in cols]
+        arr = np.asarray(vals, dtype=object)
+        try:
+            arr = np.asarray(vals, dtype=np.float64) if not any(isinstance(v, (str, np.str_)) for v in vals) and not \
+                any(isinstance(v, (bool, np.bool_)) for v in vals) else arr
+        except (TypeError, ValueError):
+            pass
+        if all(isinstance(v, (bool, np.bool_)) for v in vals):
+            arr = np.asarray(vals, dtype=bool)
+        elif arr.dtype == object and all(isinstance(v, (str, np.str_)) for v in vals):
+            arr = np.asarray(vals, dtype=object)
+        out[k] = arr
+    return out
+
+
+def predict_columns(rows: list[Run], cols: dict, **extra) -> tuple[np.ndarray, dict]:
+    """Each run's predicted metric from prepared columns (`columns`), with extra columns (the fit's constants)."""
+    rec = evaluate(**{**cols, **extra})
+    return np.array([metric_of(rec, r, i) for i, r in enumerate(rows)]), rec

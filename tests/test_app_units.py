@@ -260,7 +260,7 @@ def test_crossover_and_block_parts_come_from_the_core():
     cfg = C.build_config({"model": "mixtral-8x7b", "seq_len": 4096, "n_gpus": 8})
     m = cfg.model
     want = M.quadratic_crossover_seq_len(cfg.micro_batch, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp, m.norm,
-                                         m.dropout, cfg.tp, cfg.sequence_parallel, cfg.profile,
+                                         m.dropout, cfg.tp, cfg.sequence_parallel, cfg.resolved_profile,
                                          n_experts=m.n_experts, top_k=m.top_k)
     assert C.quadratic_crossover(cfg) == pytest.approx(float(want))
     parts = C.block_parts(cfg, (1024, 2048))

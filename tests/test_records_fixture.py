@@ -4,7 +4,11 @@ everything else equal. Columns added since are not in the fixture and are not co
 
 One deliberate change since (issue 12): with a measured throughput the run's time follows the measurement
 (tokens / tokens_per_second × (1 + time_overhead_frac)) instead of the given MFU; for those rows the four time
-columns are checked against that formula, from the fixture's own inputs and record."""
+columns are checked against that formula, from the fixture's own inputs and record.
+
+Another (issue 18): on TPUs the memory overhead is 0 (XLA assigns HBM statically: no CUDA context, no caching
+allocator), so for TPU rows overhead_bytes is 0 and the total and headroom move by the recorded overhead; the
+binding group and the fit verdict then follow the new total and are not compared."""
 import gzip
 import json
 import math
@@ -29,6 +33,10 @@ def _same(a, b) -> bool:
     return a == b
 
 
+def _close(a, b) -> bool:
+    return _same(a, b) or (isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=1e-9))
+
+
 def test_fixture_covers_the_space():
     assert any("n_params" in r["inputs"] for r in ROWS) and any("n_layers" in r["inputs"] for r in ROWS)
     seen = {k: {str(r["inputs"].get(k)) for r in ROWS} for k in ("recompute", "profile", "zero_stage", "tp", "pp")}
@@ -50,11 +58,15 @@ def test_records_unchanged(chunk):
             n = inp["n_gpus"]
             want_time = {"time_s": t, "days": t / 86400, "gpu_hours": t * n / 3600,
                          "cost_usd": None if old["cost_usd"] is None else t * n / 3600 * old["price_per_gpu_hour"]}
+        tpu = str(inp.get("gpu", "")).startswith("tpu-") and old["overhead_bytes"] is not None
+        if tpu:
+            want_time.update(overhead_bytes=0.0, total_bytes=old["total_bytes"] - old["overhead_bytes"],
+                             headroom_bytes=old["headroom_bytes"] + old["overhead_bytes"])
         for k, want in row["record"].items():
-            if k == "inputs":
+            if k == "inputs" or (tpu and k in ("binding", "fits")):
                 continue
             want = want_time.get(k, want)
             got = rec.get(k, "<missing>")
-            if not _same(got, want):
+            if not (_close(got, want) if tpu else _same(got, want)):
                 bad.append((row["inputs"], k, want, got))
     assert not bad, f"{len(bad)} differences, first: {bad[0]}"

@@ -1,0 +1,121 @@
+"""How sure a predicted step is: an 80 % interval from the profile's leave-one-source-out errors, wider where no
+published run validates the layout.
+
+bench/fit_profiles.py predicts every published run of a profile with the constants fitted without the run's source
+(leave-one-source-out), and writes the 10th and 90th percentiles of measured/predicted step time to data/fitted.csv
+(`interval_low`, `interval_high`), and the layout classes, chip families, model sizes and sequence lengths its runs
+cover to data/validated.csv. A row is *validated* when its framework has at least MIN_RUNS published runs of its
+layout class on its chip family, within SIZE_SPAN × the sizes and SEQ_SPAN × the sequence lengths those runs span;
+otherwise its interval's log-width is multiplied by WIDEN and is at least FLOOR either way (decided, not fitted: a
+layout nobody published is less certain than the runs' own spread says). A calibration (core/calibrate.py) gives
+its own bounds through the inputs interval_low / interval_high, which replace the profile's.
+
+Layout class: the parallelism and sharding features a layout uses — tp, pp, cp, moe (experts), zero3 (ZeRO-2/3,
+FSDP: gradients or weights sharded), offload, hsdp (replicated shards) — joined by '+', or 'dp' for plain data
+parallelism.
+"""
+from __future__ import annotations
+
+import csv
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from . import profiles as PF
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+MIN_RUNS = 2
+SIZE_SPAN = 3.0  # a validated row's n_params lies within [min / 3, max × 3] of its class's runs
+SEQ_SPAN = 4.0
+WIDEN = 2.0  # log-width multiplier off the validated region
+FLOOR = (0.80, 1.25)  # an unvalidated interval is at least this wide (ratios to the point)
+FEATURES = ("tp", "pp", "cp", "moe", "zero3", "offload", "hsdp")
+
+
+def class_code(tp, pp, cp, n_experts, zero_stage, offload, dp_replicate) -> np.ndarray:
+    """The layout class of each row as a bit mask over FEATURES (bit i set: FEATURES[i] used); 0 is 'dp'."""
+    off = np.asarray(offload)
+    flags = (np.asarray(tp) > 1, np.asarray(pp) > 1, np.asarray(cp) > 1, np.asarray(n_experts) > 1,
+             np.asarray(zero_stage) >= 2, off != "none" if off.dtype.kind in "OUS" else off.astype(bool),
+             np.asarray(dp_replicate) > 1)
+    code = np.zeros(np.broadcast_shapes(*(np.shape(f) for f in flags)), dtype=np.int64)
+    for i, f in enumerate(flags):
+        if np.any(f):
+            code = code | (np.asarray(f, dtype=np.int64) << i)
+    return code
+
+
+def class_name(code: int) -> str:
+    """'tp+pp+zero3' for a class code; 'dp' for 0."""
+    return "+".join(k for i, k in enumerate(FEATURES) if int(code) >> i & 1) or "dp"
+
+
+def code_of(name: str) -> int:
+    return sum(1 << FEATURES.index(k) for k in name.split("+") if k != "dp")
+
+
+def layout_class(tp, pp, cp, n_experts, zero_stage, offload, dp_replicate) -> np.ndarray:
+    """The layout class of each row, as names (see the module docstring)."""
+    code = class_code(tp, pp, cp, n_experts, zero_stage, offload, dp_replicate)
+    names = {int(k): class_name(k) for k in np.unique(code)}
+    return np.vectorize(names.__getitem__, otypes=[object])(code) if code.ndim else np.asarray(names[int(code)])
+
+
+def class_of(inputs: dict) -> str:
+    """The layout class of one point given as inputs (defaults: the schema's)."""
+    return str(layout_class(inputs.get("tp", 1), inputs.get("pp", 1), inputs.get("cp", 1),
+                            inputs.get("n_experts", 1), inputs.get("zero_stage", 1), inputs.get("offload", "none"),
+                            inputs.get("dp_replicate", 1)))
+
+
+@lru_cache(maxsize=1)
+def validated_rows() -> tuple:
+    """data/validated.csv rows: (framework, layout_class, runs, families, params_min, params_max, seq_min,
+    seq_max)."""
+    path = DATA_DIR / "validated.csv"
+    if not path.exists():
+        return ()
+    with open(path, newline="") as fh:
+        return tuple((r["framework"], r["layout_class"], int(r["runs"]), tuple(r["families"].split()),
+                      float(r["params_min"]), float(r["params_max"]), float(r["seq_min"]), float(r["seq_max"]))
+                     for r in csv.DictReader(fh))
+
+
+def validated(framework, code, family_index, n_params, seq_len) -> np.ndarray:
+    """True where published runs of the framework validate the row's layout class (`class_code`), chip family (its
+    index in core.hardware.family_names()), size and sequence length."""
+    from .hardware import family_names
+    fams = family_names()
+    fw = np.asarray(framework)
+    cl, fam = np.asarray(code), np.asarray(family_index)
+    N, s = np.asarray(n_params, dtype=np.float64), np.asarray(seq_len, dtype=np.float64)
+    shape = np.broadcast_shapes(fw.shape, cl.shape, fam.shape, N.shape, s.shape)
+    ok = np.zeros(shape, dtype=bool)
+    present = set(fw.ravel().tolist()) if fw.ndim == 0 or fw.size <= 64 else set(np.unique(fw).tolist())
+    codes = set(np.unique(cl).tolist())
+    for f, c, runs, fam_names, pmin, pmax, smin, smax in validated_rows():
+        cc = code_of(c)
+        if runs < MIN_RUNS or f not in present or cc not in codes:
+            continue
+        idx = [fams.index(x) for x in fam_names if x in fams]
+        ok = ok | ((fw == f) & (cl == cc) & np.isin(fam, idx) & (N >= pmin / SIZE_SPAN) & (N <= pmax * SIZE_SPAN)
+                   & (s >= smin / SEQ_SPAN) & (s <= smax * SEQ_SPAN))
+    return ok
+
+
+def bounds(framework, is_validated, interval_low=0.0, interval_high=0.0) -> tuple:
+    """(low, high): the step time's 80 % interval as ratios to the predicted step, per row. The profile's
+    leave-one-source-out percentiles (or the calibration's, where interval_low/high > 0), widened off the validated
+    region; always low ≤ 1 ≤ high."""
+    lo = PF.number(framework, "interval_low")
+    hi = PF.number(framework, "interval_high")
+    cal_lo, cal_hi = np.asarray(interval_low, dtype=np.float64), np.asarray(interval_high, dtype=np.float64)
+    cal = (cal_lo > 0) & (cal_hi > 0)
+    lo = np.where(cal, cal_lo, lo)
+    hi = np.where(cal, cal_hi, hi)
+    lo, hi = np.minimum(lo, 1.0), np.maximum(hi, 1.0)
+    v = np.asarray(is_validated, dtype=bool)
+    wide_lo = np.minimum(np.exp(WIDEN * np.log(lo)), FLOOR[0])
+    wide_hi = np.maximum(np.exp(WIDEN * np.log(hi)), FLOOR[1])
+    return np.where(v, lo, wide_lo), np.where(v, hi, wide_hi)

@@ -1,0 +1,196 @@
+"""How each framework executes a training step: one profile per framework, as data with sources.
+
+data/frameworks.csv holds what the framework's own docs and code say (which elementwise kernels are fused, which
+attention kernel runs, how gradients and parameters are communicated, which layouts it offers, what "selective"
+recomputation means there, its memory conventions); data/kernels.csv holds the bytes each elementwise kernel moves
+in a fused and in an eager implementation; data/fitted.csv holds the few constants fitted to published runs by
+bench/fit_profiles.py (each row says to which runs, and the leave-one-source-out error), and the prediction
+interval of each profile. The step terms (core/steptime.py) and the ledger (core/memory.py) read these rows —
+there is no `if framework == …` in a formula.
+
+Vectorised access: `value(framework_column, key)` maps a column of framework names to a column of a profile's
+numbers (or strings), so a sweep over frameworks costs one `np.where` per profile.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+ELEMENTWISE_OPS = ("rmsnorm", "layernorm", "swiglu", "gelu", "rope", "residual", "loss")
+IMPLS = ("fused", "eager")
+# the numbers of a profile (everything else is a word or a list)
+NUMERIC = ("kernels_per_layer", "kernels_per_layer_compiled", "host_s_per_kernel",
+           "cpu_optimizer_params_per_s_per_node")
+# fitted by bench/fit_profiles.py (data/fitted.csv); the value each takes before any fit
+FITTED_DEFAULTS = {"sustained_scale": 1.0, "overlap_cost": 0.0, "unit_host_s": 0.0, "step_host_s": 0.0,
+                   "interval_low": 0.85, "interval_high": 1.15, "calibrated_low": 0.90, "calibrated_high": 1.10}
+FITTED_KEYS = tuple(FITTED_DEFAULTS)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One framework's profile (rows of data/frameworks.csv and data/fitted.csv)."""
+
+    name: str
+    label: str
+    elementwise: str  # "fused" | "eager": how its elementwise ops run without compilation
+    compile: str  # "no" (fused already) | "offered" (torch.compile) | "always" (XLA)
+    attention: str  # "native" (the family's best kernel) | "fa2" (FlashAttention-2 class)
+    memory_profile: str  # "fused" | "eager": which tensors it keeps (core/memory.py)
+    grad_reduce: str  # bucketed | per_unit | zero_buckets | lhs (core/steptime.py)
+    selective: str  # what --recompute selective means here (core/tables.py RECOMPUTE_UNITS)
+    zero_stages: tuple
+    layouts: tuple
+    zero_convention: str
+    dp_overlap: str  # yes | no | stage3 (only ZeRO-3 overlaps: DeepSpeed's overlap_comm default)
+    tp_overlap: str  # yes | no
+    numbers: dict = field(default_factory=dict)
+    sources: dict = field(default_factory=dict)
+
+    def number(self, key: str) -> float:
+        return self.numbers[key]
+
+
+@lru_cache(maxsize=1)
+def profiles() -> dict[str, Profile]:
+    """Every framework's profile by name, from data/frameworks.csv and data/fitted.csv."""
+    rows: dict[str, dict] = {}
+    sources: dict[str, dict] = {}
+    with open(DATA_DIR / "frameworks.csv", newline="") as fh:
+        for r in csv.DictReader(fh):
+            rows.setdefault(r["framework"], {})[r["key"]] = r["value"]
+            sources.setdefault(r["framework"], {})[r["key"]] = r["source"]
+    fitted = fitted_rows()
+    out = {}
+    for name, kv in rows.items():
+        nums = {k: float(kv[k]) for k in NUMERIC if k in kv}
+        nums.setdefault("kernels_per_layer_compiled", nums.get("kernels_per_layer", 0.0))
+        for k, d in FITTED_DEFAULTS.items():
+            nums[k] = fitted.get((name, k), (d, ""))[0]
+            sources[name][k] = fitted.get((name, k), (d, "not fitted (default)"))[1]
+        out[name] = Profile(name=name, label=kv["label"], elementwise=kv["elementwise"], compile=kv["compile"],
+                            attention=kv["attention"], memory_profile=kv["memory_profile"],
+                            grad_reduce=kv["grad_reduce"], selective=kv["selective"],
+                            zero_stages=tuple(int(z) for z in kv["zero_stages"].split()),
+                            layouts=tuple(kv["layouts"].split()), zero_convention=kv["zero_convention"],
+                            dp_overlap=kv["dp_overlap"], tp_overlap=kv["tp_overlap"],
+                            numbers=nums, sources=sources[name])
+    return out
+
+
+@lru_cache(maxsize=1)
+def fitted_rows() -> dict:
+    """(scope, key) → (value, source) from data/fitted.csv (written by bench/fit_profiles.py). The scope is a
+    framework, or 'gpu' / 'tpu' for the sustained fraction of every GPU / TPU family."""
+    path = DATA_DIR / "fitted.csv"
+    if not path.exists():
+        return {}
+    with open(path, newline="") as fh:
+        return {(r["scope"], r["key"]): (float(r["value"]), r["source"]) for r in csv.DictReader(fh)}
+
+
+def sustained_fraction(family: str) -> tuple:
+    """(value, source) of the fitted sustained fraction for a chip family: TPUs have their own (fixed clocks, one
+    XLA program), every GPU family shares one (data/fitted.csv; 0.84 before any fit)."""
+    scope = "tpu" if family == "tpu" else "gpu"
+    return fitted_rows().get((scope, "sustained_fraction"), (0.84, "not fitted (default)"))
+
+
+@lru_cache(maxsize=1)
+def kernels() -> dict:
+    """(impl, op) → bytes moved per element by one elementwise op, forward (data/kernels.csv)."""
+    with open(DATA_DIR / "kernels.csv", newline="") as fh:
+        return {(r["impl"], r["op"]): float(r["bytes_per_element"]) for r in csv.DictReader(fh)}
+
+
+def names() -> tuple:
+    return tuple(profiles())
+
+
+FRAMEWORKS = ("megatron", "fsdp", "deepspeed", "maxtext")  # the input's choices, in the order the help lists them
+assert set(FRAMEWORKS) == set(names()), names()
+
+
+def _select(framework, get, dtype=np.float64):
+    fw = np.asarray(framework)
+    vals = {n: get(p) for n, p in profiles().items()}
+    if fw.ndim == 0:
+        v = vals.get(str(fw), None)
+        return np.asarray(math.nan if v is None and dtype == np.float64 else v, dtype=dtype if v is not None
+                          or dtype == np.float64 else object)
+    out = np.full(fw.shape, np.nan) if dtype == np.float64 else np.full(fw.shape, "", dtype=object)
+    for n, v in vals.items():
+        out = np.where(fw == n, v, out)
+    return out
+
+
+def number(framework, key: str) -> np.ndarray:
+    """A profile's number for each row's framework (NaN where the name is unknown: the rules refuse it)."""
+    return _select(framework, lambda p: p.numbers[key])
+
+
+def word(framework, attr: str) -> np.ndarray:
+    """A profile's word (elementwise, attention, grad_reduce, selective, memory_profile, …) for each row."""
+    return _select(framework, lambda p: getattr(p, attr), dtype=object)
+
+
+def elementwise_impl(framework, compile_) -> np.ndarray:
+    """'fused' or 'eager' per row: the profile's elementwise kernels, fused where it compiles (always, or offered
+    and asked for with --compile)."""
+    base = word(framework, "elementwise")
+    mode = word(framework, "compile")
+    compiled = (mode == "always") | ((mode == "offered") & np.asarray(compile_, dtype=bool))
+    return np.where(compiled, "fused", base)
+
+
+def memory_profile(framework, compile_) -> np.ndarray:
+    """Which tensors the step keeps (core/memory.py `profile`): the profile's, fused where it compiles."""
+    base = word(framework, "memory_profile")
+    mode = word(framework, "compile")
+    compiled = (mode == "always") | ((mode == "offered") & np.asarray(compile_, dtype=bool))
+    return np.where(compiled, "fused", base)
+
+
+def kernels_per_layer(framework, compile_) -> np.ndarray:
+    mode = word(framework, "compile")
+    compiled = (mode == "offered") & np.asarray(compile_, dtype=bool)
+    return np.where(compiled, number(framework, "kernels_per_layer_compiled"), number(framework, "kernels_per_layer"))
+
+
+def default_overlap(framework, zero_stage) -> tuple:
+    """(dp_overlap, tp_overlap) per row when not given: the profile's defaults."""
+    dp = word(framework, "dp_overlap")
+    tp = word(framework, "tp_overlap")
+    return (dp == "yes") | ((dp == "stage3") & (np.asarray(zero_stage) == 3)), tp == "yes"
+
+
+def element_bytes(impl, op: str) -> np.ndarray:
+    """Bytes per element of one elementwise op under each row's implementation ('fused' | 'eager')."""
+    k = kernels()
+    impl = np.asarray(impl)
+    return np.where(impl == "eager", k[("eager", op)], k[("fused", op)])
+
+
+def supports_zero(framework, zero_stage) -> np.ndarray:
+    """True where the framework runs that ZeRO stage."""
+    fw, z = np.asarray(framework), np.asarray(zero_stage)
+    ok = np.zeros(np.broadcast_shapes(fw.shape, z.shape), dtype=bool)
+    for n, p in profiles().items():
+        ok = ok | ((fw == n) & np.isin(z, p.zero_stages))
+    return ok
+
+
+def supports(framework, layout: str) -> np.ndarray:
+    """True where the framework offers a layout dimension (tp, pp, vp, cp, ep, sp)."""
+    fw = np.asarray(framework)
+    ok = np.zeros(fw.shape, dtype=bool)
+    for n, p in profiles().items():
+        if layout in p.layouts:
+            ok = ok | (fw == n)
+    return ok

@@ -1,0 +1,41 @@
+"""The pipeline schedule, in one place: the bubble, the stage-to-stage sends, and how many micro-batches' activations
+the busiest stage holds. Vectorised. p = pp (stages), v = virtual_stages (model chunks per GPU), m = micro-batches
+per replica per step.
+
+- 1F1B (v = 1) and the interleaved 1F1B schedule (v > 1) of Narayanan et al. 2021 (arXiv:2104.04473) §2.2: the
+  bubble is (p − 1)/v micro-batch times of the critical stage; each micro-batch crosses 2·v stage boundaries
+  (activations forward, their gradients backward) per GPU.
+- Activations in flight (Korthikanti et al. 2022 §4.2.3, Eq. 5; Megatron's num_warmup_microbatches): the first
+  stage holds p micro-batches of its L/p layers — L layers' worth — and the interleaved schedule
+  (p − 1)·2 + (v − 1)·p + 1 chunks of L/(p·v) layers = L · (1 + (p − 1)/(p·v)) layers' worth, but never more than
+  the m micro-batches a step has (m < p: only m are ever in flight).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def bubble_share(pp, virtual_stages) -> np.ndarray:
+    """Micro-batch times the pipeline idles per step, as a multiple of one micro-batch: (p − 1)/v."""
+    p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
+    v = np.maximum(np.asarray(virtual_stages, dtype=np.float64), 1.0)
+    return (p - 1.0) / v
+
+
+def sends_per_micro_batch(virtual_stages) -> np.ndarray:
+    """Stage-boundary crossings per micro-batch on one GPU: 2·v (forward activations and backward gradients)."""
+    return 2.0 * np.maximum(np.asarray(virtual_stages, dtype=np.float64), 1.0)
+
+
+def in_flight_layers(n_layers, pp, virtual_stages, micro_batches=None) -> np.ndarray:
+    """Layers' worth of one micro-batch's activations the first stage holds at its peak: L for 1F1B,
+    L · (1 + (p − 1)/(p·v)) interleaved; with fewer micro-batches than stages (m < p), m/p of that."""
+    L = np.asarray(n_layers, dtype=np.float64)
+    p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
+    v = np.maximum(np.asarray(virtual_stages, dtype=np.float64), 1.0)
+    factor = np.where(v > 1, 1.0 + (p - 1.0) / (p * v), 1.0)
+    out = L * factor
+    if micro_batches is not None:
+        m = np.maximum(np.asarray(micro_batches, dtype=np.float64), 1.0)
+        out = np.where(m < p, out * m / p, out)
+    return out

@@ -1,0 +1,299 @@
+"""Execution profiles (issue 18): every published run of data/published_runs.csv — Megatron-style, PyTorch FSDP,
+DeepSpeed ZeRO, MaxText/JAX — fits in memory when described with the recompute its source states, lies within 15 %
+of its published throughput (the known misses are listed with their ratios, strict: a fix makes them fail loudly),
+the constants of data/fitted.csv are what bench/fit_profiles.py fits, each profile's leave-one-source-out error,
+calibration from one measured run, and the properties of the step model and its interval.
+"""
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core import calibrate as CAL
+from core import intervals as IV
+from core import profiles as PF
+from core.estimate import config_from_inputs, estimate
+from core.validation import metric_of, runs, step_ratio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import fit_profiles as FIT  # noqa: E402
+
+RUNS = runs()
+
+# Published runs the model misses by more than 15 % with the constants of data/fitted.csv: measured step / predicted
+# step (> 1: slower than predicted). Why, as far as the sources say, is in bench/RESULTS.md ("Profiles").
+KNOWN_MISSES = {
+    "mlm-h100-weak-32b": 0.836, "tt-h100-jun25-70b-bf16-vanilla": 1.194, "tt-h100-jun25-70b-bf16-asynctp": 1.168,
+    "tt-h100-jun25-8b-bf16-vanilla": 1.29, "tt-h100-jun25-8b-bf16-asynctp": 1.261, "ao-b200-8b-bf16": 1.382,
+    "fms-compile-7b-a100": 0.785, "fms-compile-7b-h100": 0.781, "lf-h100l-3b-s2048-g256-mb8": 0.842,
+    "lf-h100l-3b-s2048-g128-mb8": 0.819, "lf-h100l-1b-s2048-g128-mb12": 0.839,
+    "ds-110": 1.213, "ds-111": 1.209, "ds-112": 1.256, "ds-113": 1.332, "ds-145": 0.706, "ds-146": 0.75,
+    "ds-152": 1.366, "ds-158": 1.383, "ds-159": 1.588, "ds-162": 0.816, "ds-164": 0.727, "ds-165": 0.804,
+    "ds-166": 0.703, "ds-167": 0.777, "ds-168": 0.695, "ds-169": 0.767, "ds-170": 0.787, "ds-171": 0.758,
+    "mt-v5e-32b-1x": 0.824, "mt-v5e-128b-1x": 0.838, "mt-v5e-128b-2x": 0.841, "mt-v5p-cfg-128b-2x-v5p-512": 1.151,
+    "mt-v5p-cfg-512b-1x-v5p-1024": 0.813, "mt-v5p-cfg-512b-2x-v5p-1024": 0.846,
+    "mt-v5p-cfg-1024b-1x-v5p-4096": 0.821, "mt-v5p-readme-512b-v5p-1024": 0.839,
+    "mt-v5p-readme-1024b-v5p-2048": 0.838, "mt-v5p-readme-1024b-v5p-4096": 0.828, "mt-a3-llama2-7b-4vm": 1.157,
+    "mt-a3-llama2-7b-16vm": 1.251, "tr-v6e-llama2-70b-256": 1.257, "tr-v6e-gpt3-175b-bf16": 1.199,
+    "pax-126m-a100-80gb-tebf16": 0.733, "pax-175b-a100-80gb-tebf16": 0.778, "pax-126m-h100-sxm-tebf16": 0.833,
+}
+
+
+def _ratio(run, **over):
+    rec = estimate(config_from_inputs(**{**run.inputs, "mfu": "auto", **over}))
+    return step_ratio(run, metric_of(rec, run)), rec
+
+
+def _param(run):
+    marks = [pytest.mark.xfail(strict=True, reason=f"known miss: measured/predicted {KNOWN_MISSES[run.id]}")] \
+        if run.id in KNOWN_MISSES else []
+    return pytest.param(run, id=run.id, marks=marks)
+
+
+def test_every_profile_has_at_least_8_runs_from_several_sources():
+    for fw in PF.FRAMEWORKS:
+        rs = [r for r in RUNS if r.framework == fw]
+        assert len(rs) >= 8, fw
+        assert len({r.group for r in rs}) >= 3, fw
+        assert all(r.url.startswith("https://") and r.source for r in rs), fw
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[r.id for r in RUNS])
+def test_every_published_run_fits_with_the_recompute_its_source_states(run):
+    _, rec = _ratio(run)
+    assert rec["fits"], (run.id, rec["total_bytes"] / 1e9, rec["gpu_memory_bytes"] / 1e9)
+
+
+@pytest.mark.parametrize("run", [_param(r) for r in RUNS])
+def test_every_published_run_within_15_percent_in_sample(run):
+    q, _ = _ratio(run)
+    assert q == pytest.approx(1.0, abs=0.15)
+
+
+def test_known_misses_are_what_is_written():
+    """The list above is the model's current state (±1 %), so it cannot silently drift."""
+    by_id = {r.id: r for r in RUNS}
+    for rid, want in KNOWN_MISSES.items():
+        assert _ratio(by_id[rid])[0] == pytest.approx(want, abs=0.01), rid
+    assert len(KNOWN_MISSES) / len(RUNS) < 0.30
+
+
+@pytest.fixture(scope="module")
+def refit():
+    """bench/fit_profiles.py run again (≈ 1 min): the fit and its leave-one-source-out evaluation."""
+    return FIT.run(write=False)
+
+
+def test_fitted_constants_are_what_the_script_fits(refit):
+    """data/fitted.csv is reproducible: the script, rerun, gives the same constants and intervals."""
+    have = PF.fitted_rows()
+    for scope, key, value, _ in refit["fitted"]:
+        assert have[(scope, key)][0] == pytest.approx(value, rel=1e-4, abs=1e-9), (scope, key)
+
+
+@pytest.mark.parametrize("fw", [fw if fw in ("megatron", "maxtext") else pytest.param(
+    fw, marks=pytest.mark.xfail(strict=True, reason="leave-one-source-out median above 10 % (bench/RESULTS.md)"))
+    for fw in PF.FRAMEWORKS])
+def test_leave_one_source_out_median_within_10_percent(refit, fw):
+    rep = refit["report"][fw]
+    assert rep["sources"] >= 3
+    assert rep["loso_median"] <= 0.10, rep["loso_median"]
+
+
+def test_leave_one_source_out_is_out_of_sample(refit):
+    """Out of sample is never better than in sample in the median, and the interval is the residuals' 10–90 %."""
+    for fw, rep in refit["report"].items():
+        assert rep["loso_median"] >= rep["in_median"] - 1e-9, fw
+        assert rep["low"] <= 1.0 <= rep["high"], fw
+
+
+CAL_SOURCES = sorted({(r.framework, r.group) for r in RUNS
+                      if sum(1 for o in RUNS if (o.framework, o.group) == (r.framework, r.group)) >= 3})
+# sources where calibrating on one of their runs leaves a median error above 10 % on the others (measured / calibrated
+# step, three anchors each; bench/RESULTS.md "Profiles" gives the figures)
+CAL_MISSES = {"torchtitan async-TP 2025-06", "torchao float8 README", "fms-fsdp README", "DeepSpeed Azure blog",
+              "DeepCompile blog", "ml-engineering GPU upgrade", "MaxText A3 README", "JAX-Toolbox",
+              "MaxText README runtime table"}  # the last at 10.006 %
+
+
+@pytest.fixture(scope="module")
+def calibration():
+    """bench/fit_profiles.py's calibration pairs: each source's first three runs as the one measured run (≈ 50 s)."""
+    out = {}
+    for fw, pairs in FIT.calibration_pairs(RUNS, per_source=3).items():
+        for g, _, _, q in pairs:
+            out.setdefault((fw, g), []).append(abs(q - 1))
+    return out
+
+
+@pytest.mark.parametrize("fw,source", [pytest.param(fw, g, id=f"{fw}-{g}", marks=[pytest.mark.xfail(
+    strict=True, reason="calibrating on one run of this source leaves a median error above 10 %")]
+    if g in CAL_MISSES else []) for fw, g in CAL_SOURCES])
+def test_calibrating_on_one_run_predicts_the_others_of_its_source(calibration, fw, source):
+    errs = calibration[(fw, source)]
+    assert len(errs) >= 6
+    assert statistics.median(errs) <= 0.10, statistics.median(errs)
+
+
+def test_calibration_on_the_run_itself_reproduces_it():
+    run = next(r for r in RUNS if r.framework == "fsdp")
+    cal = CAL.fit([FIT.as_calibration_run(run)])
+    assert _ratio(run, **cal["inputs"])[0] == pytest.approx(1.0, abs=0.01)
+    rec = estimate(config_from_inputs(**{**run.inputs, "mfu": "auto", **cal["inputs"]}))
+    assert rec["predicted_step_time_low_s"] < rec["predicted_step_time_s"] < rec["predicted_step_time_high_s"]
+
+
+def test_without_calibration_nothing_changes():
+    base = dict(model="llama-3.1-8b", n_gpus=8, framework="fsdp", zero_stage=3, mfu="auto")
+    a = estimate(config_from_inputs(**base))
+    b = estimate(config_from_inputs(**base, efficiency_scale=1.0, network_scale=1.0))
+    assert a["predicted_step_time_s"] == b["predicted_step_time_s"]
+
+
+# --- properties ---------------------------------------------------------------------------------------------------
+SETUPS = st.fixed_dictionaries({
+    "model": st.sampled_from(["llama-3.1-8b", "llama-2-7b", "llama-3.1-70b", "mixtral-8x7b"]),
+    "n_gpus": st.sampled_from([8, 16, 64, 256]),
+    "gpu": st.sampled_from(["h100-sxm", "a100-80gb", "b200"]),
+    "seq_len": st.sampled_from([2048, 4096, 8192]),
+    "framework": st.sampled_from(["fsdp", "deepspeed", "megatron"]),
+    "recompute": st.sampled_from(["none", "selective", "full"]),
+})
+
+
+def _est(**kw):
+    return estimate(config_from_inputs(mfu="auto", **kw))
+
+
+@settings(max_examples=25, deadline=None)
+@given(SETUPS)
+def test_offload_never_shortens_the_step(setup):
+    on = _est(**setup, zero_stage=3, offload="optimizer")
+    off = _est(**setup, zero_stage=3)
+    assert on["predicted_step_time_s"] >= off["predicted_step_time_s"] * (1 - 1e-12)
+    assert on["offload_s"] > 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(SETUPS)
+def test_eager_is_never_faster_than_fused(setup):
+    setup = {**setup, "framework": "fsdp"}
+    eager = _est(**setup, zero_stage=3, compile=False)
+    fused = _est(**setup, zero_stage=3, compile=True)
+    assert eager["predicted_step_time_s"] >= fused["predicted_step_time_s"] * (1 - 1e-12)
+    assert eager["elementwise_s"] > fused["elementwise_s"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(SETUPS)
+def test_interval_contains_the_point(setup):
+    r = _est(**setup, zero_stage=1 if setup["framework"] == "megatron" else 3)
+    assert r["predicted_step_time_low_s"] <= r["predicted_step_time_s"] <= r["predicted_step_time_high_s"]
+    assert r["predicted_mfu_low"] <= r["predicted_mfu"] <= r["predicted_mfu_high"]
+    assert r["days_low"] <= r["days"] <= r["days_high"]
+    assert r["cost_low_usd"] <= r["cost_usd"] <= r["cost_high_usd"]
+
+
+def test_interval_widens_off_the_validated_region():
+    """A layout class with published runs keeps the profile's interval; off it (ZeRO-3 at tp 1 for a 70B model on
+    64 H100 under Megatron, no such run) the interval is wider and the record says so."""
+    inside = _est(model="gpt-3-175b", gpu="a100-80gb", n_gpus=1024, tp=8, pp=8, global_batch=1536, seq_len=2048,
+                  zero_stage=1, recompute="full")
+    outside = _est(model="llama-3.1-70b", gpu="h100-sxm", n_gpus=64, zero_stage=3, global_batch=512, seq_len=8192,
+                   recompute="full")
+    assert bool(inside["validated"]) and not bool(outside["validated"])
+
+    def width(r):
+        return r["predicted_step_time_high_s"] / r["predicted_step_time_low_s"]
+    assert width(outside) > width(inside)
+    lo, hi = IV.FLOOR
+    assert outside["predicted_step_time_low_s"] <= lo * outside["predicted_step_time_s"] * (1 + 1e-9)
+    assert outside["predicted_step_time_high_s"] >= hi * outside["predicted_step_time_s"] * (1 - 1e-9)
+
+
+def test_profile_interval_is_the_fitted_one_inside_the_validated_region():
+    r = _est(model="gpt-3-175b", gpu="a100-80gb", n_gpus=1024, tp=8, pp=8, global_batch=1536, seq_len=2048,
+             zero_stage=1, recompute="full")
+    fit = PF.fitted_rows()
+    assert r["predicted_step_time_low_s"] == pytest.approx(r["predicted_step_time_s"] * fit[("megatron",
+                                                                                              "interval_low")][0])
+    assert r["predicted_step_time_high_s"] == pytest.approx(r["predicted_step_time_s"] * fit[("megatron",
+                                                                                               "interval_high")][0])
+
+
+# --- what a framework can run ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("inputs,field", [
+    (dict(framework="deepspeed", tp=2), "tp"),
+    (dict(framework="fsdp", zero_stage=1), "zero_stage"),
+    (dict(framework="maxtext", zero_stage=3, offload="optimizer"), "offload"),
+    (dict(framework="pytorch"), "framework"),
+    (dict(recompute="full", recompute_modules="mlp"), "recompute_modules"),
+    (dict(recompute="selective", recompute_modules="attention"), "recompute_modules"),
+    (dict(recompute="selective", recompute_layers=2), "recompute_layers"),
+    (dict(framework="fsdp", zero_stage=3, dp_replicate=3), "dp_replicate"),
+])
+def test_what_a_framework_cannot_run_is_refused_by_name(inputs, field):
+    with pytest.raises(ValueError) as e:
+        config_from_inputs(model="llama-3.1-8b", n_gpus=8, **inputs)
+    assert field in str(e.value)
+
+
+def test_plan_offers_only_layouts_the_framework_runs():
+    from core.plan import plan
+    out = plan(dict(model="llama-3.1-70b", framework="deepspeed", global_batch=512, seq_len=4096), (64,), top=50)
+    rows = out["strategies"]
+    assert rows and all(int(r["tp"]) == 1 and int(r["virtual_stages"]) == 1 for r in rows)
+
+
+# --- recompute as frameworks say it -------------------------------------------------------------------------------
+def test_recompute_modules_between_none_and_full():
+    base = dict(model="llama-3.1-8b", n_gpus=8, seq_len=8192, zero_stage=1)
+    act = {m: _est(**base, **kw)["activations_bytes"] for m, kw in {
+        "none": dict(recompute="none"),
+        "core_attn": dict(recompute="selective", recompute_modules="core_attn"),
+        "core_attn+mlp": dict(recompute="selective", recompute_modules="core_attn,mlp"),
+        "full": dict(recompute="full")}.items()}
+    assert act["none"] > act["core_attn"] > act["core_attn+mlp"] > act["full"]
+    t = {m: _est(**base, **kw)["recompute_s"] for m, kw in {
+        "core_attn": dict(recompute="selective", recompute_modules="core_attn"),
+        "core_attn+mlp": dict(recompute="selective", recompute_modules="core_attn,mlp"),
+        "full": dict(recompute="full")}.items()}
+    assert t["core_attn"] < t["core_attn+mlp"] < t["full"]
+
+
+def test_recompute_layers_interpolates_between_none_and_full():
+    base = dict(model="llama-3.1-8b", n_gpus=8, seq_len=8192, zero_stage=1, recompute="full")
+    n = config_from_inputs(**base).model.n_layers
+    a = [_est(**base, recompute_layers=k)["activations_bytes"] for k in (1, n // 2, n)]
+    assert a[0] > a[1] > a[2]
+    assert a[2] == pytest.approx(_est(**base)["activations_bytes"], rel=1e-12)
+
+
+def test_remat_policies_order_memory_and_time():
+    base = dict(model="llama-3.1-8b", n_gpus=8, seq_len=8192, framework="maxtext", zero_stage=3, gpu="tpu-v5p")
+    m = {p: _est(**base, remat_policy=p) for p in ("minimal", "save_dot_except_mlpwi", "full")}
+    assert m["minimal"]["activations_bytes"] > m["save_dot_except_mlpwi"]["activations_bytes"] \
+        > m["full"]["activations_bytes"]
+    assert m["minimal"]["recompute_s"] < m["save_dot_except_mlpwi"]["recompute_s"] < m["full"]["recompute_s"]
+
+
+def test_activation_offload_moves_activations_off_the_device_at_a_cost():
+    base = dict(model="llama-3.1-8b", n_gpus=8, seq_len=8192, zero_stage=1)
+    a, b = _est(**base), _est(**base, activation_offload=True)
+    assert b["activations_bytes"] < a["activations_bytes"]
+    assert b["predicted_step_time_s"] >= a["predicted_step_time_s"]
+
+
+def test_hybrid_sharding_keeps_a_copy_per_replica_group():
+    """HSDP (torchtitan dp_shard × dp_replicate): the states are sharded over dp_shard GPUs only, so the per-GPU
+    state is dp_replicate times the full-shard one; the gradient reduce gains a cross-group all-reduce."""
+    base = dict(model="llama-3.1-8b", n_gpus=64, framework="fsdp", zero_stage=3, seq_len=4096)
+    full = _est(**base)
+    hsdp = _est(**base, dp_replicate=8)
+    for k in ("weights_bytes", "optimizer_bytes"):
+        assert hsdp[k] == pytest.approx(8 * full[k], rel=0.01), k
+    assert np.isfinite(hsdp["dp_comm_s"])
