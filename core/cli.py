@@ -119,8 +119,36 @@ def add_input_flags(p: argparse.ArgumentParser, groups: tuple = I.GROUPS, only: 
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def add_calibrate_flag(p) -> None:
+    p.add_argument("--calibrate", metavar="FILE", help="a JSON list of your own measured runs (planner inputs with "
+                   "step_time_s and global_batch, or tokens_per_s), of the same framework and accelerator: refits the "
+                   "kernel and link factors (efficiency_scale, network_scale) and the interval to yours "
+                   "(core/calibrate.py)")
+
+
 def inputs_from_args(args) -> dict:
-    return {k: getattr(args, k) for k in ALL_INPUTS if getattr(args, k, None) is not None}
+    """The given flags as inputs; with --calibrate FILE, the calibration's inputs (core/calibrate.py) under them (a
+    flag given explicitly wins). The calibration must be of the same framework and accelerator as the question."""
+    inputs = {k: getattr(args, k) for k in ALL_INPUTS if getattr(args, k, None) is not None}
+    path = getattr(args, "calibrate", None)
+    if path:
+        from . import calibrate as CAL
+        cal = CAL.fit(CAL.read(path))
+        want = {"framework": inputs.get("framework", I.BY_NAME["framework"].default),
+                "gpu": inputs.get("gpu", I.BY_NAME["gpu"].default)}
+        for k, have in (("framework", cal["framework"]), ("gpu", cal["gpu"])):
+            if str(want[k]) != str(have):
+                raise ValueError(f"calibrate: the measured runs are {k} {have}, this question is {k} {want[k]}; "
+                                 f"calibrate with runs of the same framework and accelerator")
+        args.calibration = cal
+        inputs = {**cal["inputs"], **inputs}
+    return inputs
+
+
+def print_calibration(args) -> None:
+    if getattr(args, "calibration", None):
+        from .calibrate import describe
+        print(describe(args.calibration) + "\n")
 
 
 def _jsonable(x):
@@ -153,8 +181,10 @@ def cmd_estimate(args) -> int:
     warn_margin(rec)
     if args.json:
         emit_json({**rec, "inputs": _config_inputs(cfg), "params_breakdown": params,
-                   "activation_ledger": ledger, "model_note": cfg.model.shape_note})
+                   "activation_ledger": ledger, "model_note": cfg.model.shape_note,
+                   "calibration": getattr(args, "calibration", None)})
         return 0
+    print_calibration(args)
     print(render_estimate(cfg, rec, params, ledger))
     return 0
 
@@ -231,7 +261,26 @@ def render_step(rec) -> str:
                      f"{STEP_PART_WORDS[k]}")
     L.append(f"  predicted MFU {rec['predicted_mfu']:.1%}, HFU {rec['predicted_hfu']:.1%}, "
              f"{rec['predicted_tokens_per_s']:,.0f} tokens/s for the whole job")
+    L.append("  " + render_interval(rec))
     return "\n".join(L)
+
+
+def render_interval(rec) -> str:
+    """The 80 % interval of the step (and the MFU, days and cost that follow), and whether published runs of the
+    layout's class validate it (core/intervals.py)."""
+    lo, hi = rec.get("predicted_step_time_low_s"), rec.get("predicted_step_time_high_s")
+    if lo is None or hi is None:
+        return "80 % interval: —"
+    s = (f"80 % interval: step {fmt_si(lo, 's')} – {fmt_si(hi, 's')}, MFU {rec['predicted_mfu_low']:.1%} – "
+         f"{rec['predicted_mfu_high']:.1%}")
+    if rec.get("days_low") is not None and rec.get("time_source") == "predicted":
+        s += f", {rec['days_low']:,.2f} – {rec['days_high']:,.2f} days"
+        if rec.get("cost_low_usd") is not None:
+            s += f", ${rec['cost_low_usd']:,.0f} – ${rec['cost_high_usd']:,.0f}"
+    if not rec.get("validated"):
+        s += ("\n  not validated: no published run of this framework and layout class (or this size or sequence "
+              "length) in data/published_runs.csv; the interval is widened")
+    return s
 
 
 def cmd_limits(args) -> int:
@@ -269,8 +318,9 @@ def cmd_advise(args) -> int:
     cfg = config_from_inputs(**inputs_from_args(args))
     adv = advise(cfg, margin=args.margin)
     if args.json:
-        emit_json(adv)
+        emit_json({**adv, "calibration": getattr(args, "calibration", None)})
         return 0
+    print_calibration(args)
     print(render_advice(adv))
     return 0
 
@@ -571,11 +621,18 @@ def cmd_plan(args) -> int:
     t0 = time.perf_counter()
     res = plan(inputs, args.n_gpus, args.objective, args.top, args.margin, fixed)
     res["seconds"] = round(time.perf_counter() - t0, 3)
+    res["calibration"] = getattr(args, "calibration", None)
     if args.json:
         emit_json(res)
         return 0
+    print_calibration(args)
     print(render_plan(res))
     return 0
+
+
+def _same_layout(a, b) -> bool:
+    from .plan import LAYOUT
+    return all(a.get(k) == b.get(k) for k in LAYOUT) and a.get("n_gpus") == b.get("n_gpus")
 
 
 def render_plan(res: dict) -> str:
@@ -584,17 +641,32 @@ def render_plan(res: dict) -> str:
     if not res["strategies"]:
         return L[0] + "\n  none fits: add GPUs, shorten the sequence, or lower the margin"
     L.append(f"  {'#':>2} {'GPUs':>6} {'tp':>3} {'pp':>3} {'cp':>3} {'ep':>3} {'v':>2} {'mb':>3} {'ZeRO':>4} "
-             f"{'recompute':>9} {'sp':>3} {'dp':>5} {'step':>9} {'MFU':>6} {'GB/GPU':>7} {'days':>8} {'cost':>12}")
+             f"{'recompute':>9} {'sp':>3} {'dp':>5} {'step':>9} {'80 % interval':>19} {'MFU':>6} {'GB/GPU':>7} "
+             f"{'days':>8} {'cost':>12}  validated")
     for i, r in enumerate(res["strategies"], 1):
         cost = f"${r['cost_usd']:,.0f}" if r.get("cost_usd") is not None else "—"
         L.append(f"  {i:>2} {r['n_gpus']:>6} {r['tp']:>3} {r['pp']:>3} {r['cp']:>3} {r['ep']:>3} "
                  f"{r['virtual_stages']:>2} {r['micro_batch']:>3} {r['zero_stage']:>4} {r['recompute']:>9} "
                  f"{'on' if r['sequence_parallel'] else 'off':>3} {r['dp']:>5} "
-                 f"{fmt_si(r['predicted_step_time_s'], 's'):>9} {r['predicted_mfu']:>6.1%} "
-                 f"{r['total_bytes'] / GB:>7.1f} {r['days']:>8.2f} {cost:>12}")
+                 f"{fmt_si(r['predicted_step_time_s'], 's'):>9} "
+                 f"{fmt_si(r['predicted_step_time_low_s'], 's') + '–' + fmt_si(r['predicted_step_time_high_s'], 's'):>19} "
+                 f"{r['predicted_mfu']:>6.1%} {r['total_bytes'] / GB:>7.1f} {r['days']:>8.2f} {cost:>12}  "
+                 f"{'yes' if r.get('validated') else 'NO'}")
         if r.get("equivalents"):
             L.append(f"       the same result: {'; '.join(r['equivalents'])}")
     best = res["strategies"][0]
+    bv = res.get("best_validated")
+    if not best.get("validated"):
+        if bv:
+            rank = next((i for i, r in enumerate(res["strategies"], 1) if _same_layout(r, bv)), None)
+            from .plan import layout_label
+            where = f"#{rank} above" if rank else f"{layout_label(bv)}, not in the top {len(res['strategies'])}"
+            L += ["", f"the best layout is of a class no published run validates (its interval is widened); the best "
+                      f"validated layout: {where}, step {fmt_si(bv['predicted_step_time_s'], 's')} "
+                      f"({fmt_si(bv['predicted_step_time_low_s'], 's')}–{fmt_si(bv['predicted_step_time_high_s'], 's')}"
+                      f"), MFU {bv['predicted_mfu']:.1%}"]
+        else:
+            L += ["", "no layout found is of a class published runs validate: every interval is widened"]
     L += ["", "best layout, step breakdown:", render_step(best)]
     return "\n".join(L)
 
@@ -625,6 +697,7 @@ def build_parser() -> argparse.ArgumentParser:
                                ("advise", cmd_advise, "what to change when it does not fit")):
         sp = sub.add_parser(name, help=helptext, description=helptext)
         add_input_flags(sp)
+        add_calibrate_flag(sp)
         sp.set_defaults(func=fn)
         if name == "advise":
             from .advisor import MARGIN_HELP
@@ -653,6 +726,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "vectorised core; keeps what fits with the margin (overhead 'realistic' unless "
                                     "given) and prints the best. A layout flag (--tp 8, --zero-stage 1, …) pins it.")
     add_input_flags(sp, tuple(g for g in I.GROUPS if g != "measurement"))
+    add_calibrate_flag(sp)
     for a in sp._actions:
         if a.dest == "n_gpus":
             a.type, a.metavar = _gpu_counts, "N[,N…]"

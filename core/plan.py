@@ -123,6 +123,7 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
     reason_counts: dict[str, int] = {}
     priced = False
     by_tp_pp: dict = {}
+    best_v = None
     for batch in sw.batches(progress=progress, prefetch=0):
         col = lambda k: batch.column(k).to_numpy(zero_copy_only=False)  # noqa: E731
         # sequence parallelism means nothing without tp, interleaving nothing without pp: one of each pair
@@ -146,6 +147,16 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
         priced = priced or bool(np.any(np.isfinite(vals[ok])))
         _best_by_tp_pp(by_tp_pp, col("tp")[ok], col("pp")[ok], col("predicted_mfu")[ok],
                        col("predicted_step_time_s")[ok])
+        vidx = np.nonzero(ok & col("validated").astype(bool))[0]
+        if len(vidx):  # the best layout of a validated class, kept apart (the top may hold none)
+            j = vidx[_rank(lambda k: col(k)[vidx], key)[0]]
+            cand = pa.Table.from_batches([batch]).take(pa.array([j], type=pa.int64()))
+            if best_v is None:
+                best_v = cand
+            else:
+                both = pa.concat_tables([best_v, cand])
+                best_v = both.take(pa.array(_rank(lambda k: both.column(k).to_numpy(zero_copy_only=False), key)[:1],
+                                            type=pa.int64()))
         idx = np.nonzero(ok)[0]
         order = _rank(lambda k: col(k)[idx], key)[:keep]
         pool.append(pa.Table.from_batches([batch]).take(pa.array(idx[order], type=pa.int64())))
@@ -159,11 +170,15 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
     if objective == "cost" and fit and not priced:
         raise ValueError("objective: no price for this accelerator; give price_per_gpu_hour or rank by time")
     strategies = []
+    best_validated = None  # the fastest (cheapest) layout of a class published runs validate (core/intervals.py)
     if pool:
         t = pa.concat_tables(pool)
         tcol = lambda k: t.column(k).to_numpy(zero_copy_only=False)  # noqa: E731
         rows = t.take(pa.array(_rank(tcol, key), type=pa.int64())).to_pylist()
         keep_cols = ("model", "gpu", "n_gpus", *LAYOUT, *R.NAMES)
+        if best_v is not None:
+            r = best_v.to_pylist()[0]
+            best_validated = {k: r[k] for k in keep_cols if k in r}
         for r in rows:
             twin = next((k for k in strategies if _same_result(k, r)), None)
             if twin is not None:
@@ -174,7 +189,7 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
             s_ = {k: r[k] for k in keep_cols if k in r}
             s_["equivalents"] = []
             strategies.append(s_)
-    return {"strategies": strategies, "searched": spec.n_rows, "valid": valid, "fit": fit,
+    return {"strategies": strategies, "best_validated": best_validated, "searched": spec.n_rows, "valid": valid, "fit": fit,
             "global_batch": int(dict(spec.inputs)["global_batch"][0]),
             "objective": objective, "space": {k: list(v) for k, v in spec.to_dict().items()
                                               if k in LAYOUT and isinstance(v, list)},
