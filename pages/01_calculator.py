@@ -109,10 +109,35 @@ s2.metric("Predicted MFU", fmt.pct(rec["predicted_mfu"], 1), border=True,
           help="model FLOPs per second of the predicted step ÷ (GPUs × peak); HFU "
                f"{fmt.pct(rec['predicted_hfu'], 1)} counts recomputation")
 s3.metric("Tokens/s (whole job)", fmt.count(rec["predicted_tokens_per_s"]), border=True)
+st.caption(X.interval_words(rec))
+if not rec["validated"]:
+    st.warning(X.NOT_VALIDATED, icon=":material/help:")
 if rec["time_source"] == "mfu":  # one time figure: a typed MFU replaces the predicted step's, visibly
     st.info(f"Days and cost use your MFU override ({fmt.pct(cfg.mfu, 1)}) instead of the predicted "
             f"{fmt.pct(rec['predicted_mfu'], 1)}; at the predicted step the run takes "
             f"{fmt.days(rec['predicted_time_s'])}. Clear the MFU box to go back.", icon=":material/tune:")
+with st.expander("Calibrate with your own measured step", icon=":material/straighten:"):
+    st.caption("Ran this configuration (same framework and accelerator)? Give its measured seconds per optimizer step: "
+               "the kernel rates are refitted to it (efficiency_scale) and every prediction — other layouts, sizes, "
+               "GPU counts, on every page and in shared links — uses it, with the interval one measured run justifies "
+               "(core/calibrate.py). The CLI's --calibrate takes several runs.")
+    c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
+    c1.number_input("Measured step time (s)", min_value=1e-6, max_value=1e7, value=None, key="cal_step_s",
+                    format="%.4g")
+
+    def _calibrate():
+        try:
+            cal = C.calibration(inputs, st.session_state["cal_step_s"], rec["global_batch"])
+        except ValueError as e:
+            st.session_state["cal_error"] = str(e)
+            return
+        st.session_state["cal_report"] = cal
+        pg.set_values(advice.widget_values(cal["inputs"]))
+    c2.button("Calibrate", on_click=_calibrate, disabled=st.session_state.get("cal_step_s") is None, key="cal_go")
+    if st.session_state.get("cal_error"):
+        layout.input_error(ValueError(st.session_state.pop("cal_error")))
+    if st.session_state.get("cal_report"):
+        st.success(fmt.inert(X.calibration_words(st.session_state["cal_report"]), 2000), icon=":material/check:")
 step_df = pd.DataFrame([{**rec, "layout": "this layout"}])
 layout.chart(SK.step_breakdown(SK.step_parts_long(step_df)), "calc_step")
 st.dataframe(C.step_table(rec), hide_index=True, width="stretch",

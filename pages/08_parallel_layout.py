@@ -1,10 +1,11 @@
 """Parallel layout — how should this run be laid out on N GPUs? Every valid tensor × pipeline × context × expert
 parallel layout (with virtual stages, micro-batch, ZeRO stage, recomputation and sequence parallelism) ranked by the
 predicted step time or the run's cost (core/plan.py, core/steptime.py); each row opens in the Calculator."""
+import pandas as pd
 import streamlit as st
 
 from core.plan import LAYOUT, layout_label
-from ui import compute as C, fmt, layout, pickers, step_charts as SK, work
+from ui import compute as C, explain as X, fmt, layout, pickers, step_charts as SK, work
 
 pg = layout.start("parallel_layout", "How should I lay this run out?",
                   "Every layout of the model on the GPUs that the rules accept and that fits with the advisor's "
@@ -48,18 +49,28 @@ b = best.iloc[0]
 st.markdown(f"**Best layout:** {fmt.inert(layout_label(b))}"
             + (f" (the same result: {fmt.inert('; '.join(b['equivalents']))})" if len(b["equivalents"]) else ""))
 k = st.columns(5)
-k[0].metric("Predicted step", fmt.si(b["predicted_step_time_s"], "s"), border=True)
+k[0].metric("Predicted step", fmt.si(b["predicted_step_time_s"], "s"), border=True,
+            help=X.interval_words(b))
 k[1].metric("Predicted MFU", fmt.pct(b["predicted_mfu"], 1), border=True,
             help="model FLOPs per second ÷ (GPUs × peak)")
 k[2].metric("Tokens/s (whole job)", fmt.count(b["predicted_tokens_per_s"]), border=True)
 k[3].metric("Run", fmt.duration_days(b["days"]), border=True,
             help=f"{fmt.count(inputs['tokens'])} tokens at the predicted step")
 k[4].metric("Cost", fmt.usd(b["cost_usd"]), border=True, help="GPU-hours × the catalog's (or your) price")
+st.caption(X.interval_words(b) + f"; run {fmt.duration_days(b['days_low'])} – {fmt.duration_days(b['days_high'])}"
+           + (f", {fmt.usd(b['cost_low_usd'])} – {fmt.usd(b['cost_high_usd'])}" if pd.notna(b["cost_low_usd"])
+              else ""))
+if not b["validated"]:
+    bv = res.get("best_validated")
+    st.warning(X.NOT_VALIDATED + (f" The best layout of a validated class: **{fmt.inert(layout_label(bv))}**, step "
+                                  f"{fmt.si(bv['predicted_step_time_s'], 's')}, MFU {fmt.pct(bv['predicted_mfu'], 1)}."
+                                  if bv else " No layout found is of a validated class."), icon=":material/help:")
 
 st.subheader("Where the step goes, best layouts first")
 layout.chart(SK.step_breakdown(SK.step_parts_long(best)), "pl_breakdown")
-shown, config = fmt.record_table(best[["layout", "predicted_step_time_s", "predicted_mfu", "predicted_tokens_per_s",
-                                       "total_bytes", "headroom_bytes", "days", "cost_usd"]])  # units: core/record.py
+shown, config = fmt.record_table(best[["layout", "predicted_step_time_s", "predicted_step_time_low_s",
+                                       "predicted_step_time_high_s", "validated", "predicted_mfu",
+                                       "predicted_tokens_per_s", "total_bytes", "headroom_bytes", "days", "cost_usd"]])  # units: core/record.py
 st.dataframe(shown, column_config=config, hide_index=True, width="stretch")
 st.markdown("**Open a layout in the Calculator** (its whole configuration):")
 for i, r in enumerate(best.itertuples(), 1):

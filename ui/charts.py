@@ -356,14 +356,21 @@ def time_cost(df: pd.DataFrame) -> alt.LayerChart:
         alt.Tooltip("cost_usd:Q", title="cost (USD)", format="$,.0f"),
         alt.Tooltip("mfu_frac:Q", title="MFU", format=".1%"),
         alt.Tooltip("on_frontier:N", title="on the frontier")]
+    tooltip += [alt.Tooltip("days_low:Q", title="days, 80 % low", format=",.1f"),
+                alt.Tooltip("days_high:Q", title="days, 80 % high", format=",.1f"),
+                alt.Tooltip("validated:N", title="validated by published runs")]
     pts = alt.Chart(ok).mark_circle(size=60).encode(x=x, y=y, color=color, tooltip=tooltip)
+    # each point's 80 % interval (core/intervals.py): days and cost move together, along the point's diagonal
+    band = alt.Chart(ok[ok["days_low"].notna()]).mark_rule(strokeWidth=2, opacity=0.35).encode(
+        x=alt.X("days_low:Q", scale=alt.Scale(type="log")), x2="days_high:Q",
+        y=alt.Y("cost_low_usd:Q", scale=alt.Scale(type="log")), y2="cost_high_usd:Q", color=color)
     front = ok[ok["on_frontier"]].sort_values("days")
     line = alt.Chart(front).mark_line(color="#111", strokeWidth=1.5).encode(x=x, y=y, order=alt.Order("days:Q"))
     ring = alt.Chart(front).mark_point(size=180, color="#111", strokeWidth=2).encode(x=x, y=y, tooltip=tooltip)
     # each frontier point's GPU count, alternately above and below the line (neighbours are often a few pixels apart)
     counts = [alt.Chart(front.iloc[k::2]).mark_text(fontSize=11, fontWeight="bold", color="#111", dy=dy).encode(
         x=x, y=y, text=alt.Text("n_gpus:Q", format=",")) for k, dy in ((0, -14), (1, 16))]
-    return alt.layer(pts, line, ring, *counts).properties(height=420)
+    return alt.layer(band, pts, line, ring, *counts).properties(height=420)
 
 
 def sweep_fit_heatmap(df: pd.DataFrame) -> alt.LayerChart:

@@ -212,7 +212,7 @@ def quadratic_crossover(cfg: Config) -> float:
     of one layer's ledger; NaN when the block stores no s² tensor."""
     m = cfg.model
     return float(M.quadratic_crossover_seq_len(cfg.micro_batch, m.d_model, m.n_heads, m.n_kv_heads, m.d_ff, m.mlp,
-                                               m.norm, m.dropout, cfg.tp, cfg.sequence_parallel, cfg.profile,
+                                               m.norm, m.dropout, cfg.tp, cfg.sequence_parallel, cfg.resolved_profile,
                                                n_experts=m.n_experts, top_k=m.top_k))
 
 
@@ -299,7 +299,7 @@ def time_cost(cfg: Config, gpus: tuple[str, ...], counts: tuple[int, ...]) -> pd
     mfu = "predicted_mfu" if cfg.mfu == "auto" else None
     out = df[["gpu", "n_gpus", "valid", "reason", "fits", "total_bytes", "gpu_memory_bytes", "gpu_hours",
               "binding", "days", "cost_usd", "predicted_mfu", "predicted_step_time_s", "global_batch",
-              "time_source"]].copy()
+              "time_source", "days_low", "days_high", "cost_low_usd", "cost_high_usd", "validated"]].copy()
     out["label"] = [catalog()[g].label for g in out["gpu"]]
     out["mfu_frac"] = out["predicted_mfu"] if mfu else cfg.mfu
     out["on_frontier"] = pareto_mask(out["days"].to_numpy(), out["cost_usd"].to_numpy(),
@@ -374,7 +374,16 @@ def plan_layouts(inputs: tuple, n_gpus: tuple, objective: str, top: int) -> dict
     if not top_df.empty:
         top_df.insert(0, "layout", [core_plan.layout_label(r) for _, r in top_df.iterrows()])
     return {"top": top_df, "by_tp_pp": pd.DataFrame(res["by_tp_pp"]), "searched": res["searched"],
-            "valid": res["valid"], "fit": res["fit"], "global_batch": res["global_batch"]}
+            "valid": res["valid"], "fit": res["fit"], "global_batch": res["global_batch"],
+            "best_validated": res.get("best_validated")}
+
+
+def calibration(inputs: dict, step_time_s: float, global_batch: int) -> dict:
+    """core/calibrate.py's fit of one measured step of this configuration: the inputs that calibrate every
+    prediction (efficiency_scale, network_scale, interval_low/high) and its report."""
+    from core import calibrate as CAL
+    run = {k: v for k, v in inputs.items() if v is not None and k not in ("target_batch_tokens", "mfu")}
+    return CAL.fit([{**run, "global_batch": int(global_batch), "step_time_s": float(step_time_s)}])
 
 
 def step_table(rec: dict) -> pd.DataFrame:

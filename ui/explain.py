@@ -61,6 +61,36 @@ class Kpi:
     formula: str  # markdown: formula with numbers, and the source
 
 
+def _band(rec: dict, kind: str) -> str:
+    """' · 80 %: a – b' for a KPI at the predicted step (a typed MFU has no interval)."""
+    if rec.get("time_source") != "predicted" or rec.get("days_low") is None:
+        return ""
+    if kind == "days":
+        return f" · 80 %: {fmt.duration_days(rec['days_low'])} – {fmt.duration_days(rec['days_high'])}"
+    if rec.get("cost_low_usd") is None or rec.get("cost_usd") is None:
+        return ""
+    return f" · 80 %: {fmt.usd(rec['cost_low_usd'])} – {fmt.usd(rec['cost_high_usd'])}"
+
+
+def interval_words(rec: dict) -> str:
+    """The 80 % interval of the predicted step, in words, with where it comes from (core/intervals.py)."""
+    return (f"80 % interval: step {fmt.si(rec['predicted_step_time_low_s'], 's')} – "
+            f"{fmt.si(rec['predicted_step_time_high_s'], 's')}, MFU {fmt.pct(rec['predicted_mfu_low'], 1)} – "
+            f"{fmt.pct(rec['predicted_mfu_high'], 1)}: the 10th–90th percentile of the framework profile's "
+            "leave-one-source-out errors on published runs (bench/fit_profiles.py, data/fitted.csv), or of your "
+            "calibration's")
+
+
+def calibration_words(cal: dict) -> str:
+    from core.calibrate import describe
+    return describe(cal)
+
+
+NOT_VALIDATED = ("Not validated: no published run of this framework with this layout class (tp / pp / cp / MoE / "
+                 "ZeRO-3 / offload / hybrid sharding), size or sequence length is in data/published_runs.csv, so the "
+                 "interval is widened. Published runs of a validated class (core/intervals.py) are the safer plan.")
+
+
 def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
     m, g = cfg.model, cfg.gpu
     L, h, s = m.n_layers, m.d_model, cfg.seq_len
@@ -102,13 +132,13 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
             "matmuls, forward + backward. Sources: Kaplan et al. 2020 (6N); PaLM (Chowdhery et al. 2022) App. B "
             "(attention, as in nanoGPT's estimate_mfu)."),
         Kpi("Days", fmt.days(rec["time_s"]), f"at {fmt.pct(_mfu(cfg, rec), 1)} MFU{_time_basis(rec)} on "
-            f"{fmt.gpus(cfg.n_gpus)}",
+            f"{fmt.gpus(cfg.n_gpus)}" + _band(rec, "days"),
             f"time = FLOPs ÷ (GPUs × peak × MFU) × (1 + overhead)\n\n= {fmt.flops(rec['train_flops'])} ÷ "
             f"({cfg.n_gpus:,} × {fmt.si(rec['peak_flops_per_s'], 'FLOP/s')} × {_mfu(cfg, rec):.3f}) × "
             f"(1 + {cfg.time_overhead_frac:g}) = **{fmt.days(rec['time_s'])}**\n\n{_TIME_WORDS[rec['time_source']]}"
             f"\n\nPeak: {cfg.compute_dtype} dense, no sparsity. Recomputation's extra FLOPs are not model FLOPs: they "
             "show up as a lower MFU. Source: CS336 lecture 2 (70B on 15T tokens, 1,024 H100s, 50% → ≈144 days)."),
-        Kpi("Cost", fmt.usd(rec["cost_usd"]), f"{rec['gpu_hours']:,.0f} GPU-hours",
+        Kpi("Cost", fmt.usd(rec["cost_usd"]), f"{rec['gpu_hours']:,.0f} GPU-hours" + _band(rec, "cost"),
             f"cost = GPU-hours × price = time × GPUs ÷ 3600 × price\n\n= {rec['gpu_hours']:,.0f} GPU-h × "
             f"{price_text} = **{fmt.usd(rec['cost_usd'])}**\n\nPrice: {price_src}."),
         Kpi("Token budget", fmt.count(D) + " tokens", f"{fmt.count(rec['tokens_per_param'])} tokens per parameter",

@@ -277,7 +277,16 @@ class Page:
             start = default if default is not None else i.default
             start = start if start in opts else opts[0]
             return self.select(lab, opts, w.key, start, container=c, help=hlp, radio=w.radio, on_change=on_change)
+        if i.kind == "str" and w.multi:  # a list of names (recompute_modules): a multiselect, joined by commas
+            start = default if default is not None else i.default
+            picked = self.multi(lab, w.multi, w.key, [n for n in str(start or "").split(",") if n in w.multi],
+                                container=c, help=hlp)
+            return ",".join(picked)
         if i.kind == "bool":
+            if follow or (i.default is None and default is None):  # a preset or a default rule decides
+                first = FOLLOW if follow else BY_RULE
+                v = self.select(lab, (first, "on", "off"), w.key, first, container=c, help=hlp)
+                return None if v == first else v == "on"
             if follow:
                 v = self.select(lab, (FOLLOW, "on", "off"), w.key, FOLLOW, container=c, help=hlp)
                 return None if v == FOLLOW else v == "on"

@@ -5,11 +5,9 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from core.record import STEP_PART_WORDS, STEP_PARTS
+from core.record import STEP_PART_COLOURS, STEP_PART_WORDS, STEP_PARTS
 
-PART_COLORS = {"compute_s": "#1f77b4", "recompute_s": "#aec7e8", "tp_comm_s": "#ff7f0e", "cp_comm_s": "#ffbb78",
-               "ep_comm_s": "#8c564b", "dp_comm_s": "#2ca02c", "pp_bubble_s": "#d62728", "pp_comm_s": "#ff9896",
-               "optimizer_s": "#9467bd"}
+PART_COLORS = STEP_PART_COLOURS  # one owner: core/steptime.py TERMS
 PART_LABELS = {k: k[:-2].replace("_", " ") for k in STEP_PARTS}
 
 
