@@ -146,6 +146,9 @@ INPUTS: tuple[Input, ...] = (
           "Gemma 3: 6); 0 = every layer windowed", "architecture", "model", lo=0, hi=100_000),
     Input("n_mtp_layers", "int", None, "count", "multi-token prediction modules (DeepSeek-V3: 1): trained with the "
           "model, counted apart from n_params", "architecture", "model", lo=0, hi=64),
+    Input("attention_sinks", "bool", None, "", "a learnable logit per head in the softmax's denominator (GPT-OSS): "
+          "n_heads parameters per layer; flash kernels then compute windowed layers in full (core/steptime.py)",
+          "architecture", "model"),
     # --- accelerator -------------------------------------------------------------------------------------------------
     Input("gpu", "str", "h100-sxm", "", "accelerator name (python -m core list), or 'custom' with "
           "peak_flops_per_s, gpu_memory_bytes and memory_bandwidth_bytes_per_s", "accelerator", "gpu"),
@@ -338,6 +341,7 @@ WIDGETS = {
     "sliding_window": Widget("window", "sliding window (0 = none)"),
     "global_every": Widget("gevery", "every k-th layer global (0 = all windowed)"),
     "n_mtp_layers": Widget("mtp", "multi-token prediction modules"),
+    "attention_sinks": Widget("sinks", "attention sinks"),
     "gpu": Widget("gpu", "Accelerator"), "compute_dtype": Widget("cdt", "Compute dtype"),
     "peak_flops_per_s": Widget("c_tflops", "custom: dense TFLOP/s", 1e12, lo=0.001, hi=1e6),
     "gpu_memory_bytes": Widget("c_mem", "custom: memory (GB)", _G, lo=0.001, hi=1e5),

@@ -35,12 +35,14 @@ ARCH_FIELDS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "vocab_si
                "dropout", "tied_embeddings", "position", "max_position", "n_experts", "top_k",
                "head_dim", "v_head_dim", "attention", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_norm",
                "norms_per_layer", "embedding_norm", "moe_d_ff", "n_shared_experts", "shared_d_ff",
-               "shared_expert_gate", "n_dense_layers", "sliding_window", "global_every", "n_mtp_layers")
+               "shared_expert_gate", "n_dense_layers", "sliding_window", "global_every", "n_mtp_layers",
+               "attention_sinks")
 # the issue-12 fields with their "off" values (a model, a sweep column or a hand-built column dict without them)
 ARCH_DEFAULTS = {"head_dim": 0, "v_head_dim": 0, "attention": "standard", "q_lora_rank": 0, "kv_lora_rank": 0,
                  "qk_rope_head_dim": 0, "qk_norm": "none", "norms_per_layer": 2, "embedding_norm": False,
                  "moe_d_ff": 0, "n_shared_experts": 0, "shared_d_ff": 0, "shared_expert_gate": False,
-                 "n_dense_layers": 0, "sliding_window": 0, "global_every": 0, "n_mtp_layers": 0}
+                 "n_dense_layers": 0, "sliding_window": 0, "global_every": 0, "n_mtp_layers": 0,
+                 "attention_sinks": False}
 _INT_ARCH = ("head_dim", "v_head_dim", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "norms_per_layer",
              "moe_d_ff", "n_shared_experts", "shared_d_ff", "n_dense_layers", "sliding_window", "global_every",
              "n_mtp_layers")
@@ -118,16 +120,18 @@ def param_breakdown(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab_size, ml
                     dropout=None, head_dim=0, v_head_dim=0, attention="standard", q_lora_rank=0, kv_lora_rank=0,
                     qk_rope_head_dim=0, qk_norm="none", norms_per_layer=2, embedding_norm=False, moe_d_ff=0,
                     n_shared_experts=0, shared_d_ff=0, shared_expert_gate=False, n_dense_layers=0, sliding_window=0,
-                    global_every=0, n_mtp_layers=0):
+                    global_every=0, n_mtp_layers=0, attention_sinks=False):
     """Parameter count as named parts (vectorised; arrays broadcast).
 
     Per layer (Vaswani et al. 2017 block; GQA as in Ainslie et al. 2023; MLA, head_dim and QK-norm: see
     `attention_parts`):
       attention = 2h² + 2h·(k·h/a) for the classic block [+ biases]
       mlp       = 2·h·f [+ f + h biases if bias = all]  for gelu (2 matrices)
-                  3·h·f                                 for swiglu / geglu (gate, up, down)
+                  3·h·f [+ 2f + h biases if bias = all] for swiglu / geglu (gate, up, down; GPT-OSS's experts)
       MoE layer = E routed experts of width f_e + E_s shared experts of width f_s (DeepSeekMoE, arXiv:2401.06066
-                  §3; Qwen1.5/2-MoE), router h·E (Mixtral) [+ h for a shared-expert gate, Qwen2-MoE]
+                  §3; Qwen1.5/2-MoE), router h·E (Mixtral) [+ E bias if bias = all, GPT-OSS] [+ h for a
+                  shared-expert gate, Qwen2-MoE]
+      sinks     = n_heads learnable logits per layer with attention_sinks (GPT-OSS, arXiv:2508.10925 §2.2)
       norms     = norms_per_layer · (2h layernorm | h rmsnorm | 0 nonparametric) — 2 pre-norms (GPT, Llama), 4 with
                   Gemma 2/3's post-norms, 1 for a parallel block with one norm (Falcon 7B)
     Dense-first MoE models (DeepSeek-V3 first_k_dense_replace): the first L_d layers have a dense MLP of width f.
@@ -146,18 +150,21 @@ def param_breakdown(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab_size, ml
     Es = _f(n_shared_experts)
 
     def one_mlp(width):
-        return np.where(gated, 3 * h * width, 2 * h * width + np.where(all_bias, width + h, 0.0))
+        return np.where(gated, 3 * h * width + np.where(all_bias, 2 * width + h, 0.0),
+                        2 * h * width + np.where(all_bias, width + h, 0.0))
 
     attn = attention_parts(d_model, n_heads, n_kv_heads, head_dim, v_head_dim, attention, q_lora_rank, kv_lora_rank,
                            qk_rope_head_dim, qk_norm, norm, bias)["params"]
     moe = E > 1
-    router = np.where(moe, h * E + np.where(np.asarray(shared_expert_gate, dtype=bool), h, 0.0), 0.0)
+    router = np.where(moe, h * E + np.where(all_bias, E, 0.0)
+                      + np.where(np.asarray(shared_expert_gate, dtype=bool), h, 0.0), 0.0)
+    sinks = np.where(np.asarray(attention_sinks, dtype=bool), _f(n_heads), 0.0)
     norm_per = norm_params(d_model, norm)
     expert = one_mlp(fe)
     parts = {
         "embedding": V * h,
         "position": np.where(np.asarray(position) == "learned", _f(max_position) * h, 0.0),
-        "attention": L * attn,
+        "attention": L * (attn + sinks),
         "mlp": Ld * one_mlp(f),
         "experts": np.where(moe, Lm * E * expert, 0.0),
         "shared_experts": np.where(moe, Lm * Es * one_mlp(fs), 0.0),
@@ -316,6 +323,7 @@ class Model:
     sliding_window: int = 0  # attention window in tokens (0: none)
     global_every: int = 0  # with a window: every k-th layer attends globally (Gemma 2: 2, Gemma 3: 6; 0: none)
     n_mtp_layers: int = 0  # multi-token prediction modules (DeepSeek-V3: 1), counted apart from the model
+    attention_sinks: bool = False  # a learnable logit per head in the softmax's denominator (GPT-OSS)
     name: str = "custom"
     n_params_override: float = 0.0
     shape_note: str = ""
@@ -340,7 +348,7 @@ class Model:
                            ("position", POSITION_KINDS), ("attention", ATTENTION_KINDS), ("qk_norm", QK_NORMS)):
             if getattr(self, f) not in allowed:
                 raise ValueError(f"{f}: {getattr(self, f)!r} is not one of {', '.join(allowed)}")
-        for f in ("dropout", "tied_embeddings", "embedding_norm", "shared_expert_gate"):
+        for f in ("dropout", "tied_embeddings", "embedding_norm", "shared_expert_gate", "attention_sinks"):
             if not isinstance(getattr(self, f), (bool, np.bool_)):
                 raise ValueError(f"{f}: expected true/false, got {getattr(self, f)!r}")
         if not isinstance(self.n_params_override, (int, float)) or not math.isfinite(self.n_params_override) \
@@ -671,7 +679,7 @@ def _refuse_unread(mt: str, c: dict, read: set) -> None:
 # Hugging Face model types the importer reads, each with its library defaults (transformers' configuration classes)
 HF_MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
                   "gemma3_text", "deepseek_v2", "deepseek_v3", "phi3", "olmo", "olmo2", "gpt2", "gpt_neox", "bloom",
-                  "falcon")
+                  "falcon", "gpt_oss", "llama4_text")
 _SILU = ("silu", "swish")
 
 
@@ -767,6 +775,59 @@ def _hf_fields(mt, c, get, geti, getf, getb):
                   position="alibi" if getb("alibi", default=False) else "rotary", max_position=geti(
                       "max_position", "max_position_embeddings", default=2048),
                   tied_embeddings=getb("tie_word_embeddings", default=True))
+        return kw, notes
+
+    if mt == "gpt_oss":  # transformers GptOssConfig defaults (the 120b's); arXiv:2508.10925 §2.2
+        if not getb("attention_bias", default=True):
+            raise ValueError("config: attention_bias false: GPT-OSS's attention and experts carry biases")
+        kw.update(mlp="swiglu", norm="rmsnorm", position="rotary", bias="all", attention_sinks=True,
+                  n_kv_heads=geti("n_kv_heads", "num_key_value_heads", default=8),
+                  head_dim=geti("head_dim", "head_dim", default=64),
+                  d_ff=geti("d_ff", "intermediate_size", default=2880),
+                  n_experts=geti("n_experts", "num_local_experts", default=128),
+                  top_k=geti("top_k", "num_experts_per_tok", default=4),
+                  max_position=geti("max_position", "max_position_embeddings", default=131072),
+                  tied_embeddings=getb("tie_word_embeddings", default=False))
+        sw = geti("sliding_window", "sliding_window", default=128)
+        if c.get("layer_types") is None:  # GptOssConfig: sliding on even layers, full on odd
+            kw["sliding_window"], kw["global_every"] = sw, 2
+        else:
+            kw["sliding_window"], kw["global_every"] = _window_pattern(mt, c, L, sw, 2)
+        if c.get("swiglu_limit") is not None:
+            notes.append("SwiGLU with clamping (swiglu_limit) and GPT-OSS's residual: counted as SwiGLU")
+        notes.append("attention sinks: one learnable logit per head and layer")
+        return kw, notes
+    if mt == "llama4_text":  # transformers Llama4TextConfig; meta-llama/llama-models models/llama4
+        L_ = L
+        step = geti("interleave_moe_layer_step", "interleave_moe_layer_step", default=1)
+        if step < 1 or L_ % step:
+            raise ValueError(f"config: interleave_moe_layer_step={step} must divide num_hidden_layers={L_}")
+        if c.get("moe_layers") not in (None, list(range(step - 1, L_, step))):
+            raise ValueError("config: moe_layers other than every interleave_moe_layer_step-th layer are not modelled")
+        if getb("attention_bias", default=False):
+            raise ValueError("config: attention_bias true is not modelled for llama4_text")
+        moe_w = geti("moe_d_ff", "intermediate_size", default=8192)
+        kw.update(mlp=_gated(str(get("hidden_act", default="silu"))), norm="rmsnorm", position="rotary", bias="none",
+                  n_kv_heads=geti("n_kv_heads", "num_key_value_heads", default=8),
+                  head_dim=geti("head_dim", "head_dim", default=128),
+                  d_ff=geti("d_ff", "intermediate_size_mlp", default=16384), moe_d_ff=moe_w,
+                  n_experts=geti("n_experts", "num_local_experts", default=16),
+                  top_k=geti("top_k", "num_experts_per_tok", default=1), n_shared_experts=1, shared_d_ff=moe_w,
+                  n_dense_layers=L_ - L_ // step,
+                  max_position=geti("max_position", "max_position_embeddings", default=4096 * 32),
+                  tied_embeddings=getb("tie_word_embeddings", default=False))
+        if step > 1:
+            notes.append(f"MoE on every {step}th layer: counted as {L_ - L_ // step} dense then {L_ // step} MoE layers "
+                         "(the same parameters)")
+        chunk = c.get("attention_chunk_size", 8192)
+        every = geti("no_rope_layer_interval", "no_rope_layer_interval", default=4)
+        c.get("no_rope_layers")
+        c.get("use_qk_norm")  # an L2 norm without parameters
+        if chunk:
+            kw["sliding_window"] = geti("attention_chunk_size", "attention_chunk_size", default=8192)
+            kw["global_every"] = every
+            notes.append(f"chunked attention ({kw['sliding_window']} tokens) on the RoPE layers, every {every}th "
+                         "layer global: counted as a window of the chunk's length")
         return kw, notes
 
     # --- the Llama family: gated MLP, RMSNorm (OLMo 1: LayerNorm without parameters), rotary ---------------------

@@ -175,7 +175,11 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     mla_up = np.where(qr > 0, q_up, 0.0) + kv_up  # Megatron's mla_up_proj: the up-projections
     width = a * (hd + vd) / 2.0
     core_flops = 4.0 * b * (s / cp) * s * width / t
-    windowed = (window > 0) & (window < s)
+    # a window saves work only where the kernel skips the masked blocks; with attention sinks the reference
+    # implementation (openai/gpt-oss gpt_oss/torch/model.py `sdpa`: the sink as an extra logit column, the window as
+    # a mask over all s×s scores) and the flash kernels of the profiles compute every block (decided: no profile's
+    # kernel is credited with skipping under sinks)
+    windowed = (window > 0) & (window < s) & ~np.asarray(g("attention_sinks", False), dtype=bool)
     n_global = np.where(every > 0, np.floor(L / np.maximum(every, 1.0)), 0.0)
     s_eff = np.where(windowed, (2.0 * window * s - window * window) / s, s)
     window_factor = np.where(windowed, ((L - n_global) * s_eff + n_global * s) / (L * s), 1.0)
