@@ -120,6 +120,7 @@ def derived_columns(c: dict) -> dict:
     c.setdefault("achieved_flops_per_s", np.nan)
     c.setdefault("cp", 1)
     c.setdefault("ep", 1)
+    c.setdefault("etp", 0)
     for k, v in {**MD.ARCH_DEFAULTS, **TRAINING_DEFAULTS, **FRAMEWORK_DEFAULTS}.items():  # "off" where not given
         c.setdefault(k, v)
     if c.get("recompute_modules") is None:
@@ -223,7 +224,9 @@ def _stage_state(c, n_gpus, tp, pp, ep, ada, stage_params, expert_params, tr=Non
                          adapter_params=tr[f"{stage}_adapters"] * frac / ep,
                          quantized_params=tr[f"{stage}_quantized"] * frac / ep)
     dense = M.state_bytes(c["n_params"], *args, n_gpus, tp, pp, ada, stage_params - expert_params, **dense_kw)
-    experts = M.state_bytes(c["n_params"], *args, n_gpus / ep, tp, pp, ada, expert_params / ep, **expert_kw)
+    # each expert over etp ranks (0: tp, Megatron's default), its ZeRO over the expert-data-parallel n/(pp·ep·etp)
+    etp = np.where(np.asarray(c.get("etp", 0)) >= 1, c.get("etp", 0), tp)
+    experts = M.state_bytes(c["n_params"], *args, n_gpus / ep, etp, pp, ada, expert_params / ep, **expert_kw)
     return {k: dense[k] + experts[k] for k in dense}
 
 

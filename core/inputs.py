@@ -180,8 +180,10 @@ INPUTS: tuple[Input, ...] = (
           "layout"),
     Input("cp", "int", 1, "count", "context-parallel degree: each GPU holds seq_len/cp tokens of a sequence "
           "(Llama 3 §3.3.2)", "layout", lo=1, hi=MAX_INT),
-    Input("ep", "int", 1, "count", "expert-parallel degree: MoE experts split over ep data-parallel ranks",
-          "layout", lo=1, hi=MAX_INT),
+    Input("ep", "int", 1, "count", "expert-parallel degree: MoE experts split over ep ranks (Megatron-Core MoE "
+          "parallel folding: drawn from the tp·cp·dp ranks of a pipeline stage)", "layout", lo=1, hi=MAX_INT),
+    Input("etp", "int", 0, "count", "expert tensor-parallel degree (Megatron --expert-tensor-parallel-size): each "
+          "expert's weights split over etp ranks; 0 = tp (Megatron's default)", "layout", lo=0, hi=MAX_INT),
     Input("dp_replicate", "int", 1, "count", "hybrid sharding (FSDP2 HSDP, ZeRO++ hpZ, MaxText dcn data axis): "
           "replicas of the sharded state; ZeRO shards over dp / dp_replicate ranks (torchtitan's "
           "data_parallel_replicate_degree)", "layout", lo=1, hi=MAX_INT),
@@ -352,7 +354,7 @@ WIDGETS = {
     "n_gpus": Widget("gpus", "GPUs"), "tp": Widget("tp", "TP"), "pp": Widget("pp", "PP"),
     "virtual_stages": Widget("vs", "Interleaved virtual stages"), "zero_stage": Widget("zero", "ZeRO stage"),
     "sequence_parallel": Widget("sp", "Sequence parallelism (with TP)"), "cp": Widget("cp", "CP"),
-    "ep": Widget("ep", "EP"), "gpus_per_node": Widget("gpn", "GPUs per node (blank = catalog)"),
+    "ep": Widget("ep", "EP"), "etp": Widget("etp", "expert TP (0 = tp)"), "gpus_per_node": Widget("gpn", "GPUs per node (blank = catalog)"),
     "dp_replicate": Widget("dprep", "HSDP replicas (dp_replicate)"),
     "dp_shard": Widget("dpshard", "HSDP shard degree (0 = dp / replicas)"),
     "framework": Widget("fw", "Framework"),
@@ -530,9 +532,12 @@ RULES: tuple[Rule, ...] = (
     Rule("cp", "tp·pp·cp does not divide n_gpus", lambda g: _pos_int(g("cp")) | _div(g("n_gpus"),
                                                                                   g("tp") * g("pp") * g("cp"))),
     Rule("cp", "does not divide seq_len", lambda g: _div(g("seq_len"), g("cp"))),
-    Rule("ep", "must divide n_experts and the data-parallel ranks (n_gpus / (tp·pp))",
+    Rule("ep", "must divide n_experts, and ep·etp the ranks of a pipeline stage (n_gpus / pp: Megatron-Core's "
+         "expert groups fold over tp·cp·dp)",
          lambda g: _pos_int(g("ep")) | _div(g("n_experts"), g("ep"))
-         | _div(np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp"), 1)), g("ep"))),
+         | _div(np.floor(g("n_gpus") / np.maximum(g("pp"), 1)),
+                g("ep") * np.where(g("etp") > 0, g("etp"), g("tp")))),
+    Rule("etp", "must be a count (0 = tp)", lambda g: (g("etp") < 0) | (g("etp") != np.floor(g("etp")))),
     Rule("global_batch", "must be a multiple of dp·micro_batch (dp = n_gpus / (tp·pp·cp))",
          lambda g: _div(g("global_batch_used"), np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp") * g("cp"), 1))
                         * g("micro_batch")) | (g("global_batch_used") < 1)),

@@ -157,11 +157,17 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     # --- one layer's forward components --------------------------------------------------------------------------
     gated = np.where(swiglu, 2.0, 1.0)
     dense_in, dense_out = gemm(T, gated * f / t, h), gemm(T, h, f / t)
-    tok_e = ep * T * topk / np.where(moe, E, 1.0)
+    # MoE as Megatron-Core runs it (megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher:
+    # "A2A(EP) -> AG(TP) -> experts -> RS(TP) -> A2A(EP)", the TP there being the expert-TP group): the router and the
+    # all-to-all see the TP rank's sequence shard T/t; the expert-TP group gathers etp ranks' tokens, each expert's
+    # weights split over etp (0: tp). Balanced routing: a rank's E/ep local experts get ep·(T/t)·top_k·etp/E tokens each.
+    etp = np.where(_f(g("etp", 0)) >= 1, _f(g("etp", 0)), t)
+    T_moe = T / t
+    tok_e = ep * T_moe * topk * etp / np.where(moe, E, 1.0)
     shared_in = np.where(n_shared > 0, gemm(T, gated * n_shared * fs / t, h), 0.0)
     shared_out = np.where(n_shared > 0, gemm(T, h, n_shared * fs / t), 0.0)
-    moe_in = gemm(tok_e, gated * fe / t, h, E / ep) + gemm(T, E, h) + shared_in
-    moe_out = gemm(tok_e, h, fe / t, E / ep) + shared_out
+    moe_in = gemm(tok_e, gated * fe / etp, h, E / ep) + gemm(T_moe, E, h) + shared_in
+    moe_out = gemm(tok_e, h, fe / etp, E / ep) + shared_out
     mixed = moe & (n_dense > 0) & (n_moe > 0)
     moe_share = np.where(moe, np.where(mixed, n_moe / L, 1.0), 0.0)
 
@@ -255,7 +261,7 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     act_bytes = T * h * 2.0
     tp_bw = C.group_bus_bandwidth(t, 1.0, **link)
     tp_one = C.collective_time_s("all_reduce", act_bytes, t, tp_bw, lat)
-    n_tp = 4.0 + 2.0 * full_share
+    n_tp = (4.0 + 2.0 * full_share) * (1.0 - 0.5 * moe_share)  # an MoE layer's MLP collectives are the dispatcher's
     tp_total = n_tp * tp_one
     tp_ov = np.asarray(c["tp_overlap"], dtype=bool)
     tp_exposed = np.where(tp_ov, np.maximum(0.0, tp_total - 3.0 * gemm_fwd), tp_total)
@@ -263,9 +269,12 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     kv_bytes = cp * T * kh * (hd + vd) * 2.0 / t
     cp_layer = (C.collective_time_s("all_gather", kv_bytes, cp, cp_bw, lat) * (1.0 + rec_full * full_share)
                 + C.collective_time_s("reduce_scatter", kv_bytes, cp, cp_bw, lat))
-    ep_bw = C.group_bus_bandwidth(ep, t * cp, **link)
-    ep_layer = np.where(moe, 4.0 * C.collective_time_s("all_to_all", T * topk * h * 2.0, ep, ep_bw, lat), 0.0) \
-        * moe_share
+    ep_bw = C.group_bus_bandwidth(ep, etp, **link)  # expert ranks in Megatron's order: etp, then ep, then edp
+    etp_bw = C.group_bus_bandwidth(etp, 1.0, **link)
+    a2a = C.collective_time_s("all_to_all", T_moe * topk * h * 2.0, ep, ep_bw, lat)
+    etp_ag = np.where(etp > 1, C.collective_time_s("all_gather", etp * T_moe * topk * h * 2.0, etp, etp_bw, lat), 0.0)
+    # forward dispatch + combine, backward the same; + one forward's worth per full recompute
+    ep_layer = np.where(moe, (4.0 + 2.0 * full_share) * (a2a + etp_ag), 0.0) * moe_share
     gbs = _f(c["global_batch_used"])
     m = np.maximum(gbs / (d * b), 1.0)
     t_mb_compute = gemm_stage + core_stage + elem_stage + recompute

@@ -111,3 +111,40 @@ def test_new_accelerators_in_the_catalog_with_sources(name, bf16, memory_gb, sou
     assert g.memory_bytes == memory_gb * 1e9
     assert source_word in g.source + " " + g.label
     assert g.host_link_bytes_per_s > 0 and g.matmul_efficiency > 0
+
+
+# --- MoE as Megatron-Core runs it ---------------------------------------------------------------------------------
+DSV3 = dict(model="deepseek-v3", n_gpus=1024, tp=2, pp=16, ep=64, etp=1, sequence_parallel=True, global_batch=8192,
+            seq_len=4096, zero_stage=1, recompute="full", mfu="auto")
+
+
+def test_deepseek_v3_folded_ep_is_accepted_and_predicted():
+    """The issue's run: DeepSeek-V3 on 1,024 H100 with TP 2, EP 64, expert-TP 1 (MoE parallel folding: the expert
+    groups span tp·cp·dp = 64 ranks of a stage, while dp alone is 32)."""
+    cfg = config_from_inputs(**DSV3)
+    r = estimate(cfg)
+    assert r["valid"] and r["dp"] == 32
+    assert r["ep_comm_s"] > 0 and 0.05 < r["predicted_mfu"] < 0.6
+    with pytest.raises(ValueError, match="ep"):
+        config_from_inputs(**{**DSV3, "ep": 128})  # 128 · 1 does not divide the 64 ranks of a stage
+
+
+def test_the_all_to_all_carries_the_tp_ranks_sequence_shard():
+    """Megatron-Core's dispatcher runs on the TP rank's sequence shard: at tp 4 each rank sends a quarter of the
+    tokens the tp 1 layout sends (same ep, same link), so the dispatch per micro-batch shrinks with tp (the step at
+    tp 4 has 4× the micro-batches per replica: dp falls from 64 to 16)."""
+    base = dict(model="mixtral-8x7b", n_gpus=64, ep=8, sequence_parallel=True, seq_len=4096, mfu="auto")
+    t1 = estimate(config_from_inputs(**base, tp=1, etp=1))
+    t4 = estimate(config_from_inputs(**base, tp=4, etp=1))
+    per_mb = [r["ep_comm_s"] / r["micro_batches"] for r in (t1, t4)]
+    assert per_mb[1] < per_mb[0] / 2
+
+
+def test_expert_tp_splits_the_experts_state():
+    """etp (0 = tp): each expert's weights over etp ranks, its ZeRO over n/(pp·ep·etp) ranks."""
+    base = dict(model="mixtral-8x7b", n_gpus=64, tp=4, ep=8, sequence_parallel=True, zero_stage=0, mfu="auto")
+    same = estimate(config_from_inputs(**base, etp=4))
+    default = estimate(config_from_inputs(**base))
+    one = estimate(config_from_inputs(**base, etp=1))
+    assert same["weights_bytes"] == pytest.approx(default["weights_bytes"], rel=1e-12)
+    assert one["weights_bytes"] > 2 * same["weights_bytes"]  # experts whole on each rank: most of Mixtral
