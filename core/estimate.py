@@ -14,6 +14,7 @@ import numpy as np
 from . import flops as F
 from . import memory as M
 from . import intervals as IV
+from . import lowp as LP
 from . import profiles as PF
 from . import recompute as RC
 from . import schedule as SC
@@ -230,6 +231,10 @@ def _stage_state(c, n_gpus, tp, pp, ep, ada, stage_params, expert_params, tr=Non
     return {k: dense[k] + experts[k] for k in dense}
 
 
+def _col(c, k):
+    return np.asarray(c.get(k, np.nan), dtype=np.float64)
+
+
 def evaluate(**c) -> dict:
     """All record columns from input columns (numpy arrays or scalars that broadcast).
 
@@ -267,6 +272,13 @@ def evaluate(**c) -> dict:
                            tr, "last")
     st_first, host_first = M.offload_split(st_first, c["offload"])
     st_last, host_last = M.offload_split(st_last, c["offload"])
+    # fp8 parameters (Megatron --fp8-param-gather): the model's weights are the fp8 tensors (1 byte; the fp32 master
+    # stays in the optimizer), so the bf16 copy is gone and only the transpose remains a separate copy
+    recipe = LP.effective(c.get("fp8_recipe", "none"), c["compute_dtype"])
+    fp8_params = np.asarray(c.get("fp8_param_gather", False), dtype=bool) & (recipe != "none")
+    if np.any(fp8_params):
+        for stx in (st_first, st_last):
+            stx["weights_bytes"] = np.where(fp8_params, stx["weights_bytes"] * 0.5, stx["weights_bytes"])
     # gathered-parameter buffers (ZeRO-3/FSDP conventions, parameter offload) and QLoRA's dequantised layer
     arch = MD.arch_columns(c)
     units = MD.unit_params(**arch)
@@ -337,7 +349,15 @@ def evaluate(**c) -> dict:
     activations = np.where(last_is_worst, acts_last, acts_first)
     logits_here = np.where(pp > 1, np.where(last_is_worst, logits, 0.0), logits)
 
-    subtotal = state + buffers + activations + logits_here
+    # low-precision weight copies (core/lowp.py): per local parameter; under ZeRO-3 only the gathered layer's
+    copy_b = np.maximum(LP.number(recipe, "weight_copy_bytes") - np.where(fp8_params, 1.0, 0.0), 0.0)
+    if np.any(copy_b > 0):
+        local = np.where(np.asarray(c["zero_stage"]) == 3, units["largest_layer"] * scale / tp,
+                         st["weights_bytes"] / np.maximum(wb * np.where(fp8_params, 0.5, 1.0), 1e-9))
+        lowp_w = copy_b * local
+    else:
+        lowp_w = 0.0
+    subtotal = state + buffers + lowp_w + activations + logits_here
     # the overhead is a GPU runtime's (CUDA context, NCCL, the caching allocator): XLA on TPU assigns buffers statically
     on_tpu = np.asarray(c.get("family_index", -1.0), dtype=np.float64) == float(family_names().index("tpu"))
     overhead = np.where(on_tpu, 0.0, M.overhead_bytes(subtotal, c["overhead_fixed_bytes"], c["fragmentation_frac"]))
@@ -430,6 +450,8 @@ def evaluate(**c) -> dict:
 
     nan = np.nan
     pred_mfu = fpt * pred_tps / (n_gpus * peak)
+    lp_peak = np.where(recipe == "none", 0.0, np.where(LP.is_fp4(recipe), _col(c, "peak_fp4_flops_per_s"),
+                                                       _col(c, "peak_fp8_flops_per_s")))
     out = {
         "valid": valid,
         "reason": reason_text(code),
@@ -447,6 +469,7 @@ def evaluate(**c) -> dict:
         "recompute_peak_bytes": first["recompute_peak_bytes"],
         "logits_bytes": logits_here,
         "param_buffer_bytes": buffers + 0.0 * total,
+        "lowp_weights_bytes": lowp_w + 0.0 * total,
         "overhead_bytes": overhead,
         "total_bytes": total,
         "gpu_memory_bytes": cap,
@@ -486,6 +509,9 @@ def evaluate(**c) -> dict:
         "days_high": tc["days"] * f_hi,
         "cost_low_usd": tc["cost_usd"] * f_lo,
         "cost_high_usd": tc["cost_usd"] * f_hi,
+        "model_tflops_per_gpu": fpt * pred_tps / n_gpus / 1e12,
+        "predicted_mfu_lowp": np.where(lp_peak > 0, fpt * pred_tps / (n_gpus * np.where(lp_peak > 0, lp_peak, 1.0)),
+                                       pred_mfu),
         "validated": is_valid & pred,
     }
     shape = np.broadcast_shapes(*(np.shape(v) for v in out.values()))
@@ -656,7 +682,8 @@ GPU_STEP_FIELDS = ("memory_bandwidth_bytes_per_s", "intra_node_bytes_per_s", "in
                    "host_link_bytes_per_s", "family_index", "fa2_attention_efficiency",
                    "gpus_per_node", "sm_count", "matmul_efficiency", "attention_efficiency", "causal_ratio",
                    "sustained_fraction",
-                   "hbm_efficiency", "intra_node_efficiency", "inter_node_efficiency", "collective_latency_s")
+                   "hbm_efficiency", "intra_node_efficiency", "inter_node_efficiency", "collective_latency_s",
+                   "peak_bf16_flops_per_s", "peak_fp8_flops_per_s", "peak_fp4_flops_per_s", "fp8_matmul_efficiency")
 
 
 def _explain(code: int, cfg: Config) -> str:

@@ -28,6 +28,8 @@ class Accelerator:
     memory_bandwidth_bytes_per_s: float
     peak_fp8_flops_per_s: float = math.nan
     peak_fp32_flops_per_s: float = math.nan
+    peak_fp4_flops_per_s: float = math.nan  # dense FP4 / NVFP4 (Blackwell), MXFP4 (CDNA4)
+    fp8_matmul_efficiency: float = math.nan  # achievable fraction of the fp8 peak (ml-engineering MAMF); NaN: unknown
     intra_node_bytes_per_s: float = math.nan
     inter_node_bytes_per_s: float = math.nan
     host_link_bytes_per_s: float = math.nan  # GPU ↔ host (PCIe / NVLink-C2C), one direction
@@ -141,6 +143,8 @@ def catalog() -> dict[str, Accelerator]:
                 peak_bf16_flops_per_s=_f(row, "bf16_tflops", TFLOP),
                 peak_fp8_flops_per_s=_f(row, "fp8_tflops", TFLOP),
                 peak_fp32_flops_per_s=_f(row, "fp32_tflops", TFLOP),
+                peak_fp4_flops_per_s=_f(row, "fp4_tflops", TFLOP),
+                fp8_matmul_efficiency=_f(row, "fp8_matmul_efficiency"),
                 memory_bytes=_f(row, "memory", mem_scale),
                 memory_unit=unit,
                 memory_bandwidth_bytes_per_s=_f(row, "hbm_tb_per_s", TB),

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import lowp as LP
 from . import profiles as PF
 from . import recompute as RC
 from . import tables as T
@@ -205,6 +206,14 @@ INPUTS: tuple[Input, ...] = (
           "llm-foundry, fms-fsdp, OLMo-core, HF Accelerate/Trainer), deepspeed (the ZeRO engine on Hugging Face-style "
           "models), maxtext (JAX/XLA on GPU and TPU); its profile sets fused or eager kernels, the attention kernel, "
           "overlap, host overhead and the layouts offered", "framework", choices=PF.FRAMEWORKS),
+    Input("fp8_recipe", "choice", "none", "", "low-precision training as frameworks run it (data/lowp.csv): the linear "
+          "layers' GEMMs at the fp8 (nvfp4: fp4) rate with their quantise / amax / transpose kernels and fp8 weight "
+          "copies; attention core and LM head stay bf16. delayed | current (tensor-wise) | rowwise (torchao) | "
+          "blockwise (DeepSeek-V3 1×128 / 128×128) | mxfp8 | nvfp4 (Blackwell). compute_dtype fp8 alone means delayed. "
+          "MFU stays against compute_dtype's peak (bf16 by default, as published tables quote it)", "framework",
+          choices=("none", "delayed", "current", "rowwise", "blockwise", "mxfp8", "nvfp4")),
+    Input("fp8_param_gather", "bool", False, "", "gather parameters in fp8 (Megatron --fp8-param-gather): ZeRO-3 / "
+          "distributed-optimizer gathers move 1 byte per parameter", "framework"),
     Input("compile", "bool", False, "", "torch.compile the layers (fsdp, deepspeed): Inductor fuses the elementwise "
           "work; megatron fuses by hand and maxtext always compiles, so it changes nothing there", "framework"),
     Input("attention_kernel", "choice", "auto", "", "the attention kernel: native (the chip's best: cuDNN / "
@@ -359,6 +368,7 @@ WIDGETS = {
     "dp_shard": Widget("dpshard", "HSDP shard degree (0 = dp / replicas)"),
     "framework": Widget("fw", "Framework"),
     "compile": Widget("compile", "torch.compile (fsdp, deepspeed)"),
+    "fp8_recipe": Widget("fp8r", "Low-precision recipe"), "fp8_param_gather": Widget("fp8pg", "fp8 parameter gather"),
     "attention_kernel": Widget("attk2", "Attention kernel"),
     "recompute_modules": Widget("rcmod", "Recompute modules (Megatron names; with selective)", multi=RC.MODULE_NAMES),
     "recompute_layers": Widget("rclay", "Recompute only K layers per stage (0 = all)"),
@@ -455,6 +465,24 @@ class Rule:
 
 def _pos_int(x):
     return (x < 1) | (x != np.floor(x))
+
+
+def _opt(g, k, default):
+    try:
+        return g(k)
+    except KeyError:  # a caller's hand-built columns without the accelerator's low-precision fields
+        return np.asarray(default)
+
+
+def _lowp_unsupported(g):
+    from .hardware import family_names
+    r = _opt(g, "fp8_recipe", "none")
+    if not np.any(r != "none"):
+        return np.zeros(np.shape(r), dtype=bool)
+    names = np.asarray(("",) + family_names(), dtype=object)
+    idx = np.clip(np.asarray(_opt(g, "family_index", -1.0), dtype=np.float64).astype(np.int64) + 1, 0, len(names) - 1)
+    peak = np.where(LP.is_fp4(r), _opt(g, "peak_fp4_flops_per_s", np.nan), _opt(g, "peak_fp8_flops_per_s", np.nan))
+    return (r != "none") & (~LP.supported(r, names[idx]) | ~(np.asarray(peak, dtype=np.float64) > 0))
 
 
 def _div(a, b):
@@ -600,6 +628,9 @@ RULES: tuple[Rule, ...] = (
     Rule("dp_shard", "dp_shard × dp_replicate must equal dp = n_gpus / (tp·pp·cp) (or give 0)",
          lambda g: (g("dp_shard") > 0) & (g("dp_shard") * g("dp_replicate")
                                            != np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp") * g("cp"), 1)))),
+    Rule("fp8_recipe", "the accelerator has no peak for the recipe's dtype (fp8; nvfp4: fp4), or its family does "
+         "not run the recipe (mxfp8 and nvfp4 need Blackwell's block-scaled tensor cores)",
+         lambda g: _lowp_unsupported(g)),
     Rule("offload", "the framework does not offload the optimizer to the host (maxtext)",
          lambda g: ~_is(g, "offload", "none") & ~(PF.number(g("framework"), "cpu_optimizer_params_per_s_per_node") > 0)),
     Rule("attention_kernel", "must be auto, native or fa2",

@@ -20,7 +20,8 @@ class Column:
 
 # Memory parts: state parts sum to state_bytes; TOTAL_PARTS sum to total_bytes (tests/test_record_schema.py).
 STATE_PARTS = ("weights_bytes", "grads_bytes", "grad_accum_bytes", "optimizer_bytes", "master_bytes")
-TOTAL_PARTS = STATE_PARTS + ("param_buffer_bytes", "activations_bytes", "logits_bytes", "overhead_bytes")
+TOTAL_PARTS = STATE_PARTS + ("param_buffer_bytes", "lowp_weights_bytes", "activations_bytes", "logits_bytes",
+                             "overhead_bytes")
 BINDING = ("state", "activations", "logits", "overhead")  # which group of TOTAL_PARTS is largest (buffers: state)
 STAGES = ("first", "last")
 TIME_SOURCES = ("mfu", "predicted", "measured")
@@ -58,6 +59,8 @@ RECORD: tuple[Column, ...] = (
     Column("logits_bytes", "float", _B, "logits kept for the loss (last stage)"),
     Column("param_buffer_bytes", "float", _B, "gathered-parameter buffers of ZeRO-3/FSDP (zero_convention "
            "deepspeed or fsdp; parameter offload) and a quantised base's dequantised layer"),
+    Column("lowp_weights_bytes", "float", _B, "the low-precision recipe's weight copies (fp8 weights and their "
+           "transposes, block scales; data/lowp.csv weight_copy_bytes per local parameter; ZeRO-3: the gathered layer's)"),
     Column("overhead_bytes", "float", _B, "fixed overhead + fragmentation"),
     Column("total_bytes", "float", _B, "state + buffers + activations + logits + overhead"),
     Column("gpu_memory_bytes", "float", "bytes (GB = 1e9)", "memory of one accelerator"),
@@ -108,6 +111,10 @@ RECORD: tuple[Column, ...] = (
     Column("days_high", "float", "days", "days at the slow end of the interval"),
     Column("cost_low_usd", "float", "USD", "cost at the fast end of the interval"),
     Column("cost_high_usd", "float", "USD", "cost at the slow end of the interval"),
+    Column("model_tflops_per_gpu", "float", "TFLOP/s", "model FLOPs per second per GPU at the predicted step (how "
+           "published tables compare runs of any precision)"),
+    Column("predicted_mfu_lowp", "float", "fraction", "the predicted MFU against the recipe's low-precision peak (fp8, or "
+           "fp4 for nvfp4); equal to predicted_mfu without a recipe"),
     Column("validated", "bool", "", "the time is predicted and published runs of this framework validate the layout "
            "class, chip family, size and sequence length (core/intervals.py); false: outside what was validated"),
 )

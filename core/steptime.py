@@ -65,6 +65,7 @@ from typing import Callable
 import numpy as np
 
 from . import comm as C
+from . import lowp as LP
 from . import profiles as P
 from . import recompute as RC
 from . import schedule as S
@@ -132,7 +133,20 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     prof_scale = _f(c["fit_sustained_scale"]) if "fit_sustained_scale" in c else P.number(fw, "sustained_scale")
     on_tpu = _f(g("family_index", -1.0)) == TPU_FAMILY
     sus = _f(c["sustained_fraction"]) * eff_scale * np.where(on_tpu, 1.0, prof_scale)
-    peak, eff, sms = _f(c["peak_flops_per_s"]) * sus, _f(c["matmul_efficiency"]), _f(c["sm_count"])
+    # low precision (core/lowp.py, data/lowp.csv): the linear layers at the recipe's rate, the rest at bf16
+    recipe = LP.effective(g("fp8_recipe", "none"), g("compute_dtype", "bf16"))
+    lowp = recipe != "none"
+    bf16_raw = _f(g("peak_bf16_flops_per_s", np.nan))
+    fp8_dt = np.asarray(g("compute_dtype", "bf16")) == "fp8"
+    base_raw = np.where(fp8_dt & (bf16_raw > 0), bf16_raw, _f(c["peak_flops_per_s"]))
+    peak, eff, sms = base_raw * sus, _f(c["matmul_efficiency"]), _f(c["sm_count"])
+    fp4 = LP.is_fp4(recipe)
+    lp_raw = np.where(fp4, _f(g("peak_fp4_flops_per_s", np.nan)), _f(g("peak_fp8_flops_per_s", np.nan)))
+    eff8 = _f(g("fp8_matmul_efficiency", np.nan))
+    eff8 = np.where(eff8 > 0, eff8, eff * LP.FP8_OVER_BF16_MAMF) * LP.number(recipe, "gemm_factor")
+    peak_lin = np.where(lowp, lp_raw * sus, peak)
+    eff_lin = np.where(lowp, eff8, eff)
+    lin_bytes = np.where(lowp, np.where(fp4, 0.5, 1.0), 2.0)
     hbm = _f(c["memory_bandwidth_bytes_per_s"]) * _f(c["hbm_efficiency"]) * sus
     lat = _f(c["collective_latency_s"])
     gpn = _f(c["gpus_per_node"])
@@ -154,9 +168,12 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     def gemm(m_, n_, k_, batch=1.0):
         return gemm_time_s(m_, n_, k_, peak, eff, sms, hbm, batch=batch)
 
+    def lin(m_, n_, k_, batch=1.0):  # a linear layer's GEMM: at the low-precision rate under a recipe
+        return gemm_time_s(m_, n_, k_, peak_lin, eff_lin, sms, hbm, dtype_bytes=lin_bytes, batch=batch)
+
     # --- one layer's forward components --------------------------------------------------------------------------
     gated = np.where(swiglu, 2.0, 1.0)
-    dense_in, dense_out = gemm(T, gated * f / t, h), gemm(T, h, f / t)
+    dense_in, dense_out = lin(T, gated * f / t, h), lin(T, h, f / t)
     # MoE as Megatron-Core runs it (megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher:
     # "A2A(EP) -> AG(TP) -> experts -> RS(TP) -> A2A(EP)", the TP there being the expert-TP group): the router and the
     # all-to-all see the TP rank's sequence shard T/t; the expert-TP group gathers etp ranks' tokens, each expert's
@@ -164,20 +181,20 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     etp = np.where(_f(g("etp", 0)) >= 1, _f(g("etp", 0)), t)
     T_moe = T / t
     tok_e = ep * T_moe * topk * etp / np.where(moe, E, 1.0)
-    shared_in = np.where(n_shared > 0, gemm(T, gated * n_shared * fs / t, h), 0.0)
-    shared_out = np.where(n_shared > 0, gemm(T, h, n_shared * fs / t), 0.0)
-    moe_in = gemm(tok_e, gated * fe / etp, h, E / ep) + gemm(T_moe, E, h) + shared_in
-    moe_out = gemm(tok_e, h, fe / etp, E / ep) + shared_out
+    shared_in = np.where(n_shared > 0, lin(T, gated * n_shared * fs / t, h), 0.0)
+    shared_out = np.where(n_shared > 0, lin(T, h, n_shared * fs / t), 0.0)
+    moe_in = lin(tok_e, gated * fe / etp, h, E / ep) + gemm(T_moe, E, h) + shared_in
+    moe_out = lin(tok_e, h, fe / etp, E / ep) + shared_out
     mixed = moe & (n_dense > 0) & (n_moe > 0)
     moe_share = np.where(moe, np.where(mixed, n_moe / L, 1.0), 0.0)
 
     def avg(dense_v, moe_v):
         return np.where(mixed, (n_dense * dense_v + n_moe * moe_v) / L, np.where(moe, moe_v, dense_v))
 
-    std_qkv = gemm(T, (a * hd + kh * hd + kh * vd) / t, h)
-    q_up = np.where(qr > 0, gemm(T, a * hd / t, qr), gemm(T, a * hd / t, h))
-    kv_up = gemm(T, a * (hd - dr + vd) / t, kvr)
-    mla_qkv = np.where(qr > 0, gemm(T, qr, h), 0.0) + q_up + gemm(T, kvr + dr, h) + kv_up
+    std_qkv = lin(T, (a * hd + kh * hd + kh * vd) / t, h)
+    q_up = np.where(qr > 0, lin(T, a * hd / t, qr), lin(T, a * hd / t, h))
+    kv_up = lin(T, a * (hd - dr + vd) / t, kvr)
+    mla_qkv = np.where(qr > 0, lin(T, qr, h), 0.0) + q_up + lin(T, kvr + dr, h) + kv_up
     mla_up = np.where(qr > 0, q_up, 0.0) + kv_up  # Megatron's mla_up_proj: the up-projections
     width = a * (hd + vd) / 2.0
     core_flops = 4.0 * b * (s / cp) * s * width / t
@@ -207,9 +224,9 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     act_b = np.where(swiglu, P.element_bytes(impl, "swiglu"), P.element_bytes(impl, "gelu"))
     comp = {
         "qkv": np.where(mla, mla_qkv, std_qkv),
-        "k_proj": np.where(mla, 0.0, gemm(T, kh * hd / t, h)),
+        "k_proj": np.where(mla, 0.0, lin(T, kh * hd / t, h)),
         "mla_up": np.where(mla, mla_up, 0.0),
-        "out": gemm(T, h, a * vd / t),
+        "out": lin(T, h, a * vd / t),
         "mlp_in": avg(dense_in, moe_in),
         "mlp_out": avg(dense_out, moe_out),
         "core": np.where(flash, flash_fb / (1 + FLASH_BWD_OVER_FWD), math_fwd),
@@ -247,6 +264,16 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     core_stage = Ls * (core_fwd + core_bwd)
     elem_stage = Ls * 3.0 * elem_fwd + 3.0 * head_elem
     fwd = Ls * layer_fwd + head_gemm + head_elem
+    # the recipe's quantise / amax / transpose kernels (data/lowp.csv bytes per element) on each linear GEMM's
+    # input (forward) and output gradient (backward), at HBM speed; TE quantises a sequence-parallel input on its shard
+    if np.any(lowp):
+        x_in = outside * h + a * vd / t + outside * h + act_width
+        g_out = (a * hd + 2.0 * kh * hd) / t + outside * h + avg(gated * f, gated * (topk * fe + n_shared * fs)) / t \
+            + outside * h
+        q_fwd = np.where(lowp, T * x_in * LP.number(recipe, "fwd_bytes") / hbm, 0.0)
+        q_bwd = np.where(lowp, T * g_out * LP.number(recipe, "bwd_bytes") / hbm, 0.0)
+        elem_stage = elem_stage + Ls * (q_fwd + q_bwd)
+        fwd = fwd + Ls * q_fwd
     if np.any(n_mtp > 0):  # multi-token prediction (DeepSeek-V3 §2.2), last stage: a projection 2h→h, a block, the head
         mtp_gemm = gemm(T, h, 2.0 * h) + comp["qkv"] + comp["out"] + np.where(moe, moe_in + moe_out,
                                                                             dense_in + dense_out)
@@ -287,13 +314,20 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     shard_bw = C.group_bus_bandwidth(shard_group, t, **link)
     rep_bw = C.group_bus_bandwidth(rep, t * shard_group, **link)
     grad_b, weight_b = _f(c["grad_dtype_bytes"]), _f(c["weight_dtype_bytes"])
+    # fp8 parameter gathers (Megatron --fp8-param-gather): ZeRO-3 gathers and the distributed optimizer's parameter
+    # all-gather move 1 byte per parameter (the gradient reduce-scatter stays at grad_b)
+    fp8_gather = np.asarray(g("fp8_param_gather", False), dtype=bool) & lowp
+    weight_b = np.where(fp8_gather, 1.0, weight_b)
     local = _f(stage_params) / t
     z3 = np.asarray(c["zero_stage"]) == 3
     # (terms no row of the chunk has are skipped: a sweep's chunk is mostly one kind)
     hybrid = bool(np.any(rep > 1))
     rep_ar = np.where(rep > 1, C.collective_time_s("all_reduce", local * grads * grad_b / shard, rep, rep_bw, lat),
                       0.0) if hybrid else 0.0
-    ar = C.collective_time_s("all_reduce", local * grads * grad_b, shard_group, shard_bw, lat) + rep_ar
+    # the distributed optimizer's reduce-scatter + all-gather (an all-reduce's bytes), the gather half at 1 byte with
+    # fp8 parameter gathers
+    ar_scale = np.where(fp8_gather & (np.asarray(c["zero_stage"]) >= 1), (grad_b + 1.0) / (2.0 * grad_b), 1.0)
+    ar = C.collective_time_s("all_reduce", local * grads * grad_b * ar_scale, shard_group, shard_bw, lat) + rep_ar
     z3_mb = (2.0 * C.collective_time_s("all_gather", local * weight_b, shard_group, shard_bw, lat)
              + C.collective_time_s("reduce_scatter", local * grads * grad_b, shard_group, shard_bw, lat)) \
         if np.any(z3) else 0.0

@@ -148,3 +148,145 @@ def test_expert_tp_splits_the_experts_state():
     one = estimate(config_from_inputs(**base, etp=1))
     assert same["weights_bytes"] == pytest.approx(default["weights_bytes"], rel=1e-12)
     assert one["weights_bytes"] > 2 * same["weights_bytes"]  # experts whole on each rank: most of Mixtral
+
+
+# --- low-precision training -----------------------------------------------------------------------------------------
+# Published BF16 / FP8 pairs (same model, layout and table; the BF16 run is in data/published_runs.csv): the published
+# speed-up (fp8 tokens/s ÷ bf16 tokens/s) and the recipe the source states. torchtitan's and torchao's "tensorwise" is
+# current scaling; their "rowwise" is rowwise; Pax/TE is delayed scaling; torchao's MXFP8 on B200 is mxfp8.
+FP8_PAIRS = [  # (bf16 run, recipe, published speed-up, source of the fp8 figure)
+    ("tt-h100-405b-aug24-bf16", "current", 177 / 109, "torchtitan docs/performance.md @3faaa1a, 405B on 128 H100"),
+    ("tt-h100-dec24-8b-8g-compile", "current", 8532 / 6667, "torchtitan benchmarks/llama3_h100_202412, 8 H100"),
+    ("tt-h100-dec24-8b-128g-compile", "current", 8380 / 6514, "torchtitan benchmarks/llama3_h100_202412, 128 H100"),
+    ("tt-h100-jun25-70b-bf16-vanilla", "current", 809.8 / 597.3, "torchtitan asyncTP_llama3_h100_2025-06, tensorwise"),
+    ("tt-h100-jun25-70b-bf16-vanilla", "rowwise", 599.6 / 597.3, "torchtitan asyncTP_llama3_h100_2025-06, rowwise"),
+    ("tt-h100-jun25-70b-bf16-asynctp", "current", 942.4 / 652.4, "torchtitan asyncTP_llama3_h100_2025-06"),
+    ("tt-h100-jun25-70b-bf16-asynctp", "rowwise", 624.8 / 652.4, "torchtitan asyncTP_llama3_h100_2025-06"),
+    ("tt-h100-jun25-8b-bf16-vanilla", "current", 5078.1 / 4378, "torchtitan asyncTP_llama3_h100_2025-06"),
+    ("tt-h100-jun25-8b-bf16-vanilla", "rowwise", 3708.5 / 4378, "torchtitan asyncTP_llama3_h100_2025-06"),
+    ("tt-h100-jun25-8b-bf16-asynctp", "current", 5570.1 / 4809.4, "torchtitan asyncTP_llama3_h100_2025-06"),
+    ("tt-h100-jun25-8b-bf16-asynctp", "rowwise", 3914.9 / 4809.4, "torchtitan asyncTP_llama3_h100_2025-06"),
+    ("ao-h100-sxm-8b-bf16", "current", 7689.5 / 6150, "pytorch/ao torchao/float8 README, Llama 3 8B on 8 H100"),
+    ("ao-h100-sxm-8b-bf16", "rowwise", 6768 / 6150, "pytorch/ao torchao/float8 README"),
+    ("ao-mi300x-8b-bf16", "current", 6166.0 / 5376.5, "pytorch/ao torchao/float8 README, MI300X"),
+    ("ao-mi300x-8b-bf16", "rowwise", 5891.0 / 5376.5, "pytorch/ao torchao/float8 README, MI300X"),
+    ("ao-b200-8b-bf16", "current", 10417.0 / 8307.5, "pytorch/ao torchao/float8 README, B200"),
+    ("ao-b200-8b-bf16", "mxfp8", 9969.0 / 8307.5, "pytorch/ao torchao/float8 README, B200 MXFP8 (cuBLAS)"),
+    ("ao-b200-8b-bf16", "rowwise", 8640.5 / 8307.5, "pytorch/ao torchao/float8 README, B200"),
+    ("pax-5b-h100-sxm-tebf16", "delayed", 4863304 / 3394028, "NVIDIA JAX-Toolbox Pax 5B, TE fp8"),
+    ("pax-175b-h100-sxm-tebf16", "delayed", 172954 / 104448, "NVIDIA JAX-Toolbox Pax 175B, TE fp8"),
+]
+# predicted speed-up off by more than 10 %: torchtitan's rowwise runs are slower than BF16 (0.81–1.00) where torchao's
+# own rowwise rows are faster (1.04–1.10) — one recipe, two sources that disagree; the August 2024 405B pair (1.62)
+# changed more than the precision between its two rows; MI300X tensorwise (1.15) gains less than the fp8 peak implies
+FP8_MISSES = {("tt-h100-405b-aug24-bf16", "current"), ("tt-h100-jun25-70b-bf16-vanilla", "rowwise"),
+              ("tt-h100-jun25-70b-bf16-asynctp", "rowwise"), ("tt-h100-jun25-8b-bf16-vanilla", "rowwise"),
+              ("tt-h100-jun25-8b-bf16-asynctp", "rowwise"), ("ao-mi300x-8b-bf16", "current")}
+
+
+def _speedup(base_id, recipe):
+    from core.validation import runs
+    run = next(r for r in runs() if r.id == base_id)
+    a = estimate(config_from_inputs(**{**run.inputs, "mfu": "auto"}))
+    f = estimate(config_from_inputs(**{**run.inputs, "mfu": "auto", "fp8_recipe": recipe}))
+    assert f["fits"]
+    return a["predicted_step_time_s"] / f["predicted_step_time_s"]
+
+
+@pytest.mark.parametrize("base,recipe,published,src", [
+    pytest.param(*p, id=f"{p[0]}-{p[1]}", marks=[pytest.mark.xfail(strict=True, reason="known miss (see FP8_MISSES)")]
+                 if (p[0], p[1]) in FP8_MISSES else []) for p in FP8_PAIRS])
+def test_fp8_speed_up_of_each_published_pair_within_10_percent(base, recipe, published, src):
+    assert _speedup(base, recipe) == pytest.approx(published, rel=0.10), src
+
+
+def test_fp8_is_not_a_peak_swap():
+    """Only the linear layers run at the fp8 rate, with their quantisation kernels: the speed-up is well below the
+    2× of the peaks (the issue's Llama-3.1-70B on 64 H100, tp 4, pp 2, 8K: the old model gave 1.72×)."""
+    base = dict(model="llama-3.1-70b", n_gpus=64, tp=4, pp=2, seq_len=8192, sequence_parallel=True,
+                global_batch=512, mfu="auto")
+    b = estimate(config_from_inputs(**base))
+    f = estimate(config_from_inputs(**base, fp8_recipe="delayed"))
+    assert 1.1 < b["predicted_step_time_s"] / f["predicted_step_time_s"] < 1.6
+    assert f["elementwise_s"] > b["elementwise_s"]  # the quantise / amax / transpose kernels
+    # MFU against the bf16 peak by default (as published tables quote it), the fp8 figure beside it
+    h100 = catalog()["h100-sxm"]
+    assert f["predicted_mfu_lowp"] == pytest.approx(
+        f["predicted_mfu"] * h100.peak_flops_per_s("bf16") / h100.peak_flops_per_s("fp8"), rel=1e-9)
+    assert f["model_tflops_per_gpu"] == pytest.approx(f["predicted_mfu"] * h100.peak_flops_per_s("bf16") / 1e12,
+                                                      rel=1e-9)
+    legacy = estimate(config_from_inputs(**base, compute_dtype="fp8"))  # compute_dtype fp8 alone: delayed
+    assert legacy["predicted_step_time_s"] == pytest.approx(f["predicted_step_time_s"], rel=1e-12)
+
+
+def test_fp8_memory_rows_and_param_gather():
+    """Transformer Engine keeps fp8 weights and their transposes (2 bytes per local parameter, a named ledger row);
+    with --fp8-param-gather the weights are the fp8 tensors (1 byte), only the transpose is extra, and the
+    distributed optimizer's gathers move 1 byte per parameter."""
+    base = dict(model="llama-3.1-8b", n_gpus=8, seq_len=4096, mfu="auto", fp8_recipe="delayed")
+    r = estimate(config_from_inputs(**base))
+    bf = estimate(config_from_inputs(**{**base, "fp8_recipe": "none"}))
+    assert r["lowp_weights_bytes"] == pytest.approx(2 * r["weights_bytes"] / 2, rel=1e-9)  # 2 B vs bf16's 2 B
+    assert r["total_bytes"] > bf["total_bytes"] and bf["lowp_weights_bytes"] == 0
+    pg = estimate(config_from_inputs(**base, fp8_param_gather=True))
+    assert pg["weights_bytes"] == pytest.approx(r["weights_bytes"] / 2, rel=1e-9)
+    assert pg["lowp_weights_bytes"] == pytest.approx(r["lowp_weights_bytes"] / 2, rel=1e-9)
+    assert pg["dp_comm_s"] < r["dp_comm_s"]
+
+
+@pytest.mark.parametrize("inputs", [dict(gpu="h100-sxm", fp8_recipe="mxfp8"), dict(gpu="h100-sxm", fp8_recipe="nvfp4"),
+                                    dict(gpu="a100-80gb", fp8_recipe="current")])
+def test_a_recipe_the_accelerator_cannot_run_is_refused(inputs):
+    with pytest.raises(ValueError, match="fp8_recipe"):
+        config_from_inputs(model="llama-3.1-8b", **inputs)
+
+
+def test_nvfp4_on_blackwell_is_faster_than_mxfp8():
+    base = dict(model="llama-3.1-70b", gpu="b200", n_gpus=64, tp=2, pp=4, sequence_parallel=True, seq_len=8192,
+                global_batch=256, mfu="auto")
+    mx = estimate(config_from_inputs(**base, fp8_recipe="mxfp8"))
+    fp4 = estimate(config_from_inputs(**base, fp8_recipe="nvfp4"))
+    assert fp4["predicted_step_time_s"] < mx["predicted_step_time_s"]
+    assert fp4["lowp_weights_bytes"] < mx["lowp_weights_bytes"]
+
+
+# --- MoE runs, out of sample ------------------------------------------------------------------------------------------
+# data/published_runs_moe.csv: 43 published BF16 Megatron-Core MoE runs (Megatron-Bridge performance summaries,
+# Megatron-MoE-ModelZoo's Qwen3 tables, the Megatron-Core MoE README), not used by any fit. Where the model misses
+# (bench/RESULTS.md "MoE and low precision" gives the ratios and what they point at), the test is a strict xfail.
+from core import validation as V  # noqa: E402
+
+MOE_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_moe.csv")
+MOE_NOT_FIT = {"mb260401-gpt-oss-120b-b200-64g-bf16-tp1pp1cp1ep8vp1mbs4gbs1280",
+               "mb2604-gpt-oss-120b-b200-64g-bf16-tp1pp1cp1ep8vp1mbs4gbs1280",
+               "mb260201-gpt-oss-120b-b200-64g-bf16-tp1pp1cp1ep8vp1mbs4gbs1280",
+               "mb2511-deepseek-v3-gb300-256g-bf16-tp1pp2cp1ep32vp4mbs1gbs4096",
+               "mb2511-qwen3-235b-a22b-gb300-256g-bf16-tp1pp4cp1ep16vp12mbs2gbs8192",
+               "mb2511-deepseek-v3-gb200-256g-bf16-tp1pp4cp1ep64vp4mbs1gbs4096",
+               "mb2511-gpt-oss-120b-b200-64g-bf16-tp1pp1cp1ep8vp1mbs4gbs512",
+               "mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
+               "zoo-qwen3-235b-h100-256g-0", "zoo-qwen3-235b-h100-256g-1", "zoo-qwen3-235b-h100-256g-2",
+               "zoo-qwen3-235b-h100-256g-3"}
+MOE_WITHIN = {"mcore-moe-readme-mixtral8x7b-h100-64g", "zoo-qwen3-235b-h100-longctx-16384-dropless",
+              "zoo-qwen3-235b-h100-longctx-32768-forcedbalance", "zoo-qwen3-235b-h100-longctx-65536-forcedbalance",
+              "mb2511-deepseek-v3-gb300-256g-bf16-tp1pp2cp1ep32vp4mbs1gbs4096",
+              "mb2511-qwen3-235b-a22b-gb300-256g-bf16-tp1pp4cp1ep16vp12mbs2gbs8192",
+              "mb2511-deepseek-v3-gb200-256g-bf16-tp1pp4cp1ep64vp4mbs1gbs4096",
+              "mb2511-qwen3-235b-a22b-gb200-256g-bf16-tp1pp8cp1ep32vp3mbs1gbs8192"}
+
+
+def _moe(run):
+    rec = estimate(config_from_inputs(**{**run.inputs, "mfu": "auto"}))
+    return V.step_ratio(run, V.metric_of(rec, run)), rec
+
+
+@pytest.mark.parametrize("run", [pytest.param(r, id=r.id, marks=[pytest.mark.xfail(
+    strict=True, reason="predicted not to fit")] if r.id in MOE_NOT_FIT else []) for r in MOE_RUNS])
+def test_published_moe_run_fits(run):
+    assert _moe(run)[1]["fits"]
+
+
+@pytest.mark.parametrize("run", [pytest.param(r, id=r.id, marks=[] if r.id in MOE_WITHIN else [pytest.mark.xfail(
+    strict=True, reason="outside 15 %")]) for r in MOE_RUNS])
+def test_published_moe_run_within_15_percent(run):
+    assert _moe(run)[0] == pytest.approx(1.0, abs=0.15)

@@ -25,13 +25,15 @@ PART_COLORS = {
     "optimizer": "#2ca02c",
     "master": "#98df8a",
     "param_buffer": "#17becf",
+    "lowp_weights": "#bcbd22",
     "activations": "#9467bd",
     "logits": "#8c564b",
     "overhead": "#7f7f7f",
 }
 PART_TITLES = {
     "weights": "weights", "grads": "gradients", "grad_accum": "fp32 grad accumulation", "optimizer": "optimizer",
-    "master": "fp32 master", "param_buffer": "gathered-parameter buffers", "activations": "activations",
+    "master": "fp32 master", "param_buffer": "gathered-parameter buffers",
+    "lowp_weights": "fp8 / fp4 weight copies", "activations": "activations",
     "logits": "logits", "overhead": "overhead",
 }
 OVER = "#d62728"  # over capacity

@@ -1,0 +1,62 @@
+"""Issue 19's checks as tables (not a test): each published BF16/FP8 pair's speed-up against the predicted one, and
+each published MoE run of data/published_runs_moe.csv (out of sample: no fit reads it) against its prediction.
+
+    python bench/bench_recipes.py            # print Markdown
+    python bench/bench_recipes.py --write    # also replace the "MoE and low precision" section of bench/RESULTS.md
+"""
+import argparse
+import datetime as dt
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import test_recipes as TR  # noqa: E402  (the pairs and their sources live with their test)
+from core import validation as V  # noqa: E402
+
+
+def main(write: bool) -> str:
+    L = ["## MoE and low precision", "",
+         f"Command: `python bench/bench_recipes.py --write` · date: {dt.date.today().isoformat()}", "",
+         "Published BF16 → FP8 speed-ups (fp8 tokens/s ÷ bf16 tokens/s of the same table, layout and model) against "
+         "the predicted step ratio with the recipe the source states (`--fp8-recipe`); no constant is fitted to them.",
+         "", "| bf16 run | recipe | published | predicted | error | source |", "|---|---|---|---|---|---|"]
+    errs = []
+    for base, recipe, pub, src in TR.FP8_PAIRS:
+        pred = TR._speedup(base, recipe)
+        errs.append(abs(pred / pub - 1))
+        L.append(f"| {base} | {recipe} | {pub:.2f} | {pred:.2f} | {pred / pub - 1:+.1%} | {src} |")
+    within = sum(e <= 0.10 for e in errs)
+    L += ["", f"{within} of {len(errs)} pairs within 10 % (median error {statistics.median(errs):.1%}). The misses: "
+          "torchtitan's rowwise rows run slower than BF16 (0.81–1.00) where torchao's own rowwise rows run faster "
+          "(1.04–1.10) on the same hardware — one recipe, two sources that disagree; the August 2024 405B pair (1.62) "
+          "changed more than the precision; MI300X tensorwise gains 1.15 where 1.30 is predicted.", "",
+          "Published MoE runs (BF16, Megatron-Core; data/published_runs_moe.csv), measured / predicted step:", "",
+          "| run | gpu | measured / predicted | fits |", "|---|---|---|---|"]
+    qs = []
+    for r in V.read(ROOT / "data" / "published_runs_moe.csv"):
+        q, rec = TR._moe(r)
+        qs.append(q)
+        L.append(f"| {r.id} | {r.gpu} | {q:.2f} | {'yes' if rec['fits'] else 'NO'} |")
+    ok = sum(abs(q - 1) <= 0.15 for q in qs)
+    L += ["", f"{ok} of {len(qs)} within 15 % (median |error| {statistics.median(abs(q - 1) for q in qs):.1%}) — "
+          "the target (every MoE run within 15 %) is not met. GPT-OSS 120B (24 rows) runs 1.34–1.6× slower than "
+          "predicted on every GPU generation: its 64-wide heads with sinks, 128 small experts with top-4 routing and "
+          "the permute / unpermute kernels are the likely terms (not modelled: token permutation, load imbalance, "
+          "capacity); Qwen3-235B on H100 at tp 2 / pp 8 runs 1.2–1.4× slower. 12 runs are predicted not to fit: the "
+          "in-flight activations of interleaved schedules at vp ≥ 4 and what DeepEP / Megatron free are not in the "
+          "ledger.", ""]
+    text = "\n".join(L) + "\n"
+    if write:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from results import write_section
+        write_section("MoE and low precision", text)
+    return text
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--write", action="store_true")
+    print(main(ap.parse_args().write))

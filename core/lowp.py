@@ -1,0 +1,65 @@
+"""Low-precision training recipes (data/lowp.csv): which GEMMs run in fp8 / fp4, at what rate, with which extra
+memory-bound kernels and weight copies. Each row carries its source (the framework's docs; bytes derived from the
+kernels' reads and writes).
+
+Convention (decided): the linear layers' GEMMs (QKV, output projection, MLP / experts) run at the recipe's peak
+(fp8, or fp4 for nvfp4) × the accelerator's achievable fp8 matmul fraction (data/accelerators.csv
+`fp8_matmul_efficiency`, ml-engineering's MAMF table; where unknown 0.95 × the bf16 fraction, the median FP8/BF16
+MAMF ratio of the five NVIDIA parts measured there) × the recipe's `gemm_factor`; the attention core, the router and
+the LM head stay bf16 (Transformer Engine and torchao convert nn.Linear layers of the blocks only). `compute_dtype`
+fp8 with no recipe is the delayed recipe (TE's default).
+"""
+from __future__ import annotations
+
+import csv
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "lowp.csv"
+FP8_OVER_BF16_MAMF = 0.95
+NUMERIC = ("fwd_bytes", "bwd_bytes", "weight_copy_bytes", "gemm_factor")
+
+
+@lru_cache(maxsize=1)
+def recipes() -> dict:
+    with open(DATA, newline="") as fh:
+        return {r["recipe"]: {**{k: float(r[k]) for k in NUMERIC}, "peak": r["peak"],
+                              "families": tuple(r["families"].split()), "source": r["source"]}
+                for r in csv.DictReader(fh)}
+
+
+NAMES = ("none", "delayed", "current", "rowwise", "blockwise", "mxfp8", "nvfp4")
+assert set(NAMES) == set(recipes()), sorted(recipes())
+
+
+def effective(recipe, compute_dtype) -> np.ndarray:
+    """The recipe each row runs: its fp8_recipe, or 'delayed' where compute_dtype is fp8 and none is given."""
+    r = np.asarray(recipe, dtype=object)
+    return np.where((r == "none") & (np.asarray(compute_dtype, dtype=object) == "fp8"), "delayed", r)
+
+
+def number(recipe, key: str) -> np.ndarray:
+    r = np.asarray(recipe, dtype=object)
+    out = np.zeros(r.shape)
+    if r.ndim == 0:
+        return np.asarray(recipes().get(str(r), recipes()["none"])[key])
+    for name, row in recipes().items():
+        if np.any(r == name):
+            out = np.where(r == name, row[key], out)
+    return out
+
+
+def is_fp4(recipe) -> np.ndarray:
+    return np.asarray(recipe, dtype=object) == "nvfp4"
+
+
+def supported(recipe, family) -> np.ndarray:
+    """True where the accelerator family runs the recipe (mxfp8 / nvfp4: Blackwell's block-scaled tensor cores)."""
+    r, f = np.asarray(recipe, dtype=object), np.asarray(family, dtype=object)
+    ok = r == "none"
+    for name, row in recipes().items():
+        if name != "none":
+            ok = ok | ((r == name) & np.isin(f, row["families"]))
+    return ok
