@@ -260,7 +260,10 @@ def render_step(rec) -> str:
             L.append(f"  {k[:-2]:<14}{fmt_si(rec[k], 's'):>12}  {rec[k] / rec['predicted_step_time_s']:6.1%}   "
                      f"{STEP_PART_WORDS[k]}")
     L.append(f"  predicted MFU {rec['predicted_mfu']:.1%}, HFU {rec['predicted_hfu']:.1%}, "
-             f"{rec['predicted_tokens_per_s']:,.0f} tokens/s for the whole job")
+             f"{rec['predicted_tokens_per_s']:,.0f} tokens/s for the whole job, "
+             f"{rec['model_tflops_per_gpu']:,.0f} model TFLOP/s per GPU"
+             + (f"; {rec['predicted_mfu_lowp']:.1%} of the low-precision peak"
+                if rec.get("predicted_mfu_lowp") is not None and rec.get("lowp_weights_bytes") else ""))
     L.append("  " + render_interval(rec))
     return "\n".join(L)
 
@@ -278,8 +281,8 @@ def render_interval(rec) -> str:
         if rec.get("cost_low_usd") is not None:
             s += f", ${rec['cost_low_usd']:,.0f} – ${rec['cost_high_usd']:,.0f}"
     if not rec.get("validated"):
-        s += ("\n  not validated: no published run of this framework and layout class (or this size or sequence "
-              "length) in data/published_runs.csv; the interval is widened")
+        s += ("\n  not validated: no published run of this framework and layout class (or this size, sequence "
+              "length or precision) in data/published_runs.csv; the interval is widened")
     return s
 
 

@@ -87,7 +87,7 @@ def calibration_words(cal: dict) -> str:
 
 
 NOT_VALIDATED = ("Not validated: no published run of this framework with this layout class (tp / pp / cp / MoE / "
-                 "ZeRO-3 / offload / hybrid sharding), size or sequence length is in data/published_runs.csv, so the "
+                 "ZeRO-3 / offload / hybrid sharding), size, sequence length or precision is in data/published_runs.csv, so the "
                  "interval is widened. Published runs of a validated class (core/intervals.py) are the safer plan.")
 
 
