@@ -243,6 +243,12 @@ def render_estimate(cfg, rec, params, ledger) -> str:
     basis = {"mfu": f"at MFU {cfg.mfu:.0%}" if cfg.mfu != "auto" else "", "predicted": "at the predicted step",
              "measured": "at the measured throughput"}[rec["time_source"]]
     L.append(f"  {basis}: {fmt_duration(rec['time_s'])}, {rec['gpu_hours']:,.0f} GPU-hours, {cost}")
+    if rec.get("energy_kwh") is not None and math.isfinite(rec["energy_kwh"]):
+        L.append(f"  energy {rec['energy_kwh'] / 1e3:,.1f} MWh, {rec['co2e_kg'] / 1e3:,.1f} t CO2e (location-based; "
+                 f"GPU-hours × {cfg.gpu_power_w or cfg.gpu.board_power_w:g} W × PUE {cfg.pue:g} × "
+                 f"{cfg.carbon_kg_per_kwh:g} kg/kWh; core/energy.py)")
+    else:
+        L.append("  energy: — (no board power for this accelerator in the catalog: give --gpu-power-w)")
     if rec.get("achieved_mfu") is not None:
         L.append(f"  measured: MFU {rec['achieved_mfu']:.1%}, HFU {rec['achieved_hfu']:.1%}")
     L += ["", render_step(rec)]

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import flops as F
 from . import memory as M
+from . import energy as EN
 from . import intervals as IV
 from . import lowp as LP
 from . import profiles as PF
@@ -435,6 +436,10 @@ def evaluate(**c) -> dict:
                                                   c["time_overhead_frac"])))
         source = np.where(measured, "measured", np.where(auto, "predicted", "mfu"))
         tc = F.time_and_cost(time_s, n_gpus, c["price_per_gpu_hour"])
+        power = np.where(np.asarray(c.get("gpu_power_w", np.nan), dtype=np.float64) > 0,
+                         np.asarray(c.get("gpu_power_w", np.nan), dtype=np.float64), _col(c, "board_power_w"))
+        en = EN.energy_and_carbon(tc["gpu_hours"], power, c.get("power_draw_frac", 1.0),
+                                  c.get("node_overhead_frac", 0.0), c.get("pue", 1.1), c.get("carbon_kg_per_kwh", 0.385))
         # the interval follows time_s: predicted → the step's 80 % interval; a given MFU or a measurement is the
         # user's figure, not a prediction (its interval is the point)
         pred = source == "predicted"
@@ -491,6 +496,7 @@ def evaluate(**c) -> dict:
         "time_s": time_s,
         **tc,
         "tokens_per_param": tokens / np.asarray(c["n_params"], dtype=np.float64),
+        **en,
         "price_per_gpu_hour": np.asarray(c["price_per_gpu_hour"], dtype=np.float64),
         "achieved_mfu": mfu_meas,
         "achieved_hfu": hfu_meas,
@@ -685,7 +691,8 @@ GPU_STEP_FIELDS = ("memory_bandwidth_bytes_per_s", "intra_node_bytes_per_s", "in
                    "gpus_per_node", "sm_count", "matmul_efficiency", "attention_efficiency", "causal_ratio",
                    "sustained_fraction",
                    "hbm_efficiency", "intra_node_efficiency", "inter_node_efficiency", "collective_latency_s",
-                   "peak_bf16_flops_per_s", "peak_fp8_flops_per_s", "peak_fp4_flops_per_s", "fp8_matmul_efficiency")
+                   "peak_bf16_flops_per_s", "peak_fp8_flops_per_s", "peak_fp4_flops_per_s", "fp8_matmul_efficiency",
+                   "board_power_w")
 
 
 def _explain(code: int, cfg: Config) -> str:

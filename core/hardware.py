@@ -29,6 +29,7 @@ class Accelerator:
     peak_fp8_flops_per_s: float = math.nan
     peak_fp32_flops_per_s: float = math.nan
     peak_fp4_flops_per_s: float = math.nan  # dense FP4 / NVFP4 (Blackwell), MXFP4 (CDNA4)
+    board_power_w: float = math.nan  # rated board power under load (data/accelerators.csv power_source)
     fp8_matmul_efficiency: float = math.nan  # achievable fraction of the fp8 peak (ml-engineering MAMF); NaN: unknown
     intra_node_bytes_per_s: float = math.nan
     inter_node_bytes_per_s: float = math.nan
@@ -145,6 +146,7 @@ def catalog() -> dict[str, Accelerator]:
                 peak_fp32_flops_per_s=_f(row, "fp32_tflops", TFLOP),
                 peak_fp4_flops_per_s=_f(row, "fp4_tflops", TFLOP),
                 fp8_matmul_efficiency=_f(row, "fp8_matmul_efficiency"),
+                board_power_w=_f(row, "board_power_w"),
                 memory_bytes=_f(row, "memory", mem_scale),
                 memory_unit=unit,
                 memory_bandwidth_bytes_per_s=_f(row, "hbm_tb_per_s", TB),

@@ -305,6 +305,17 @@ INPUTS: tuple[Input, ...] = (
           "price)", "run", lo=0.0, hi=1e9),
     Input("time_overhead_frac", "float", 0.0, "fraction", "extra wall time for checkpoints, restarts, evaluation",
           "run", lo=-1e18, hi=1e18),
+    # --- energy and carbon (core/energy.py; defaults: the Llama papers' convention, Touvron et al. 2023 §6) ---------
+    Input("gpu_power_w", "float", None, "W", "board power under load (default: the catalog's rated board power, "
+          "data/accelerators.csv)", "run", lo=0.0, hi=1e5),
+    Input("power_draw_frac", "float", 1.0, "fraction", "share of the board power drawn on average (1 = the rated figure, "
+          "as the Llama papers count)", "run", lo=0.0, hi=2.0),
+    Input("node_overhead_frac", "float", 0.0, "fraction", "the node's CPUs, memory, NICs and switches as a share of the "
+          "GPUs' power (0: GPUs only, the Llama convention)", "run", lo=0.0, hi=10.0),
+    Input("pue", "float", 1.1, "ratio", "power usage effectiveness of the data centre (1.1: Llama 1 §6)", "run",
+          lo=1.0, hi=5.0),
+    Input("carbon_kg_per_kwh", "float", 0.385, "kg CO2e / kWh", "grid carbon intensity (0.385: the US national average "
+          "the Llama papers use; world average 0.475, IEA 2019 via CodeCarbon)", "run", lo=0.0, hi=5.0),
     Input("conventions", "choice", "planner", "", "defaults: planner (what a run launches with: flash attention, ZeRO-1, "
           "the realistic overhead, 4M-token steps, time from the predicted step; the default) or paper (the published "
           "ledgers' conventions — no flash, ZeRO-0, no overhead, seq 2048 on 1 GPU, 50 % MFU — so their numbers "
@@ -406,6 +417,9 @@ WIDGETS = {
     "tokens": Widget("tokens", "Tokens (billions)", _B, lo=0.0, hi=1e7, step=100.0),
     "price_per_gpu_hour": Widget("price", "Price per GPU-hour (USD; blank = catalog)", step=0.25, hi=1e4),
     "time_overhead_frac": Widget("tovh", "Time overhead (%)", _PCT, lo=0.0, hi=300.0),
+    "gpu_power_w": Widget("gpuw", "GPU power (W, blank = catalog)"), "power_draw_frac": Widget("pdraw", "Power drawn (%)", _PCT, lo=0.0, hi=200.0),
+    "node_overhead_frac": Widget("nodeovh", "Node overhead (%)", _PCT, lo=0.0, hi=1000.0),
+    "pue": Widget("pue", "PUE"), "carbon_kg_per_kwh": Widget("co2", "Grid carbon (kg CO2e/kWh)"),
     "conventions": Widget("conv", "Defaults", radio=True),
     "tokens_per_second": Widget("tps", "Measured tokens/s (whole job, optional)", hi=1e12),
     "step_time_s": Widget("step", "Measured step time (s, optional)", hi=1e6),
@@ -628,6 +642,14 @@ RULES: tuple[Rule, ...] = (
     Rule("dp_shard", "dp_shard × dp_replicate must equal dp = n_gpus / (tp·pp·cp) (or give 0)",
          lambda g: (g("dp_shard") > 0) & (g("dp_shard") * g("dp_replicate")
                                            != np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp") * g("cp"), 1)))),
+    Rule("pue", "must be at least 1 (a data centre draws at least its IT power) and at most 5",
+         lambda g: (_opt(g, "pue", 1.1) < 1.0) | (_opt(g, "pue", 1.1) > 5.0)),
+    Rule("carbon_kg_per_kwh", "must be from 0 to 5 kg CO2e per kWh",
+         lambda g: (_opt(g, "carbon_kg_per_kwh", 0.385) < 0) | (_opt(g, "carbon_kg_per_kwh", 0.385) > 5.0)),
+    Rule("power_draw_frac", "must be from 0 to 2 (a share of the board power)",
+         lambda g: (_opt(g, "power_draw_frac", 1.0) < 0) | (_opt(g, "power_draw_frac", 1.0) > 2.0)),
+    Rule("node_overhead_frac", "must be from 0 to 10 (a share of the GPUs' power)",
+         lambda g: (_opt(g, "node_overhead_frac", 0.0) < 0) | (_opt(g, "node_overhead_frac", 0.0) > 10.0)),
     Rule("fp8_recipe", "the accelerator has no peak for the recipe's dtype (fp8; nvfp4: fp4), or its family does "
          "not run the recipe (mxfp8 and nvfp4 need Blackwell's block-scaled tensor cores)",
          lambda g: _lowp_unsupported(g)),

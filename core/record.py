@@ -85,6 +85,9 @@ RECORD: tuple[Column, ...] = (
     Column("gpu_hours", "float", "GPU-hours", "time × GPUs"),
     Column("cost_usd", "float", "USD", "GPU-hours × price"),
     Column("tokens_per_param", "float", "tokens/parameter", "training tokens per parameter"),
+    Column("energy_kwh", "float", "kWh", "energy of the run: GPU-hours × board power × power_draw_frac × (1 + "
+           "node_overhead_frac) × PUE (core/energy.py; NaN where the accelerator has no board power: give gpu_power_w)"),
+    Column("co2e_kg", "float", "kg CO2e", "energy_kwh × carbon_kg_per_kwh (location-based)"),
     Column("price_per_gpu_hour", "float", "USD per GPU-hour", "price used for the cost"),
     Column("achieved_mfu", "float", "fraction", "MFU implied by a measured throughput (empty without one)"),
     Column("achieved_hfu", "float", "fraction", "HFU (recomputation included) implied by a measured throughput"),

@@ -81,6 +81,19 @@ def interval_words(rec: dict) -> str:
             "calibration's")
 
 
+def energy_words(cfg, rec: dict) -> str:
+    """The run's energy and carbon in one line, with the convention (core/energy.py)."""
+    import math
+    e = rec.get("energy_kwh")
+    if e is None or not math.isfinite(e):
+        return ("Energy and carbon: no board power for this accelerator in the catalog — give the GPU power under "
+                "All inputs → run.")
+    w = cfg.gpu_power_w or cfg.gpu.board_power_w
+    return (f"Energy {e / 1e3:,.1f} MWh, {rec['co2e_kg'] / 1e3:,.1f} t CO2e (location-based): GPU-hours × {w:g} W × "
+            f"{cfg.power_draw_frac:g} drawn × (1 + {cfg.node_overhead_frac:g} node) × PUE {cfg.pue:g} × "
+            f"{cfg.carbon_kg_per_kwh:g} kg CO2e/kWh — the Llama papers' convention (core/energy.py).")
+
+
 def calibration_words(cal: dict) -> str:
     from core.calibrate import describe
     return describe(cal)
