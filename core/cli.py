@@ -243,6 +243,13 @@ def render_estimate(cfg, rec, params, ledger) -> str:
     basis = {"mfu": f"at MFU {cfg.mfu:.0%}" if cfg.mfu != "auto" else "", "predicted": "at the predicted step",
              "measured": "at the measured throughput"}[rec["time_source"]]
     L.append(f"  {basis}: {fmt_duration(rec['time_s'])}, {rec['gpu_hours']:,.0f} GPU-hours, {cost}")
+    if rec.get("goodput_frac") is not None:
+        cf = rec.get("cost_with_failures_usd")
+        L.append(f"  with failures, checkpoints and restarts (goodput {rec['goodput_frac']:.1%}; a checkpoint every "
+                 f"{fmt_si(rec['checkpoint_interval_s'], 's')}, {fmt_si(rec['checkpoint_write_s'], 's')} to write; "
+                 f"core/goodput.py): {fmt_duration(rec['days_with_failures'] * 86400)}, "
+                 f"{rec['gpu_hours_with_failures']:,.0f} GPU-hours"
+                 + (f", ${cf:,.0f}" if cf is not None and math.isfinite(cf) else ""))
     if rec.get("energy_kwh") is not None and math.isfinite(rec["energy_kwh"]):
         L.append(f"  energy {rec['energy_kwh'] / 1e3:,.1f} MWh, {rec['co2e_kg'] / 1e3:,.1f} t CO2e (location-based; "
                  f"GPU-hours × {cfg.gpu_power_w or cfg.gpu.board_power_w:g} W × PUE {cfg.pue:g} × "

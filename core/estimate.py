@@ -14,6 +14,7 @@ import numpy as np
 from . import flops as F
 from . import memory as M
 from . import energy as EN
+from . import goodput as GP
 from . import intervals as IV
 from . import lowp as LP
 from . import profiles as PF
@@ -438,7 +439,20 @@ def evaluate(**c) -> dict:
         tc = F.time_and_cost(time_s, n_gpus, c["price_per_gpu_hour"])
         power = np.where(np.asarray(c.get("gpu_power_w", np.nan), dtype=np.float64) > 0,
                          np.asarray(c.get("gpu_power_w", np.nan), dtype=np.float64), _col(c, "board_power_w"))
-        en = EN.energy_and_carbon(tc["gpu_hours"], power, c.get("power_draw_frac", 1.0),
+        # goodput (core/goodput.py): failures, checkpoints and restarts stretch the ideal time
+        trainable = np.where(lora, tr["adapters"], (np.asarray(c["n_params"], dtype=np.float64) + split["mtp_params"])
+                             * (1.0 - tr["frozen_frac"]))
+        ckpt_bytes = (np.asarray(c["n_params"], dtype=np.float64) * wb + trainable
+                      * (np.where(np.asarray(c["master_weights"], dtype=bool), 4.0, 0.0)
+                         + M.optimizer_bytes_per_param(c["optimizer"])))
+        ckpt_s = ckpt_bytes / np.asarray(c.get("storage_bytes_per_s", 2e12), dtype=np.float64)
+        rate = np.asarray(c.get("failure_rate_per_gpu_hour", GP.LLAMA3_FAILURE_RATE), dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            mtbf_s = np.where(rate > 0, 3600.0 / (rate * n_gpus), np.inf)
+        given_tau = np.asarray(c.get("checkpoint_interval_s", 0.0), dtype=np.float64)
+        tau = np.where(given_tau > 0, given_tau, GP.daly_interval_s(ckpt_s, np.where(np.isfinite(mtbf_s), mtbf_s, 1.0)))
+        good = GP.goodput_frac(tau, ckpt_s, mtbf_s, c.get("restart_s", 300.0))
+        en = EN.energy_and_carbon(tc["gpu_hours"] / good, power, c.get("power_draw_frac", 1.0),
                                   c.get("node_overhead_frac", 0.0), c.get("pue", 1.1), c.get("carbon_kg_per_kwh", 0.385))
         # the interval follows time_s: predicted → the step's 80 % interval; a given MFU or a measurement is the
         # user's figure, not a prediction (its interval is the point)
@@ -496,6 +510,12 @@ def evaluate(**c) -> dict:
         "time_s": time_s,
         **tc,
         "tokens_per_param": tokens / np.asarray(c["n_params"], dtype=np.float64),
+        "goodput_frac": good,
+        "checkpoint_interval_s": np.where(np.isfinite(mtbf_s), tau, np.inf) + 0.0 * good,
+        "checkpoint_write_s": ckpt_s + 0.0 * good,
+        "days_with_failures": tc["days"] / good,
+        "gpu_hours_with_failures": tc["gpu_hours"] / good,
+        "cost_with_failures_usd": tc["cost_usd"] / good,
         **en,
         "price_per_gpu_hour": np.asarray(c["price_per_gpu_hour"], dtype=np.float64),
         "achieved_mfu": mfu_meas,

@@ -305,6 +305,16 @@ INPUTS: tuple[Input, ...] = (
           "price)", "run", lo=0.0, hi=1e9),
     Input("time_overhead_frac", "float", 0.0, "fraction", "extra wall time for checkpoints, restarts, evaluation",
           "run", lo=-1e18, hi=1e18),
+    # --- failures, checkpoints, restarts (core/goodput.py) ------------------------------------------------------
+    Input("failure_rate_per_gpu_hour", "float", 419 / (54 * 24 * 16_384), "1/GPU-hour", "job interruptions per GPU-hour (default: "
+          "Llama 3's 419 unexpected interruptions in 54 days on 16,384 H100, arXiv:2407.21783 §3.3.4); 0 = no failures",
+          "run", lo=0.0, hi=1.0),
+    Input("storage_bytes_per_s", "float", 2e12, "bytes/s", "checkpoint write bandwidth of the storage (default: Llama "
+          "3's Tectonic, 2 TB/s sustained)", "run", lo=1.0, hi=1e16),
+    Input("restart_s", "float", 300.0, "s", "time from a failure to training again, not counting lost work (default: "
+          "5 min, Kokolis et al. 2024)", "run", lo=0.0, hi=1e7),
+    Input("checkpoint_interval_s", "float", 0.0, "s", "compute time between checkpoints; 0 = Daly's optimum", "run",
+          lo=0.0, hi=1e9),
     # --- energy and carbon (core/energy.py; defaults: the Llama papers' convention, Touvron et al. 2023 §6) ---------
     Input("gpu_power_w", "float", None, "W", "board power under load (default: the catalog's rated board power, "
           "data/accelerators.csv)", "run", lo=0.0, hi=1e5),
@@ -419,6 +429,9 @@ WIDGETS = {
     "time_overhead_frac": Widget("tovh", "Time overhead (%)", _PCT, lo=0.0, hi=300.0),
     "gpu_power_w": Widget("gpuw", "GPU power (W, blank = catalog)"), "power_draw_frac": Widget("pdraw", "Power drawn (%)", _PCT, lo=0.0, hi=200.0),
     "node_overhead_frac": Widget("nodeovh", "Node overhead (%)", _PCT, lo=0.0, hi=1000.0),
+    "failure_rate_per_gpu_hour": Widget("fail", "Failures per GPU-hour"),
+    "storage_bytes_per_s": Widget("stor", "Checkpoint storage (bytes/s)"), "restart_s": Widget("restart", "Restart (s)"),
+    "checkpoint_interval_s": Widget("ckpt", "Checkpoint every (s, 0 = optimal)"),
     "pue": Widget("pue", "PUE"), "carbon_kg_per_kwh": Widget("co2", "Grid carbon (kg CO2e/kWh)"),
     "conventions": Widget("conv", "Defaults", radio=True),
     "tokens_per_second": Widget("tps", "Measured tokens/s (whole job, optional)", hi=1e12),
@@ -642,6 +655,12 @@ RULES: tuple[Rule, ...] = (
     Rule("dp_shard", "dp_shard × dp_replicate must equal dp = n_gpus / (tp·pp·cp) (or give 0)",
          lambda g: (g("dp_shard") > 0) & (g("dp_shard") * g("dp_replicate")
                                            != np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp") * g("cp"), 1)))),
+    Rule("failure_rate_per_gpu_hour", "must be from 0 to 1 per GPU-hour",
+         lambda g: (_opt(g, "failure_rate_per_gpu_hour", 0.0) < 0) | (_opt(g, "failure_rate_per_gpu_hour", 0.0) > 1)),
+    Rule("storage_bytes_per_s", "must be positive",
+         lambda g: ~(_opt(g, "storage_bytes_per_s", 2e12) > 0)),
+    Rule("restart_s", "must be 0 or more seconds", lambda g: _opt(g, "restart_s", 300.0) < 0),
+    Rule("checkpoint_interval_s", "must be 0 (optimal) or more seconds", lambda g: _opt(g, "checkpoint_interval_s", 0.0) < 0),
     Rule("pue", "must be at least 1 (a data centre draws at least its IT power) and at most 5",
          lambda g: (_opt(g, "pue", 1.1) < 1.0) | (_opt(g, "pue", 1.1) > 5.0)),
     Rule("carbon_kg_per_kwh", "must be from 0 to 5 kg CO2e per kWh",

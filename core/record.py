@@ -85,7 +85,15 @@ RECORD: tuple[Column, ...] = (
     Column("gpu_hours", "float", "GPU-hours", "time × GPUs"),
     Column("cost_usd", "float", "USD", "GPU-hours × price"),
     Column("tokens_per_param", "float", "tokens/parameter", "training tokens per parameter"),
-    Column("energy_kwh", "float", "kWh", "energy of the run: GPU-hours × board power × power_draw_frac × (1 + "
+    Column("goodput_frac", "float", "fraction", "useful share of wall time with failures, checkpoints and restarts "
+           "(Daly 2006; core/goodput.py)"),
+    Column("checkpoint_interval_s", "float", "s", "compute time between checkpoints (Daly's optimum unless given; "
+           "inf without failures)"),
+    Column("checkpoint_write_s", "float", "s", "one checkpoint's write: the model state once ÷ storage bandwidth"),
+    Column("days_with_failures", "float", "days", "days ÷ goodput_frac"),
+    Column("gpu_hours_with_failures", "float", "GPU-hours", "GPU-hours ÷ goodput_frac"),
+    Column("cost_with_failures_usd", "float", "USD", "cost ÷ goodput_frac"),
+    Column("energy_kwh", "float", "kWh", "energy of the run: GPU-hours with failures × board power × power_draw_frac × (1 + "
            "node_overhead_frac) × PUE (core/energy.py; NaN where the accelerator has no board power: give gpu_power_w)"),
     Column("co2e_kg", "float", "kg CO2e", "energy_kwh × carbon_kg_per_kwh (location-based)"),
     Column("price_per_gpu_hour", "float", "USD per GPU-hour", "price used for the cost"),

@@ -55,7 +55,7 @@ for col, k in zip(st.columns(3) + st.columns(3), kpis):
                   delta_arrow="auto" if fits_kpi else "off", border=True)
         with st.popover("formula", icon=":material/function:", width="stretch"):
             st.markdown(k.formula)
-st.caption(X.energy_words(cfg, rec))
+st.caption(X.goodput_words(rec) + "  \n" + X.energy_words(cfg, rec))
 if rec.get("achieved_mfu") is not None:
     st.info(f"Measured: MFU {fmt.pct(rec['achieved_mfu'], 1)}, HFU {fmt.pct(rec['achieved_hfu'], 1)} "
             "(achieved FLOP/s ÷ GPUs × peak; HFU counts recomputation).", icon=":material/speed:")
