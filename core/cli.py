@@ -299,6 +299,41 @@ def render_interval(rec) -> str:
     return s
 
 
+def cmd_budget(args) -> int:
+    from .budget import plan_budget
+    extra = {k: getattr(args, k) for k in ("framework", "seq_len", "price_per_gpu_hour") if getattr(args, k) is not None}
+    res = plan_budget(usd=args.usd, gpu_hours=args.gpu_hours, days=args.days, gpus=args.gpu,
+                      tokens_per_param=args.tokens_per_param, **extra)
+    if args.json:
+        emit_json(res)
+        return 0
+    b = res["budget"]
+    what = f"${b['usd']:,.0f}" if b["usd"] is not None else f"{b['gpu_hours']:,.0f} GPU-hours"
+    L = [f"budget {what} within {b['days']:g} days" + ("" if b["deadline_given"] else " (default deadline; --days)")
+         + (f", {b['tokens_per_param']:g} tokens per parameter" if b["tokens_per_param"] else
+            ", Chinchilla's compute-optimal model (Hoffmann et al. 2022 Approach 3, core/scaling.py; its law trains "
+            "~60 tokens per parameter at these budgets, Approaches 1–2 ~20: --tokens-per-param 20)")]
+
+    def line(o):
+        lay = ", ".join(f"{k} {v}" for k, v in o["layout"].items())
+        cost = f"${o['cost_with_failures_usd']:,.0f}" if o["cost_with_failures_usd"] == o["cost_with_failures_usd"] else "—"
+        return (f"{o['n_params'] / 1e9:,.1f}B parameters on {o['tokens'] / 1e12:,.2f}T tokens "
+                f"({o['tokens_per_param']:.0f}/param, loss {o['loss']:.3f}) — {o['n_gpus']:,} × {o['gpu']} ({lay}), "
+                f"MFU {o['predicted_mfu']:.1%}, goodput {o['goodput_frac']:.1%}: {o['days_with_failures']:.1f} days "
+                f"with failures (80 % up to {o['days_high'] / o['goodput_frac']:.1f}), {cost}"
+                + ("" if o["validated"] else "  [layout not validated]"))
+    if res["best"] is None:
+        L.append("  no accelerator meets the deadline with this budget")
+    else:
+        L += ["best:", "  " + line(res["best"])]
+        if res["alternatives"]:
+            L += ["alternatives:"] + ["  " + line(o) for o in res["alternatives"]]
+    if res["left_out"]:
+        L += ["left out:"] + [f"  {k}: {v}" for k, v in res["left_out"].items()]
+    print("\n".join(L))
+    return 0
+
+
 def cmd_limits(args) -> int:
     from .estimate import config_from_inputs
     from .limits import LIMIT_WORDS, limits
@@ -719,6 +754,24 @@ def build_parser() -> argparse.ArgumentParser:
             from .advisor import MARGIN_HELP
             sp.add_argument("--margin", type=_margin, default="realistic", metavar="realistic|FRACTION",
                             help=MARGIN_HELP.replace("%", "%%"))
+    sp = sub.add_parser("budget", help="from dollars (or GPU-hours) and a deadline: the compute-optimal model, "
+                        "tokens, accelerator, GPU count and layout", description="Budget-first planning (core/budget.py):"
+                        " Chinchilla's compute-optimal model and tokens (or --tokens-per-param) for what the budget buys "
+                        "on each accelerator at the predicted MFU and goodput, within the deadline; ranked by Chinchilla's "
+                        "predicted loss, with three alternatives.")
+    sp.add_argument("--usd", type=_num("usd"), metavar="X", help="budget in US dollars")
+    sp.add_argument("--gpu-hours", type=_num("gpu_hours"), metavar="X", help="budget in GPU-hours (instead of --usd)")
+    sp.add_argument("--days", type=_num("days"), metavar="D", help="deadline in days (with failures; default 90)")
+    sp.add_argument("--gpu", type=lambda v: [x for x in v.split(",") if x], metavar="NAME[,NAME…]",
+                    help="accelerators to consider (default: every catalog accelerator with a price)")
+    sp.add_argument("--tokens-per-param", type=_num("tokens_per_param"), metavar="R",
+                    help="train R tokens per parameter instead of Chinchilla's optimum (over-training)")
+    for k in ("framework", "seq_len", "price_per_gpu_hour"):
+        inp = I.BY_NAME[k]
+        kw = {"choices": inp.choices} if inp.kind == "choice" else {"type": _num(k, inp.kind == "int")}
+        sp.add_argument(inp.flag, default=None, help=inp.describe().replace("%", "%%"), **kw)
+    sp.add_argument("--json", action="store_true", help="print one JSON object")
+    sp.set_defaults(func=cmd_budget)
     sp = sub.add_parser("roofline", help="arithmetic intensity and attainable FLOP/s",
                         usage="python -m core roofline [--gpu NAME] (--op matmul|matvec|elementwise --m M [--n N] "
                               "--k K | --model NAME [--seq-len S] [--micro-batch B]) [--dtype DTYPE] [--json]")

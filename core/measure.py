@@ -143,7 +143,8 @@ def compare_isolated(cfg: Config, *, dropout_impl: str = "native", whole_model: 
         return out
     err = done.stderr.decode(errors="replace")
     tail = err.strip().splitlines()[-1:] or [""]
-    out_of_memory = ("MemoryError", "bad_alloc", "Cannot allocate memory", "failed to map segment")
+    out_of_memory = ("MemoryError", "bad_alloc", "Cannot allocate memory", "failed to map segment",
+                     "can't allocate memory", "DefaultCPUAllocator", "out of memory")
     if any(w in err for w in out_of_memory) or done.returncode < 0 or done.returncode in (134, 137, 139):
         # killed by a signal (SIGSEGV/SIGABRT/SIGKILL) under the data-segment cap: an allocation that failed
         raise ValueError(f"size: the measurement needed more than its {limit / 2**20:,.0f} MiB limit (torch's "

@@ -1,0 +1,150 @@
+"""Budget-first planning (issue 20 item 4): from dollars (or GPU-hours) and a deadline, the compute-optimal model and
+tokens (core/scaling.py) and the accelerator, GPU count and layout that spend the budget within the deadline.
+
+For each accelerator with a price: GPU-hours H = budget ÷ price; GPUs = the smallest whole number of nodes that finish
+H GPU-hours within the deadline; the compute those hours buy at the *predicted* MFU and goodput of the run (a first
+pass at 40 % MFU, then the predicted figures, twice) sets N and D; the layout is the first of a short ladder (ZeRO-1,
+tensor parallelism 1–8 inside a node with sequence parallelism, then pipeline stages) that fits with the advisor's
+margin. The answer ranks by Chinchilla's predicted loss (lower: a better model for the money), the three next best
+are the alternatives. Each figure carries the record's interval and with-failures values.
+"""
+from __future__ import annotations
+
+import math
+
+from .estimate import config_from_inputs, estimate
+from .hardware import catalog
+from .scaling import compute_optimal, loss
+
+# Megatron-style layouts first (the class published runs validate), ZeRO-3 at tp 1 last
+LADDER = [dict(tp=1, pp=1), dict(tp=2, pp=1), dict(tp=4, pp=1), dict(tp=8, pp=1), dict(tp=8, pp=2), dict(tp=8, pp=4),
+          dict(tp=8, pp=8), dict(tp=8, pp=16), dict(tp=1, pp=1, zero_stage=3)]
+FIRST_MFU = 0.40
+DEFAULT_DAYS = 90.0  # decided: without a deadline, the run may take a quarter
+
+
+VOCAB = 128_256
+_COLS: dict = {}
+
+
+def shape_for(n_params: float) -> dict:
+    """A Llama-3-style dense architecture of about `n_params` parameters (decided, from Llama 3's own shapes: 8B has
+    d_model/n_layers = 128, 70B 102, 405B 130): SwiGLU MLP of width 3.5·d_model (to 256), heads of 128, 8 KV heads,
+    RMSNorm, rotary, untied 128,256-token vocabulary; d_model ≈ (128·N/12.5)^(1/3), then the
+    layer count that lands nearest N (d_model in multiples of 1024 from 2B parameters, so that the heads divide by 8)."""
+    from .model import param_breakdown
+    unit = 1024 if n_params >= 2e9 else 256  # heads a multiple of 8 (KV heads, tensor parallelism up to 8)
+    h = max(256, int(round((n_params * 128 / 12.5) ** (1 / 3) / unit)) * unit)
+    f = int(round(3.5 * h / 256)) * 256
+    base = dict(d_model=h, n_heads=h // 128, n_kv_heads=min(8, h // 128), d_ff=f, vocab_size=VOCAB, mlp="swiglu",
+                norm="rmsnorm", bias="none", position="rotary", tied_embeddings=False, dropout=False)
+    one = float(param_breakdown(n_layers=1, **base)["total"])
+    per_layer = float(param_breakdown(n_layers=2, **base)["total"]) - one
+    outside = one - per_layer
+    L = max(1, int(round((n_params - outside) / per_layer)))
+    return {**base, "n_layers": L}
+
+
+def _layout(n_params, tokens, gpu, n_gpus, extra):
+    """The first ladder layout that fits with a 5 % margin: one vectorised evaluation of every rung (the input rules
+    refuse the rungs this model or GPU count cannot take), and that rung's record."""
+    import numpy as np
+
+    from .estimate import evaluate
+    from .model import param_breakdown
+    shape = shape_for(n_params)
+    key = (gpu, tuple(sorted(extra.items())))
+    if key not in _COLS:  # one Config per accelerator (its validation is most of the cost); the shape, the GPU count
+        try:  # and the tokens are columns the evaluation derives the rest from (a dense shape: active = total)
+            cfg = config_from_inputs(**shape, gpu=gpu, n_gpus=n_gpus, tokens=tokens, mfu="auto", **extra)
+        except ValueError:
+            return None, None
+        if len(_COLS) > 256:
+            _COLS.clear()
+        _COLS[key] = cfg.columns()
+    total = float(param_breakdown(**shape)["total"])
+    cols = {**_COLS[key], **shape, "n_params": total, "n_active_params": total, "n_gpus": n_gpus, "tokens": tokens}
+    rungs = [{"zero_stage": 1, **r, "sequence_parallel": r.get("tp", 1) > 1} for r in LADDER]
+    over = {k: np.array([r[k] for r in rungs]) for k in ("tp", "pp", "zero_stage", "sequence_parallel")}
+    with np.errstate(all="ignore"):
+        out = evaluate(**{**cols, **over})
+    ok = (np.asarray(out["valid"]) & np.asarray(out["fits"])
+          & (np.asarray(out["headroom_bytes"]) >= 0.05 * np.asarray(out["gpu_memory_bytes"])))
+    if not ok.any():
+        return None, None
+    i = int(np.argmax(ok))
+    rec = {k: (np.asarray(v).reshape(-1)[i] if np.ndim(v) else v) for k, v in out.items()}
+    rec = {k: (float(v) if isinstance(v, (np.floating, float)) else v) for k, v in rec.items()}
+    return {k: (bool(v) if isinstance(v, (bool, np.bool_)) else int(v)) for k, v in rungs[i].items()}, rec
+
+
+def plan_budget(usd=None, gpu_hours=None, days=None, gpus=None, tokens_per_param=None, **extra) -> dict:
+    if (usd is None) == (gpu_hours is None):
+        raise ValueError("budget: give exactly one of --usd or --gpu-hours")
+    amount, field = (usd, "usd") if usd is not None else (gpu_hours, "gpu_hours")
+    if not (isinstance(amount, (int, float)) and math.isfinite(amount) and amount > 0):
+        raise ValueError(f"{field}: the budget must be a positive number, got {amount!r}")
+    if days is not None and not (math.isfinite(days) and days > 0):
+        raise ValueError(f"days: must be a positive number of days, got {days!r}")
+    if tokens_per_param is not None and not (math.isfinite(tokens_per_param) and tokens_per_param > 0):
+        raise ValueError(f"tokens_per_param: must be positive, got {tokens_per_param!r}")
+    cat = catalog()
+    names = list(gpus) if gpus else [n for n, g in cat.items() if math.isfinite(g.price_usd_per_gpu_hour)]
+    for n in names:
+        if n not in cat:
+            raise ValueError(f"gpu: unknown accelerator {n!r}")
+    deadline = days if days is not None else DEFAULT_DAYS
+    options, left_out = [], {}
+    for name in names:
+        g = cat[name]
+        price = extra.get("price_per_gpu_hour") or g.price_usd_per_gpu_hour
+        if usd is not None and not (price and math.isfinite(price)):
+            left_out[name] = "no price (give --price-per-gpu-hour)"
+            continue
+        hours = gpu_hours if gpu_hours is not None else usd / price
+        gpn = max(int(g.gpus_per_node), 1) if g.gpus_per_node <= 8 else 8
+        n_gpus = max(gpn, int(math.ceil(hours / (deadline * 24.0) / gpn)) * gpn)
+        mfu, good, rec, layout = FIRST_MFU, 1.0, None, None
+        for _ in range(4):  # the compute the hours buy at the run's own MFU and goodput (a fixed point, 2–3 passes)
+            flops = hours * 3600.0 * g.peak_bf16_flops_per_s * mfu * good
+            n_params, tokens = compute_optimal(flops, tokens_per_param)
+            n_params, tokens = float(n_params), float(tokens)
+            if n_params < 1e6:
+                break
+            layout, rec = _layout(n_params, tokens, name, n_gpus, extra)
+            if rec is None:
+                break
+            converged = abs(rec["gpu_hours_with_failures"] / hours - 1) < 0.03  # the token scaling below settles the rest
+            mfu, good = rec["predicted_mfu"], rec["goodput_frac"]
+            if converged:
+                break
+        # more GPUs (whole nodes) until the run meets the deadline: the same GPU-hours, fewer days
+        for _ in range(4):
+            if rec is None or rec["days_with_failures"] <= deadline:
+                break
+            n_gpus = int(math.ceil(n_gpus * rec["days_with_failures"] / deadline * 1.01 / gpn)) * gpn
+            layout, rec = _layout(n_params, tokens, name, n_gpus, extra)
+        if rec is not None and rec["gpu_hours_with_failures"] > hours:  # spend no more than the budget: fewer tokens
+            tokens *= hours / rec["gpu_hours_with_failures"]
+            layout, rec = _layout(n_params, tokens, name, n_gpus, extra)
+        if rec is None:
+            left_out[name] = (f"no layout of the ladder fits a {n_params / 1e9:.3g}B model on {n_gpus:,} GPUs"
+                              if n_params >= 1e6 else "the budget buys too little compute for a model")
+            continue
+        within = rec["days_with_failures"] <= deadline * 1.0000001
+        n_params = float(rec["n_params"])
+        options.append({"gpu": name, "n_gpus": n_gpus, "n_params": n_params, "tokens": tokens,
+                        "shape": shape_for(n_params),
+                        "tokens_per_param": tokens / n_params, "loss": float(loss(n_params, tokens)),
+                        "layout": layout, "days": rec["days"], "days_with_failures": rec["days_with_failures"],
+                        "days_high": rec["days_high"], "cost_usd": rec["cost_usd"],
+                        "cost_with_failures_usd": rec["cost_with_failures_usd"], "gpu_hours": rec["gpu_hours"],
+                        "predicted_mfu": rec["predicted_mfu"], "goodput_frac": rec["goodput_frac"],
+                        "within_deadline": bool(within), "validated": bool(rec["validated"])})
+    ok = sorted((o for o in options if o["within_deadline"]), key=lambda o: o["loss"])
+    late = sorted((o for o in options if not o["within_deadline"]), key=lambda o: o["days_with_failures"])
+    for o in late:
+        left_out[o["gpu"]] = f"{o['days_with_failures']:.1f} days with failures, past the {deadline:g}-day deadline"
+    return {"budget": {"usd": usd, "gpu_hours": gpu_hours, "days": deadline, "deadline_given": days is not None,
+                       "tokens_per_param": tokens_per_param},
+            "best": ok[0] if ok else None, "alternatives": ok[1:4], "left_out": left_out}
