@@ -669,8 +669,10 @@ def cmd_plan(args) -> int:
     from .plan import LAYOUT, plan
     inputs = {k: v for k, v in inputs_from_args(args).items() if k != "n_gpus"}
     fixed = {k: inputs.pop(k) for k in LAYOUT if k in inputs}
+    counts = _plan_counts(args, inputs)
     t0 = time.perf_counter()
-    res = plan(inputs, args.n_gpus, args.objective, args.top, args.margin, fixed)
+    res = plan(inputs, counts, args.objective, args.top, args.margin, fixed, max_days=args.max_days,
+               max_usd=args.max_usd)
     res["seconds"] = round(time.perf_counter() - t0, 3)
     res["calibration"] = getattr(args, "calibration", None)
     if args.json:
@@ -686,10 +688,47 @@ def _same_layout(a, b) -> bool:
     return all(a.get(k) == b.get(k) for k in LAYOUT) and a.get("n_gpus") == b.get("n_gpus")
 
 
+def _plan_counts(args, inputs) -> tuple:
+    """The GPU counts to search: --n-gpus (capped by --max-gpus), or whole nodes up to --max-gpus."""
+    if args.n_gpus is None and args.max_gpus is None:
+        raise ValueError("n_gpus: give --n-gpus (or --max-gpus for whole nodes up to a count)")
+    if args.n_gpus is not None:
+        counts = tuple(n for n in args.n_gpus if args.max_gpus is None or n <= args.max_gpus)
+        if not counts:
+            raise ValueError(f"max_gpus: every --n-gpus count is above {args.max_gpus:,}")
+        return counts
+    from .hardware import get_accelerator
+    gpn = int(inputs.get("gpus_per_node") or get_accelerator(inputs.get("gpu", I.BY_NAME["gpu"].default)).gpus_per_node)
+    gpn = max(1, min(gpn, 8))
+    if args.max_gpus < gpn:
+        return (args.max_gpus,)
+    out, k = [], 1
+    while k * gpn <= args.max_gpus:
+        out.append(k * gpn)
+        k *= 2
+    top = args.max_gpus // gpn * gpn
+    return tuple(sorted(set(out + [top])))
+
+
 def render_plan(res: dict) -> str:
-    L = [f"{res['searched']:,} layouts searched, {res['valid']:,} valid, {res['fit']:,} fit "
-         f"({res['seconds']:.2f} s); best {len(res['strategies'])} by {res['objective']}:"]
+    cons = res.get("constraints") or {}
+    constrained = cons.get("max_days") is not None or cons.get("max_usd") is not None
+    fit_all = res["fit"] + res.get("over_days", 0) + res.get("over_usd", 0)
+    L = [f"{res['searched']:,} layouts searched, {res['valid']:,} valid, {fit_all:,} fit"
+         + (f", {res['fit']:,} within the constraints" if constrained else "")
+         + f" ({res['seconds']:.2f} s); best {len(res['strategies'])} by {res['objective']}:"]
+    words = []
+    if cons.get("max_days") is not None:
+        words.append(f"{res['over_days']:,} that fit take more than {cons['max_days']:g} days with failures")
+    if cons.get("max_usd") is not None:
+        words.append(f"{res['over_usd']:,} that fit cost more than ${cons['max_usd']:,.0f} with failures (or have "
+                     "no price)")
+    if words:
+        L.insert(1, "  left out by the constraints (the run with failures, checkpoints and restarts; the days and cost "
+                    "columns are without them): " + "; ".join(words))
     if not res["strategies"]:
+        if words:
+            return "\n".join(L[:2]) + "\n  none within the constraints: relax --max-days / --max-usd, or add GPUs"
         return L[0] + "\n  none fits: add GPUs, shorten the sequence, or lower the margin"
     L.append(f"  {'#':>2} {'GPUs':>6} {'tp':>3} {'pp':>3} {'cp':>3} {'ep':>3} {'v':>2} {'mb':>3} {'ZeRO':>4} "
              f"{'recompute':>9} {'sp':>3} {'dp':>5} {'step':>9} {'80 % interval':>19} {'MFU':>6} {'GB/GPU':>7} "
@@ -799,11 +838,18 @@ def build_parser() -> argparse.ArgumentParser:
     for a in sp._actions:
         if a.dest == "n_gpus":
             a.type, a.metavar = _gpu_counts, "N[,N…]"
-            a.help = "GPU count, or several separated by commas (each is searched); required"
-            a.required = True
+            a.help = ("GPU count, or several separated by commas (each is searched); required unless --max-gpus "
+                      "gives the whole nodes to search")
     sp.add_argument("--objective", choices=("time", "cost"), default="time",
                     help="rank by predicted step time or by cost of the run (default: time)")
     sp.add_argument("--top", type=_whole("top", 1, 1000), default=10, help="layouts to print (default 10)")
+    sp.add_argument("--max-days", type=_num("max_days"), metavar="D", help="only layouts whose run, with failures "
+                    "and restarts, takes at most D days (with --objective cost: the cheapest under D days)")
+    sp.add_argument("--max-usd", type=_num("max_usd"), metavar="X", help="only layouts whose run, with failures, costs "
+                    "at most X dollars (with --objective time: the fastest under $X)")
+    sp.add_argument("--max-gpus", type=_whole("max_gpus", 1, I.MAX_INT), metavar="N", help="search whole nodes up to N "
+                    "GPUs (1, 2, 4, … nodes and N rounded down to a node) instead of --n-gpus; with --n-gpus, drop "
+                    "counts above N")
     from .advisor import MARGIN_HELP
     sp.add_argument("--margin", type=_margin, default="realistic", metavar="realistic|FRACTION",
                     help=MARGIN_HELP.replace("%", "%%") + " (the same margin as advise)")

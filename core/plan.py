@@ -90,7 +90,8 @@ def plan_spec(inputs: dict, n_gpus: tuple, fixed: dict | None = None) -> SweepSp
 
 
 def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, margin="realistic",
-         fixed: dict | None = None, progress=None, chunk_rows: int = PLAN_CHUNK_ROWS) -> dict:
+         fixed: dict | None = None, progress=None, chunk_rows: int = PLAN_CHUNK_ROWS, max_days=None,
+         max_usd=None) -> dict:
     """Rank the layouts of `inputs` (the flat vocabulary: model or architecture fields, gpu, seq_len,
     global_batch, …) on each GPU count of `n_gpus`. `fixed` pins some layout inputs (e.g. {"tp": 8}).
 
@@ -108,6 +109,10 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
     When the rules accept none, ValueError names the reason most of them broke (a pinned `--tp 3` on 32 heads:
     "tp: does not divide n_heads"), never an empty "none fits"."""
     from .sweep import Sweep
+    for name, v in (("max_days", max_days), ("max_usd", max_usd)):
+        if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                                  and v > 0):
+            raise ValueError(f"{name}: must be a positive number, got {v!r}")
     if objective not in OBJECTIVES:
         raise ValueError(f"objective: {objective!r} is not one of {', '.join(OBJECTIVES)}")
     if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= 1000:
@@ -119,7 +124,7 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
     key = "predicted_step_time_s" if objective == "time" else "cost_usd"
     keep = top * KEEP_PER_CHUNK
     pool: list[pa.Table] = []
-    pooled = valid = fit = 0
+    pooled = valid = fit = over_days = over_usd = 0
     reason_counts: dict[str, int] = {}
     priced = False
     by_tp_pp: dict = {}
@@ -139,6 +144,15 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
         need = margin_bytes({k: np.nan_to_num(col(k)) for k in ("gpu_memory_bytes", "overhead_bytes", "total_bytes")},
                             margin)
         ok = ok_rule & col("fits") & (headroom >= need)
+        # the planner's constraints (issue 20): the run with failures within the deadline and the budget
+        if max_days is not None:
+            late = ok & ~(np.nan_to_num(col("days_with_failures"), nan=np.inf) <= max_days)
+            over_days += int(late.sum())
+            ok = ok & ~late
+        if max_usd is not None:
+            dear = ok & ~(np.nan_to_num(col("cost_with_failures_usd"), nan=np.inf) <= max_usd)
+            over_usd += int(dear.sum())
+            ok = ok & ~dear
         n_ok = int(ok.sum())
         if not n_ok:
             continue
@@ -189,7 +203,8 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
             s_ = {k: r[k] for k in keep_cols if k in r}
             s_["equivalents"] = []
             strategies.append(s_)
-    return {"strategies": strategies, "best_validated": best_validated, "searched": spec.n_rows, "valid": valid, "fit": fit,
+    return {"strategies": strategies, "best_validated": best_validated, "searched": spec.n_rows,
+            "constraints": {"max_days": max_days, "max_usd": max_usd}, "over_days": over_days, "over_usd": over_usd, "valid": valid, "fit": fit,
             "global_batch": int(dict(spec.inputs)["global_batch"][0]),
             "objective": objective, "space": {k: list(v) for k, v in spec.to_dict().items()
                                               if k in LAYOUT and isinstance(v, list)},
