@@ -429,3 +429,15 @@ def predicted_vs_measured(rows: pd.DataFrame) -> alt.Chart:
                                                     range=[PART_COLORS["activations"], "#444444"]), title=None),
         tooltip=tips("tensor:N", "source:N") + [alt.Tooltip("mb:Q", title="MB", format=",.3f")],
     ).properties(height=90 + 26 * len(rows))
+
+
+def budget_options(df: pd.DataFrame) -> alt.Chart:
+    """Model size each accelerator's share of the budget trains (bars, best first), in the accelerator's colour."""
+    color = alt.Color("accelerator:N", scale=gpu_scale(df["accelerator"].unique()), legend=None)
+    return alt.Chart(df).mark_bar().encode(
+        y=alt.Y("accelerator:N", sort=list(df["accelerator"]), title=None),
+        x=alt.X("parameters (B):Q", title="compute-optimal parameters (billions)"), color=color,
+        tooltip=[alt.Tooltip("accelerator:N"), alt.Tooltip("GPUs:Q", format=","),
+                 alt.Tooltip("parameters (B):Q", format=",.1f"), alt.Tooltip("tokens (T):Q", format=",.2f"),
+                 alt.Tooltip("days with failures:Q", format=",.1f"),
+                 alt.Tooltip("cost with failures (USD):Q", format="$,.0f")]).properties(height=60 + 36 * len(df))

@@ -386,6 +386,25 @@ def calibration(inputs: dict, step_time_s: float, global_batch: int) -> dict:
     return CAL.fit([{**run, "global_batch": int(global_batch), "step_time_s": float(step_time_s)}])
 
 
+@st.cache_data(**SMALL)
+def budget(usd: float, days: float, gpus: tuple, tokens_per_param: float | None) -> dict:
+    """core/budget.py's answer for the page (about a second for every priced accelerator; cached per question)."""
+    from core.budget import plan_budget
+    return plan_budget(usd=usd, days=days, gpus=gpus or None, tokens_per_param=tokens_per_param)
+
+
+def budget_table(res: dict) -> pd.DataFrame:
+    """The answer and its alternatives, one row each (the page's table and chart)."""
+    rows = ([res["best"]] if res["best"] else []) + list(res["alternatives"])
+    return pd.DataFrame([{"accelerator": r["gpu"], "GPUs": r["n_gpus"], "parameters (B)": r["n_params"] / 1e9,
+                          "tokens (T)": r["tokens"] / 1e12, "tokens per parameter": r["tokens_per_param"],
+                          "Chinchilla loss": r["loss"], "MFU": r["predicted_mfu"], "goodput": r["goodput_frac"],
+                          "days with failures": r["days_with_failures"],
+                          "cost with failures (USD)": r["cost_with_failures_usd"],
+                          "layout": ", ".join(f"{k} {v}" for k, v in r["layout"].items()),
+                          "validated": r["validated"]} for r in rows])
+
+
 def step_table(rec: dict) -> pd.DataFrame:
     """The predicted step of one record as rows: part, seconds, share of the step, meaning."""
     total = rec["predicted_step_time_s"]

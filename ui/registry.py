@@ -57,6 +57,8 @@ PAGES = (
              "The activation ledger and FLOP counts set against a real PyTorch model (optional torch)."),
     PageInfo("pages/08_parallel_layout.py", "Parallel layout", ":material/account_tree:", "pl_", 2,
              "How to lay a run out on N GPUs: every tp × pp × cp × ep layout ranked by its predicted step."),
+    PageInfo("pages/09_budget.py", "Budget", ":material/savings:", "bu_", 1,
+             "Start from dollars and a deadline: the compute-optimal model, tokens, accelerator and GPU count."),
 )
 NAV = (HOME,) + PAGES  # the sidebar, in this order
 _BY_ID = {p.id: p for p in NAV}
