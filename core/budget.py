@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from .estimate import config_from_inputs, estimate
-from .hardware import catalog
+from .hardware import catalog, tier_price
 from .scaling import compute_optimal, loss
 
 # Megatron-style layouts first (the class published runs validate), ZeRO-3 at tp 1 last
@@ -97,7 +97,13 @@ def plan_budget(usd=None, gpu_hours=None, days=None, gpus=None, tokens_per_param
     options, left_out = [], {}
     for name in names:
         g = cat[name]
-        price = extra.get("price_per_gpu_hour") or g.price_usd_per_gpu_hour
+        price = extra.get("price_per_gpu_hour")
+        if price is None:
+            try:
+                price = tier_price(name, extra.get("price_tier", "on_demand"))
+            except ValueError:
+                left_out[name] = f"no {extra['price_tier']} price in data/prices.csv"
+                continue
         if usd is not None and not (price and math.isfinite(price)):
             left_out[name] = "no price (give --price-per-gpu-hour)"
             continue

@@ -301,7 +301,8 @@ def render_interval(rec) -> str:
 
 def cmd_budget(args) -> int:
     from .budget import plan_budget
-    extra = {k: getattr(args, k) for k in ("framework", "seq_len", "price_per_gpu_hour") if getattr(args, k) is not None}
+    extra = {k: getattr(args, k) for k in ("framework", "seq_len", "price_per_gpu_hour", "price_tier")
+             if getattr(args, k) is not None}
     res = plan_budget(usd=args.usd, gpu_hours=args.gpu_hours, days=args.days, gpus=args.gpu,
                       tokens_per_param=args.tokens_per_param, **extra)
     if args.json:
@@ -805,7 +806,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="accelerators to consider (default: every catalog accelerator with a price)")
     sp.add_argument("--tokens-per-param", type=_num("tokens_per_param"), metavar="R",
                     help="train R tokens per parameter instead of Chinchilla's optimum (over-training)")
-    for k in ("framework", "seq_len", "price_per_gpu_hour"):
+    for k in ("framework", "seq_len", "price_per_gpu_hour", "price_tier"):
         inp = I.BY_NAME[k]
         kw = {"choices": inp.choices} if inp.kind == "choice" else {"type": _num(k, inp.kind == "int")}
         sp.add_argument(inp.flag, default=None, help=inp.describe().replace("%", "%%"), **kw)

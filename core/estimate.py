@@ -21,7 +21,7 @@ from . import profiles as PF
 from . import recompute as RC
 from . import schedule as SC
 from . import steptime as ST
-from .hardware import Accelerator, family_names, get_accelerator, peak_field, peak_or_nan  # noqa: F401  (peak_or_nan: re-export)
+from .hardware import Accelerator, catalog, family_names, get_accelerator, peak_field, peak_or_nan, tier_price  # noqa: F401  (peak_or_nan: re-export)
 from .inputs import (BY_NAME, CONFIG_FIELDS, GPU_FIELDS, MAX_INT, MEASURED_ABOVE_PEAK, PRESET_INPUTS, REASONS,  # noqa: F401
                      TIME_OVERFLOW, lora_width,
                      check, reason_text)
@@ -446,7 +446,9 @@ def evaluate(**c) -> dict:
                       * (np.where(np.asarray(c["master_weights"], dtype=bool), 4.0, 0.0)
                          + M.optimizer_bytes_per_param(c["optimizer"])))
         ckpt_s = ckpt_bytes / np.asarray(c.get("storage_bytes_per_s", 2e12), dtype=np.float64)
-        rate = np.asarray(c.get("failure_rate_per_gpu_hour", GP.LLAMA3_FAILURE_RATE), dtype=np.float64)
+        rate = np.asarray(c.get("failure_rate_per_gpu_hour", GP.LLAMA3_FAILURE_RATE), dtype=np.float64) + np.where(
+            np.asarray(c.get("price_tier", "on_demand")) == "spot",
+            np.asarray(c.get("preemption_rate_per_gpu_hour", 0.0), dtype=np.float64), 0.0)  # spot: preemptions too
         with np.errstate(divide="ignore"):
             mtbf_s = np.where(rate > 0, 3600.0 / (rate * n_gpus), np.inf)
         given_tau = np.asarray(c.get("checkpoint_interval_s", 0.0), dtype=np.float64)
@@ -655,7 +657,13 @@ class _ConfigMethods:
         """The input columns of `evaluate` for this one point (scalars)."""
         cols = {k: getattr(self, k) for k in CONFIG_FIELDS}
         cols.update(model_columns(self.model))
-        cols.update(gpu_columns(self.gpu, self.compute_dtype, self.price_per_gpu_hour))
+        price = self.price_per_gpu_hour
+        if price is None and self.price_tier != "on_demand" and self.gpu.name in catalog():
+            price = tier_price(self.gpu.name, self.price_tier)  # reserved / spot (data/prices.csv)
+        elif price is None and self.price_tier != "on_demand":
+            raise ValueError(f"price_tier: a {self.gpu.name} accelerator has no {self.price_tier} price; give "
+                             "price_per_gpu_hour")
+        cols.update(gpu_columns(self.gpu, self.compute_dtype, price))
         for k in ("gpus_per_node", "collective_latency_s"):  # None: the catalog's
             if getattr(self, k) is not None:
                 cols[k] = getattr(self, k)

@@ -110,6 +110,30 @@ def _f(row: dict, key: str, scale: float = 1.0) -> float:
 
 
 @lru_cache(maxsize=1)
+def tier_prices() -> dict:
+    """(accelerator, tier) → (USD per GPU-hour, date, source) for the reserved and spot tiers (data/prices.csv); the
+    on-demand price is the catalog's."""
+    path = DATA_DIR / "prices.csv"
+    if not path.exists():
+        return {}
+    with open(path, newline="") as fh:
+        return {(r["name"], r["tier"]): (float(r["price_usd_per_gpu_hour"]), r["date"], r["source"])
+                for r in csv.DictReader(fh)}
+
+
+def tier_price(name: str, tier: str) -> float:
+    """The price of an accelerator in a tier; ValueError naming price_tier where the data has none."""
+    if tier == "on_demand":
+        return get_accelerator(name).price_usd_per_gpu_hour
+    row = tier_prices().get((name, tier))
+    if row is None:
+        have = sorted(n for (n, t) in tier_prices() if t == tier)
+        raise ValueError(f"price_tier: no {tier} price for {name} in data/prices.csv (have: {', '.join(have)}); give "
+                         "price_per_gpu_hour")
+    return row[0]
+
+
+@lru_cache(maxsize=1)
 def efficiency_table() -> dict[str, dict]:
     """Achievable fractions by chip family (data/efficiency.csv), each row with its source."""
     out = {}

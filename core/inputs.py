@@ -303,6 +303,12 @@ INPUTS: tuple[Input, ...] = (
     Input("tokens", "float", 1e12, "count (tokens)", "training tokens", "run", lo=-1e18, hi=1e30),
     Input("price_per_gpu_hour", "float", None, "USD per GPU-hour", "price (default: the accelerator's catalog "
           "price)", "run", lo=0.0, hi=1e9),
+    Input("price_tier", "choice", "on_demand", "", "which price: on_demand (the catalog's), reserved or spot "
+          "(data/prices.csv, dated and sourced; spot adds preemptions to the failures); price_per_gpu_hour wins",
+          "run", choices=("on_demand", "reserved", "spot")),
+    Input("preemption_rate_per_gpu_hour", "float", 0.175 / (730 * 8), "1/GPU-hour", "spot preemptions per GPU-hour "
+          "(default: AWS Spot Instance Advisor's 15–20 %-a-month band for p5, 8 GPUs per instance)", "run", lo=0.0,
+          hi=1.0),
     Input("time_overhead_frac", "float", 0.0, "fraction", "extra wall time for checkpoints, restarts, evaluation",
           "run", lo=-1e18, hi=1e18),
     # --- failures, checkpoints, restarts (core/goodput.py) ------------------------------------------------------
@@ -432,6 +438,7 @@ WIDGETS = {
     "failure_rate_per_gpu_hour": Widget("fail", "Failures per GPU-hour"),
     "storage_bytes_per_s": Widget("stor", "Checkpoint storage (bytes/s)"), "restart_s": Widget("restart", "Restart (s)"),
     "checkpoint_interval_s": Widget("ckpt", "Checkpoint every (s, 0 = optimal)"),
+    "price_tier": Widget("tier", "Price tier"), "preemption_rate_per_gpu_hour": Widget("preempt", "Spot preemptions per GPU-hour"),
     "pue": Widget("pue", "PUE"), "carbon_kg_per_kwh": Widget("co2", "Grid carbon (kg CO2e/kWh)"),
     "conventions": Widget("conv", "Defaults", radio=True),
     "tokens_per_second": Widget("tps", "Measured tokens/s (whole job, optional)", hi=1e12),
@@ -661,6 +668,8 @@ RULES: tuple[Rule, ...] = (
          lambda g: ~(_opt(g, "storage_bytes_per_s", 2e12) > 0)),
     Rule("restart_s", "must be 0 or more seconds", lambda g: _opt(g, "restart_s", 300.0) < 0),
     Rule("checkpoint_interval_s", "must be 0 (optimal) or more seconds", lambda g: _opt(g, "checkpoint_interval_s", 0.0) < 0),
+    Rule("preemption_rate_per_gpu_hour", "must be from 0 to 1 per GPU-hour",
+         lambda g: (_opt(g, "preemption_rate_per_gpu_hour", 0.0) < 0) | (_opt(g, "preemption_rate_per_gpu_hour", 0.0) > 1)),
     Rule("pue", "must be at least 1 (a data centre draws at least its IT power) and at most 5",
          lambda g: (_opt(g, "pue", 1.1) < 1.0) | (_opt(g, "pue", 1.1) > 5.0)),
     Rule("carbon_kg_per_kwh", "must be from 0 to 5 kg CO2e per kWh",
