@@ -31,6 +31,9 @@ counts = pg.multi("GPU counts", COUNTS, "counts", [2 ** k for k in range(3, 13)]
 if not gpus or not counts:
     layout.input_error(ValueError("gpus: choose at least one accelerator and one GPU count"))
     pg.stop()
+c3, c4 = st.columns(2)
+max_days = pg.number("At most … days (with failures; blank = any)", "maxd", None, 0.01, 1e5, container=c3)
+max_usd = pg.number("At most … USD (with failures; blank = any)", "maxusd", None, 1.0, 1e12, container=c4)
 cfg = layout.config_or_stop(pg, {**inputs, "gpu": gpus[0]})
 df = C.time_cost(cfg, tuple(gpus), tuple(sorted(counts)))
 ok = df[df["fits"] & df["cost_usd"].notna()]
@@ -47,6 +50,21 @@ else:
                + f"{cfg.seq_len:,} × {cfg.micro_batch} per GPU, ZeRO-{cfg.zero_stage}. Prices: catalog on-demand "
                "$/GPU-hour (data/accelerators.csv, with dates). "
                + (f"{len(left)} combinations are left out: " + C.left_out_words(left) + "." if len(left) else ""))
+if max_days is not None or max_usd is not None:
+    ans = C.constrained_answers(df, max_days, max_usd)
+    words = ([f"{ans['late']} take more than {max_days:g} days"] if max_days is not None else []) + \
+        ([f"{ans['dear']} cost more than {fmt.usd(max_usd)}"] if max_usd is not None else [])
+    if ans["n"] == 0:
+        st.warning("No accelerator × count meets the constraints (" + "; ".join(words) + "): relax them or add "
+                   "accelerators and counts.", icon=":material/block:")
+    else:
+        ch, fa = ans["cheapest"][0], ans["fastest"][0]
+        st.success(f"**Cheapest within the constraints:** {fmt.inert(ch['label'])} × {ch['n_gpus']:,}, "
+                   f"{fmt.usd(ch['cost_with_failures_usd'])}, {fmt.duration_days(ch['days_with_failures'])}.  \n"
+                   f"**Fastest within them:** {fmt.inert(fa['label'])} × {fa['n_gpus']:,}, "
+                   f"{fmt.duration_days(fa['days_with_failures'])}, {fmt.usd(fa['cost_with_failures_usd'])} "
+                   f"(with failures, checkpoints and restarts; left out: " + "; ".join(words) + ").",
+                   icon=":material/check:")
 st.subheader("Pareto frontier")
 front = df[df["on_frontier"]].sort_values("days")
 table = pd.DataFrame({  # durations as text: '145.1 days', and hours under a day ('2.4 h', never '0.1')

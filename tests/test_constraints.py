@@ -1,6 +1,8 @@
 """Constraints on the layout search (issue 20 item 1): plan --max-days / --max-usd / --max-gpus answer "cheapest
 under D days" and "fastest under $X" directly; each answer respects its constraint, relaxing it never makes the answer
 worse, and what is left out is said in words."""
+from pathlib import Path
+
 import pytest
 
 from core.cli import main
@@ -55,3 +57,29 @@ def test_max_gpus_searches_whole_nodes(capsys):
 def test_bad_constraints_are_refused_by_name(capsys, flag, value):
     assert main(["plan", "--model", "llama-3.1-8b", "--n-gpus", "8", flag, value]) == 2
     assert flag[2:].replace("-", "_") in capsys.readouterr().err
+
+
+def test_time_and_cost_answers_under_constraints_and_relaxing_never_hurts():
+    """The Time & cost page's equivalents (ui/compute.constrained_answers over the page's points)."""
+    from core.estimate import config_from_inputs
+    from ui import compute as C
+    cfg = config_from_inputs(model="llama-3.1-8b", tokens=1e12, mfu="auto")
+    df = C.time_cost(cfg, ("h100-sxm", "b200", "a100-80gb"), (8, 16, 32, 64, 128, 256))
+    tight = C.constrained_answers(df, 20.0, None)
+    loose = C.constrained_answers(df, 40.0, None)
+    assert tight["n"] and all(r["days_with_failures"] <= 20.0 for r in tight["cheapest"] + tight["fastest"])
+    assert loose["cheapest"][0]["cost_with_failures_usd"] <= tight["cheapest"][0]["cost_with_failures_usd"]
+    cap = C.constrained_answers(df, None, tight["cheapest"][0]["cost_with_failures_usd"] * 1.5)
+    more = C.constrained_answers(df, None, tight["cheapest"][0]["cost_with_failures_usd"] * 3)
+    assert more["fastest"][0]["days_with_failures"] <= cap["fastest"][0]["days_with_failures"]
+    assert C.constrained_answers(df, 1e-4, None)["n"] == 0
+
+
+def test_time_and_cost_page_shows_the_constrained_answer():
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
+    at.query_params["tc_maxd"] = "30"
+    at.run()
+    at.switch_page("pages/05_time_cost.py").run()
+    assert not at.exception
+    assert any("Cheapest within the constraints" in s.value for s in at.success)

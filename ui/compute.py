@@ -299,12 +299,32 @@ def time_cost(cfg: Config, gpus: tuple[str, ...], counts: tuple[int, ...]) -> pd
     mfu = "predicted_mfu" if cfg.mfu == "auto" else None
     out = df[["gpu", "n_gpus", "valid", "reason", "fits", "total_bytes", "gpu_memory_bytes", "gpu_hours",
               "binding", "days", "cost_usd", "predicted_mfu", "predicted_step_time_s", "global_batch",
-              "time_source", "days_low", "days_high", "cost_low_usd", "cost_high_usd", "validated"]].copy()
+              "time_source", "days_low", "days_high", "cost_low_usd", "cost_high_usd", "validated",
+              "days_with_failures", "cost_with_failures_usd", "goodput_frac"]].copy()
     out["label"] = [catalog()[g].label for g in out["gpu"]]
     out["mfu_frac"] = out["predicted_mfu"] if mfu else cfg.mfu
     out["on_frontier"] = pareto_mask(out["days"].to_numpy(), out["cost_usd"].to_numpy(),
                                      (out["fits"] & out["valid"]).to_numpy())
     return out.reset_index(drop=True)
+
+
+def constrained_answers(df: pd.DataFrame, max_days: float | None, max_usd: float | None) -> dict:
+    """The Time & cost page's direct answers (issue 20): among the points that fit and have a price, the cheapest
+    within the deadline and the fastest within the budget (both with failures, core/goodput.py), and how many points
+    each constraint leaves out."""
+    ok = df[df["fits"] & df["valid"] & df["cost_usd"].notna()]
+    within = ok
+    out = {"late": 0, "dear": 0}
+    if max_days is not None:
+        out["late"] = int((ok["days_with_failures"] > max_days).sum())
+        within = within[within["days_with_failures"] <= max_days]
+    if max_usd is not None:
+        out["dear"] = int((ok["cost_with_failures_usd"] > max_usd).sum())
+        within = within[within["cost_with_failures_usd"] <= max_usd]
+    out["cheapest"] = within.sort_values("cost_with_failures_usd").head(1).to_dict("records")
+    out["fastest"] = within.sort_values("days_with_failures").head(1).to_dict("records")
+    out["n"] = len(within)
+    return out
 
 
 def left_out_words(left: pd.DataFrame) -> str:
