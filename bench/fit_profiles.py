@@ -369,7 +369,7 @@ def section(out) -> str:
     for r, a, b in sorted(out["per_run"], key=lambda x: (x[0].framework, -abs(np.log(x[1])))):
         if abs(a - 1) > 0.15:
             L.append(f"| {r.id} | {r.framework} | {r.group} | {a:.2f} | {b:.2f} |")
-    L += ["", WHY_MISSES]
+    L += ["", WHY_MISSES.rstrip("\n")]
     fit = {(a, b): v for a, b, v, _ in out["fitted"]}
     L += ["", f"Fitted: GPU sustained fraction {fit[('gpu', 'sustained_fraction')]:.2f}, TPU "
               f"{fit[('tpu', 'sustained_fraction')]:.2f}.", ""]
