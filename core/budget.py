@@ -143,7 +143,7 @@ def plan_budget(usd=None, gpu_hours=None, days=None, gpus=None, tokens_per_param
                         "shape": shape_for(n_params),
                         "tokens_per_param": tokens / n_params, "loss": float(loss(n_params, tokens)),
                         "layout": layout, "days": rec["days"], "days_with_failures": rec["days_with_failures"],
-                        "days_high": rec["days_high"], "cost_usd": rec["cost_usd"],
+                        "days_high_with_failures": rec["days_high"] / rec["goodput_frac"], "cost_usd": rec["cost_usd"],
                         "cost_with_failures_usd": rec["cost_with_failures_usd"], "gpu_hours": rec["gpu_hours"],
                         "predicted_mfu": rec["predicted_mfu"], "goodput_frac": rec["goodput_frac"],
                         "within_deadline": bool(within), "validated": bool(rec["validated"])})

@@ -294,8 +294,8 @@ def render_interval(rec) -> str:
         if rec.get("cost_low_usd") is not None:
             s += f", ${rec['cost_low_usd']:,.0f} – ${rec['cost_high_usd']:,.0f}"
     if not rec.get("validated"):
-        s += ("\n  not validated: no published run of this framework and layout class (or this size, sequence "
-              "length or precision) in data/published_runs.csv; the interval is widened")
+        from .intervals import NOT_VALIDATED
+        s += "\n  not validated: " + NOT_VALIDATED
     return s
 
 
@@ -321,7 +321,7 @@ def cmd_budget(args) -> int:
         return (f"{o['n_params'] / 1e9:,.1f}B parameters on {o['tokens'] / 1e12:,.2f}T tokens "
                 f"({o['tokens_per_param']:.0f}/param, loss {o['loss']:.3f}) — {o['n_gpus']:,} × {o['gpu']} ({lay}), "
                 f"MFU {o['predicted_mfu']:.1%}, goodput {o['goodput_frac']:.1%}: {o['days_with_failures']:.1f} days "
-                f"with failures (80 % up to {o['days_high'] / o['goodput_frac']:.1f}), {cost}"
+                f"with failures (80 % up to {o['days_high_with_failures']:.1f}), {cost}"
                 + ("" if o["validated"] else "  [layout not validated]"))
     if res["best"] is None:
         L.append("  no accelerator meets the deadline with this budget")

@@ -31,6 +31,10 @@ SEQ_SPAN = 4.0
 WIDEN = 2.0  # log-width multiplier off the validated region
 FLOOR = (0.80, 1.25)  # an unvalidated interval is at least this wide (ratios to the point)
 FEATURES = ("tp", "pp", "cp", "moe", "zero3", "offload", "hsdp")
+# what an unvalidated prediction means, in words (the CLI and the app both say it)
+NOT_VALIDATED = ("no published run of this framework with this layout class (tp / pp / cp / MoE / ZeRO-3 / offload / "
+                 "hybrid sharding), size, sequence length or precision is in data/published_runs.csv, so the interval "
+                 "is widened")
 
 
 def class_code(tp, pp, cp, n_experts, zero_stage, offload, dp_replicate) -> np.ndarray:

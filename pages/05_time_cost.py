@@ -24,12 +24,9 @@ inputs.update(pickers.memory_savers(pg, sb, overhead=True))
 inputs.update(pickers.rest(pg, sb, skip=("gpu", "n_gpus")))  # the accelerators and counts are this page's axes
 
 DEFAULT_GPUS = ["h100-sxm", "h200", "b200", "a100-80gb", "mi300x"]
-# 1–4 GPUs, then whole 8-GPU nodes: 1 and 1.5 × powers of two (any node multiple can be typed in the Calculator)
-COUNTS = tuple(sorted({1, 2, 4} | {int(8 * m * 2 ** k) for k in range(14) for m in (1, 1.5)
-                                   if 8 * m * 2 ** k <= 65536 and (8 * m * 2 ** k) % 8 == 0}))
 c1, c2 = st.columns([3, 2])
 gpus = pg.multi("Accelerators", accelerator_names(), "accs", DEFAULT_GPUS, container=c1)
-counts = pg.multi("GPU counts", COUNTS, "counts", [2 ** k for k in range(3, 13)], container=c2)
+counts = pg.multi("GPU counts", C.TIME_COST_COUNTS, "counts", [2 ** k for k in range(3, 13)], container=c2)
 if not gpus or not counts:
     layout.input_error(ValueError("gpus: choose at least one accelerator and one GPU count"))
     pg.stop()

@@ -39,7 +39,7 @@ else:
                 delta_color="off", delta_arrow="off", border=True)
     k[2].metric("GPUs", f"{best['n_gpus']:,} × {best['gpu']}", border=True)
     k[3].metric("Days with failures", f"{best['days_with_failures']:,.1f}",
-                f"80 %: up to {best['days_high'] / best['goodput_frac']:,.1f}", delta_color="off", delta_arrow="off",
+                f"80 %: up to {best['days_high_with_failures']:,.1f}", delta_color="off", delta_arrow="off",
                 border=True)
     k[4].metric("Cost with failures", fmt.usd(best["cost_with_failures_usd"]), border=True)
     if not best["validated"]:

@@ -289,6 +289,10 @@ def roofline_ops(model_inputs: tuple, seq_len: int, micro_batch: int, dtype: str
 # Time & cost
 # ---------------------------------------------------------------------------------------------------------------
 
+# the Time & cost page's GPU counts: 1, 2, 4, then whole 8-GPU nodes at 1 and 1.5 × powers of two up to 65,536
+TIME_COST_COUNTS = tuple(sorted({1, 2, 4} | {n for k in range(14) for n in (8 << k, 12 << k) if n <= 65_536 and n % 8 == 0}))
+
+
 @st.cache_data(**SMALL)
 def time_cost(cfg: Config, gpus: tuple[str, ...], counts: tuple[int, ...]) -> pd.DataFrame:
     """Days and cost for every accelerator × count: each point at its own predicted step (at the configuration's

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
+from core import intervals as IV
 from core import memory as M
 from core.estimate import Config
 from core.inputs import INPUTS
@@ -108,9 +109,8 @@ def calibration_words(cal: dict) -> str:
     return describe(cal)
 
 
-NOT_VALIDATED = ("Not validated: no published run of this framework with this layout class (tp / pp / cp / MoE / "
-                 "ZeRO-3 / offload / hybrid sharding), size, sequence length or precision is in data/published_runs.csv, so the "
-                 "interval is widened. Published runs of a validated class (core/intervals.py) are the safer plan.")
+NOT_VALIDATED = (f"Not validated: {IV.NOT_VALIDATED}. Published runs of a validated class (core/intervals.py) are "
+                 "the safer plan.")
 
 
 def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
