@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+LLAMA_PUE = 1.1  # Llama 1 §6
+US_CARBON_KG_PER_KWH = 0.385  # the US national average, Llama 1 §6
 
-def energy_and_carbon(gpu_hours, board_power_w, power_draw_frac=1.0, node_overhead_frac=0.0, pue=1.1,
-                      carbon_kg_per_kwh=0.385) -> dict:
+
+def energy_and_carbon(gpu_hours, board_power_w, power_draw_frac=1.0, node_overhead_frac=0.0, pue=LLAMA_PUE,
+                      carbon_kg_per_kwh=US_CARBON_KG_PER_KWH) -> dict:
     """{"energy_kwh", "co2e_kg"} (vectorised; NaN where the board power is unknown)."""
     kwh = (np.asarray(gpu_hours, dtype=np.float64) * np.asarray(board_power_w, dtype=np.float64) / 1000.0
            * np.asarray(power_draw_frac, dtype=np.float64) * (1.0 + np.asarray(node_overhead_frac, dtype=np.float64))

@@ -114,16 +114,23 @@ def training_split(c: dict, split: dict) -> dict:
     return out
 
 
+# inputs added after the column vocabulary settled (issues 19, 20): hand-built columns may lack them
+LATE_INPUTS = ("etp", "fp8_recipe", "fp8_param_gather", "price_tier", "preemption_rate_per_gpu_hour",
+               "failure_rate_per_gpu_hour", "storage_bytes_per_s", "restart_s", "checkpoint_interval_s",
+               "power_draw_frac", "node_overhead_frac", "pue", "carbon_kg_per_kwh")
+
+
 def derived_columns(c: dict) -> dict:
     """Columns the rules and formulas read that follow from the inputs: whether MFU is "auto", the global batch
     the step uses (default one micro-batch per data-parallel replica, dp·micro_batch), bytes of the state dtypes.
     Idempotent; `evaluate` and `Config.columns` both apply it."""
     c = dict(c)
+    for name in LATE_INPUTS:  # columns built by hand (older callers, tests) get the schema's own defaults
+        c.setdefault(name, BY_NAME[name].default)
     c.setdefault("mfu_auto", False)
     c.setdefault("achieved_flops_per_s", np.nan)
     c.setdefault("cp", 1)
     c.setdefault("ep", 1)
-    c.setdefault("etp", 0)
     for k, v in {**MD.ARCH_DEFAULTS, **TRAINING_DEFAULTS, **FRAMEWORK_DEFAULTS}.items():  # "off" where not given
         c.setdefault(k, v)
     if c.get("recompute_modules") is None:
@@ -228,7 +235,7 @@ def _stage_state(c, n_gpus, tp, pp, ep, ada, stage_params, expert_params, tr=Non
                          quantized_params=tr[f"{stage}_quantized"] * frac / ep)
     dense = M.state_bytes(c["n_params"], *args, n_gpus, tp, pp, ada, stage_params - expert_params, **dense_kw)
     # each expert over etp ranks (0: tp, Megatron's default), its ZeRO over the expert-data-parallel n/(pp·ep·etp)
-    etp = np.where(np.asarray(c.get("etp", 0)) >= 1, c.get("etp", 0), tp)
+    etp = np.where(np.asarray(c["etp"]) >= 1, c["etp"], tp)
     experts = M.state_bytes(c["n_params"], *args, n_gpus / ep, etp, pp, ada, expert_params / ep, **expert_kw)
     return {k: dense[k] + experts[k] for k in dense}
 
@@ -276,8 +283,8 @@ def evaluate(**c) -> dict:
     st_last, host_last = M.offload_split(st_last, c["offload"])
     # fp8 parameters (Megatron --fp8-param-gather): the model's weights are the fp8 tensors (1 byte; the fp32 master
     # stays in the optimizer), so the bf16 copy is gone and only the transpose remains a separate copy
-    recipe = LP.effective(c.get("fp8_recipe", "none"), c["compute_dtype"])
-    fp8_params = np.asarray(c.get("fp8_param_gather", False), dtype=bool) & (recipe != "none")
+    recipe = LP.effective(c["fp8_recipe"], c["compute_dtype"])
+    fp8_params = np.asarray(c["fp8_param_gather"], dtype=bool) & (recipe != "none")
     if np.any(fp8_params):
         for stx in (st_first, st_last):
             stx["weights_bytes"] = np.where(fp8_params, stx["weights_bytes"] * 0.5, stx["weights_bytes"])
@@ -445,17 +452,17 @@ def evaluate(**c) -> dict:
         ckpt_bytes = (np.asarray(c["n_params"], dtype=np.float64) * wb + trainable
                       * (np.where(np.asarray(c["master_weights"], dtype=bool), 4.0, 0.0)
                          + M.optimizer_bytes_per_param(c["optimizer"])))
-        ckpt_s = ckpt_bytes / np.asarray(c.get("storage_bytes_per_s", 2e12), dtype=np.float64)
-        rate = np.asarray(c.get("failure_rate_per_gpu_hour", GP.LLAMA3_FAILURE_RATE), dtype=np.float64) + np.where(
-            np.asarray(c.get("price_tier", "on_demand")) == "spot",
-            np.asarray(c.get("preemption_rate_per_gpu_hour", 0.0), dtype=np.float64), 0.0)  # spot: preemptions too
+        ckpt_s = ckpt_bytes / np.asarray(c["storage_bytes_per_s"], dtype=np.float64)
+        rate = np.asarray(c["failure_rate_per_gpu_hour"], dtype=np.float64) + np.where(
+            np.asarray(c["price_tier"]) == "spot",
+            np.asarray(c["preemption_rate_per_gpu_hour"], dtype=np.float64), 0.0)  # spot: preemptions too
         with np.errstate(divide="ignore"):
             mtbf_s = np.where(rate > 0, 3600.0 / (rate * n_gpus), np.inf)
-        given_tau = np.asarray(c.get("checkpoint_interval_s", 0.0), dtype=np.float64)
+        given_tau = np.asarray(c["checkpoint_interval_s"], dtype=np.float64)
         tau = np.where(given_tau > 0, given_tau, GP.daly_interval_s(ckpt_s, np.where(np.isfinite(mtbf_s), mtbf_s, 1.0)))
-        good = GP.goodput_frac(tau, ckpt_s, mtbf_s, c.get("restart_s", 300.0))
-        en = EN.energy_and_carbon(tc["gpu_hours"] / good, power, c.get("power_draw_frac", 1.0),
-                                  c.get("node_overhead_frac", 0.0), c.get("pue", 1.1), c.get("carbon_kg_per_kwh", 0.385))
+        good = GP.goodput_frac(tau, ckpt_s, mtbf_s, c["restart_s"])
+        en = EN.energy_and_carbon(tc["gpu_hours"] / good, power, c["power_draw_frac"], c["node_overhead_frac"],
+                                  c["pue"], c["carbon_kg_per_kwh"])
         # the interval follows time_s: predicted → the step's 80 % interval; a given MFU or a measurement is the
         # user's figure, not a prediction (its interval is the point)
         pred = source == "predicted"

@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 LLAMA3_FAILURE_RATE = 419 / (54 * 24 * 16_384)  # unexpected interruptions per GPU-hour
+LLAMA3_STORAGE_BYTES_PER_S = 2e12  # Tectonic's sustainable throughput, Llama 3 §3.3.1
+RESTART_S = 300.0  # Kokolis et al. 2024
 
 
 def daly_interval_s(checkpoint_s, mtbf_s) -> np.ndarray:

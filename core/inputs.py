@@ -20,6 +20,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import energy as EN
+from . import goodput as GP
 from . import lowp as LP
 from . import profiles as PF
 from . import recompute as RC
@@ -312,12 +314,12 @@ INPUTS: tuple[Input, ...] = (
     Input("time_overhead_frac", "float", 0.0, "fraction", "extra wall time for checkpoints, restarts, evaluation",
           "run", lo=-1e18, hi=1e18),
     # --- failures, checkpoints, restarts (core/goodput.py) ------------------------------------------------------
-    Input("failure_rate_per_gpu_hour", "float", 419 / (54 * 24 * 16_384), "1/GPU-hour", "job interruptions per GPU-hour (default: "
+    Input("failure_rate_per_gpu_hour", "float", GP.LLAMA3_FAILURE_RATE, "1/GPU-hour", "job interruptions per GPU-hour (default: "
           "Llama 3's 419 unexpected interruptions in 54 days on 16,384 H100, arXiv:2407.21783 §3.3.4); 0 = no failures",
           "run", lo=0.0, hi=1.0),
-    Input("storage_bytes_per_s", "float", 2e12, "bytes/s", "checkpoint write bandwidth of the storage (default: Llama "
+    Input("storage_bytes_per_s", "float", GP.LLAMA3_STORAGE_BYTES_PER_S, "bytes/s", "checkpoint write bandwidth of the storage (default: Llama "
           "3's Tectonic, 2 TB/s sustained)", "run", lo=1.0, hi=1e16),
-    Input("restart_s", "float", 300.0, "s", "time from a failure to training again, not counting lost work (default: "
+    Input("restart_s", "float", GP.RESTART_S, "s", "time from a failure to training again, not counting lost work (default: "
           "5 min, Kokolis et al. 2024)", "run", lo=0.0, hi=1e7),
     Input("checkpoint_interval_s", "float", 0.0, "s", "compute time between checkpoints; 0 = Daly's optimum", "run",
           lo=0.0, hi=1e9),
@@ -328,9 +330,9 @@ INPUTS: tuple[Input, ...] = (
           "as the Llama papers count)", "run", lo=0.0, hi=2.0),
     Input("node_overhead_frac", "float", 0.0, "fraction", "the node's CPUs, memory, NICs and switches as a share of the "
           "GPUs' power (0: GPUs only, the Llama convention)", "run", lo=0.0, hi=10.0),
-    Input("pue", "float", 1.1, "ratio", "power usage effectiveness of the data centre (1.1: Llama 1 §6)", "run",
+    Input("pue", "float", EN.LLAMA_PUE, "ratio", "power usage effectiveness of the data centre (1.1: Llama 1 §6)", "run",
           lo=1.0, hi=5.0),
-    Input("carbon_kg_per_kwh", "float", 0.385, "kg CO2e / kWh", "grid carbon intensity (0.385: the US national average "
+    Input("carbon_kg_per_kwh", "float", EN.US_CARBON_KG_PER_KWH, "kg CO2e / kWh", "grid carbon intensity (0.385: the US national average "
           "the Llama papers use; world average 0.475, IEA 2019 via CodeCarbon)", "run", lo=0.0, hi=5.0),
     Input("conventions", "choice", "planner", "", "defaults: planner (what a run launches with: flash attention, ZeRO-1, "
           "the realistic overhead, 4M-token steps, time from the predicted step; the default) or paper (the published "
@@ -510,7 +512,7 @@ def _opt(g, k, default):
 
 def _lowp_unsupported(g):
     from .hardware import family_names
-    r = _opt(g, "fp8_recipe", "none")
+    r = g("fp8_recipe")
     if not np.any(r != "none"):
         return np.zeros(np.shape(r), dtype=bool)
     names = np.asarray(("",) + family_names(), dtype=object)
@@ -663,21 +665,21 @@ RULES: tuple[Rule, ...] = (
          lambda g: (g("dp_shard") > 0) & (g("dp_shard") * g("dp_replicate")
                                            != np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp") * g("cp"), 1)))),
     Rule("failure_rate_per_gpu_hour", "must be from 0 to 1 per GPU-hour",
-         lambda g: (_opt(g, "failure_rate_per_gpu_hour", 0.0) < 0) | (_opt(g, "failure_rate_per_gpu_hour", 0.0) > 1)),
+         lambda g: (g("failure_rate_per_gpu_hour") < 0) | (g("failure_rate_per_gpu_hour") > 1)),
     Rule("storage_bytes_per_s", "must be positive",
-         lambda g: ~(_opt(g, "storage_bytes_per_s", 2e12) > 0)),
-    Rule("restart_s", "must be 0 or more seconds", lambda g: _opt(g, "restart_s", 300.0) < 0),
-    Rule("checkpoint_interval_s", "must be 0 (optimal) or more seconds", lambda g: _opt(g, "checkpoint_interval_s", 0.0) < 0),
+         lambda g: ~(g("storage_bytes_per_s") > 0)),
+    Rule("restart_s", "must be 0 or more seconds", lambda g: g("restart_s") < 0),
+    Rule("checkpoint_interval_s", "must be 0 (optimal) or more seconds", lambda g: g("checkpoint_interval_s") < 0),
     Rule("preemption_rate_per_gpu_hour", "must be from 0 to 1 per GPU-hour",
-         lambda g: (_opt(g, "preemption_rate_per_gpu_hour", 0.0) < 0) | (_opt(g, "preemption_rate_per_gpu_hour", 0.0) > 1)),
+         lambda g: (g("preemption_rate_per_gpu_hour") < 0) | (g("preemption_rate_per_gpu_hour") > 1)),
     Rule("pue", "must be at least 1 (a data centre draws at least its IT power) and at most 5",
-         lambda g: (_opt(g, "pue", 1.1) < 1.0) | (_opt(g, "pue", 1.1) > 5.0)),
+         lambda g: (g("pue") < 1.0) | (g("pue") > 5.0)),
     Rule("carbon_kg_per_kwh", "must be from 0 to 5 kg CO2e per kWh",
-         lambda g: (_opt(g, "carbon_kg_per_kwh", 0.385) < 0) | (_opt(g, "carbon_kg_per_kwh", 0.385) > 5.0)),
+         lambda g: (g("carbon_kg_per_kwh") < 0) | (g("carbon_kg_per_kwh") > 5.0)),
     Rule("power_draw_frac", "must be from 0 to 2 (a share of the board power)",
-         lambda g: (_opt(g, "power_draw_frac", 1.0) < 0) | (_opt(g, "power_draw_frac", 1.0) > 2.0)),
+         lambda g: (g("power_draw_frac") < 0) | (g("power_draw_frac") > 2.0)),
     Rule("node_overhead_frac", "must be from 0 to 10 (a share of the GPUs' power)",
-         lambda g: (_opt(g, "node_overhead_frac", 0.0) < 0) | (_opt(g, "node_overhead_frac", 0.0) > 10.0)),
+         lambda g: (g("node_overhead_frac") < 0) | (g("node_overhead_frac") > 10.0)),
     Rule("fp8_recipe", "the accelerator has no peak for the recipe's dtype (fp8; nvfp4: fp4), or its family does "
          "not run the recipe (mxfp8 and nvfp4 need Blackwell's block-scaled tensor cores)",
          lambda g: _lowp_unsupported(g)),
