@@ -87,7 +87,7 @@ CATEGORICAL_RECORD = R.CATEGORICAL
 
 def connect(path: str | Path | None = None, threads: int | None = None, memory_limit: str | None = None,
             temp_directory: str | Path | None = None, max_temp_directory_size: str | None = None,
-            allowed_directories: tuple = ()):
+            allowed_directories: tuple = (), return_memory: bool = False):
     """An embedded database (in memory, or the file `path`) with external access disabled and the configuration
     locked, and the catalog table created. `threads`, `memory_limit` (e.g. "1GB"), `temp_directory` (where
     blocks beyond the limit go; DuckDB's default is `.tmp` under the working directory) and
@@ -99,7 +99,13 @@ def connect(path: str | Path | None = None, threads: int | None = None, memory_l
 
     `allowed_directories`: the directories sweep datasets may be opened from (`open_dataset`). Given, the result is
     a `DatasetConnection` over the same locked database: DuckDB itself still may touch no file (its own
-    `allowed_directories` would let SQL write there too), and the datasets reach it through pyarrow, read-only."""
+    `allowed_directories` would let SQL write there too), and the datasets reach it through pyarrow, read-only.
+
+    `return_memory` (a long-running server): DuckDB's allocator (jemalloc on Linux) gives freed memory back to the
+    system from background threads, and flushes after any task that peaked above 32 MiB or freed more than 64 MiB
+    at once (DuckDB's defaults: no background threads, 128 MiB, 512 MiB — memory a dropped table held stays with
+    the process). DuckDB 2.0 settings allocator_background_threads, allocator_flush_threshold,
+    allocator_bulk_deallocation_flush_threshold (duckdb.org/docs/2.0/internals/jemalloc)."""
     config = {"enable_external_access": False, "autoinstall_known_extensions": False,
               "autoload_known_extensions": False, "preserve_insertion_order": False, "lock_configuration": True}
     if threads is not None:
@@ -110,6 +116,9 @@ def connect(path: str | Path | None = None, threads: int | None = None, memory_l
         config["temp_directory"] = str(temp_directory)
     if max_temp_directory_size is not None:
         config["max_temp_directory_size"] = str(max_temp_directory_size)
+    if return_memory:
+        config.update(allocator_background_threads=True, allocator_flush_threshold="32MiB",
+                      allocator_bulk_deallocation_flush_threshold="64MiB")
     roots = tuple(Path(d).resolve() for d in allowed_directories)
     try:
         con = duckdb.connect(str(path) if path is not None else ":memory:", config=config)

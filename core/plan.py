@@ -120,6 +120,9 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
     from .advisor import check_margin, margin_bytes
     margin = check_margin(margin)  # the advisor's margin: the same headroom kept everywhere
     spec = plan_spec(inputs, n_gpus, fixed)
+    problem = _fixed_input_problem(inputs, int(n_gpus[0]))
+    if problem:
+        raise ValueError(problem)
     sw = Sweep(spec, chunk_rows=chunk_rows, max_rows=MAX_SPACE)
     key = "predicted_step_time_s" if objective == "time" else "cost_usd"
     keep = top * KEEP_PER_CHUNK
@@ -210,6 +213,23 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
                                               if k in LAYOUT and isinstance(v, list)},
             "by_tp_pp": [{"tp": int(tp), "pp": int(pp), "predicted_mfu": float(v[0]),
                           "predicted_step_time_s": float(v[1])} for (tp, pp), v in sorted(by_tp_pp.items())]}
+
+
+def _fixed_input_problem(inputs: dict, n_gpus: int) -> str | None:
+    """What `estimate` refuses in the inputs the search does not vary (a LoRA rank above the layer width, a frozen
+    share that leaves no parameter), checked once at the simplest layout (one GPU of each parallel kind) before the
+    search: the rules give each layout only its first failing reason, so a layout reason would otherwise hide it.
+    A refusal that names a layout input, the GPU count or the batch is left to the search."""
+    from .estimate import config_from_inputs, estimate
+    trial = {k: v for k, v in inputs.items() if k not in LAYOUT and k not in ("n_gpus", "global_batch")}
+    try:
+        estimate(config_from_inputs(**trial, n_gpus=n_gpus))
+    except ValueError as e:
+        field = str(e).partition(":")[0]
+        names = set(field.replace("·", " ").replace("/", " ").split())
+        if not names & {*LAYOUT, "n_gpus", "global_batch", "micro_batch", "ep", "etp", "cp"}:
+            return str(e)
+    return None
 
 
 def _refusal(counts: dict, searched: int, fixed: dict) -> str:

@@ -22,10 +22,16 @@ SECONDS_PER_DAY = 86400.0
 _NUMBER = re.compile(r"^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$", re.ASCII)
 
 
+def is_ascii_number(text) -> bool:
+    """Whether `text` is a plain ASCII decimal number (optional sign, digits, point, exponent): what every parser of
+    user text accepts as a number (Python's float() and int() also read other scripts' digits: '٤٠٩٦' is 4096)."""
+    return isinstance(text, str) and bool(_NUMBER.match(text))
+
+
 def parse_number(text: str, field: str) -> float:
     """`text` as a float when it is a plain ASCII decimal number (optional sign, digits, point, exponent); else
     ValueError naming `field` ("inf", "nan", other scripts' digits, thousands separators are not numbers here)."""
-    if not isinstance(text, str) or not _NUMBER.match(text):
+    if not is_ascii_number(text):
         shown = text if isinstance(text, str) and len(text) <= 40 else f"{str(text)[:39]}…"
         raise ValueError(f"{field}: expected a number (ASCII digits), got {shown!r}")
     return float(text)

@@ -15,6 +15,8 @@ from core.model import from_hf_config
 from core.plan import plan
 from core.units import parse_number
 
+from test_one_answer import page  # the one AppTest opener (tests/ is on the path, as for rendered)
+
 
 def cli(capsys, *argv) -> tuple[int, str, str]:
     with warnings.catch_warnings():
@@ -120,3 +122,55 @@ def test_a_range_error_is_one_line_and_a_pointer(capsys):
     rc, out, err = cli(capsys, "estimate", "--seq-len", "0")
     assert rc == 2 and err.splitlines() == ["error: seq_len: must be from 1 to 2.14748e+09 (count (tokens)), got '0'",
                                             "(see `python -m core estimate --help`)"]
+
+
+@pytest.mark.parametrize("flag,value,field", [("--lora-rank", "1048576", "lora_rank"),
+                                              ("--frozen-frac", "0.9999999999", "frozen_frac")])
+def test_plan_names_a_fixed_input_it_cannot_honour_not_a_layout_reason(capsys, flag, value, field):
+    """The search gives each layout only its first failing reason, so `plan` checks the inputs it does not vary
+    first: the LoRA rank or the frozen share is named, not 'tp·pp: does not divide n_gpus'."""
+    extra = ("--training", "lora") if field == "lora_rank" else ()
+    line = refused(capsys, f"error: {field}: ", *PLAN, *extra, flag, value)
+    assert "tp·pp" not in line
+
+
+@pytest.mark.parametrize("text", ["٤٠٩٦", "２０４８", "४०९६"])
+def test_link_values_and_filters_are_ascii_numbers(text):
+    from ui.state import Spec
+    from ui.sweeps import parse_filter
+    with pytest.raises(ValueError, match="ASCII digits"):
+        Spec("seq", "int", 4096, lo=1, hi=10**7).parse([text])
+    with pytest.raises(ValueError, match="^seq_len: .* is not a number \\(ASCII digits\\)"):
+        parse_filter("seq_len", "in", f"{text},2048", {"seq_len": "INTEGER"})
+    assert Spec("seq", "int", 4096, lo=1, hi=10**7).parse(["2048"]) == 2048
+
+
+def test_a_link_with_a_non_ascii_number_sets_nothing_and_says_so():
+    at = page("pages/01_calculator.py", seq="٢٠٤٨")
+    notes = " ".join(x.value for x in [*at.warning, *at.info, *at.error, *at.caption, *at.markdown])
+    assert "seq" in notes and "ASCII" in notes
+    assert 2048 not in [w.value for w in at.number_input]
+
+
+def test_a_large_layout_link_waits_for_its_button():
+    """Issue 16 item 1 on the Parallel layout page: the worst link of the probe (a 235B MoE on 65,536 GPUs) shows the
+    search's estimate and a button, and runs no search until the click."""
+    at = page("pages/08_parallel_layout.py", pl_model="qwen3-235b-a22b", pl_gpus="65536", pl_gbs="65536")
+    info = " ".join(x.value for x in at.info)
+    assert "layout search" in info and "click" in info
+    assert [b for b in at.button if b.key == "pl_run"]
+    assert not [m for m in at.metric if m.label == "Predicted step"]  # nothing ran
+
+
+def test_a_visitors_link_budget_is_spent_then_small_searches_wait(monkeypatch):
+    from ui import work
+    monkeypatch.setattr(work, "LINK_BUDGET_S", 0.0)  # a visitor who has used the budget already
+    at = page("pages/08_parallel_layout.py", pl_model="llama-3.2-1b", pl_gpus="8")
+    assert any("used its" in x.value for x in at.info)
+    assert not [m for m in at.metric if m.label == "Predicted step"]
+
+
+def test_the_custom_accelerator_ranks_layouts_on_the_parallel_layoutpage():
+    at = page("pages/08_parallel_layout.py", pl_model="llama-3.2-1b", pl_gpu="custom", pl_gpus="8")
+    assert not at.error, [e.value for e in at.error]
+    assert [m for m in at.metric if m.label == "Predicted step"]

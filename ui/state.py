@@ -34,6 +34,8 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from core import inputs as I
+from core.inputs import link_params, to_param, to_widget  # noqa: F401  (the one owner: core/inputs.py)
+from core.units import is_ascii_number
 
 from .fmt import inert
 
@@ -91,6 +93,8 @@ class Spec:
             if not text.isprintable():
                 raise ValueError("contains control characters")
             return text
+        if not is_ascii_number(text):
+            raise ValueError("not a number (ASCII digits)")
         try:
             x = float(text)
         except (ValueError, OverflowError):
@@ -127,7 +131,8 @@ class Spec:
         for o in self.options:
             if str(o) == text:
                 return o
-        if self.options and all(isinstance(o, int) and not isinstance(o, bool) for o in self.options):
+        if self.options and all(isinstance(o, int) and not isinstance(o, bool) for o in self.options) \
+                and is_ascii_number(text):
             try:
                 x = float(text)
             except ValueError:
@@ -499,17 +504,6 @@ def _write_url(key: str, value: Any) -> None:
         pass
 
 
-def to_param(v: Any) -> str | list[str]:
-    """A widget value as URL text (what `bind="query-params"` writes)."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (list, tuple)):
-        return [to_param(x) for x in v]
-    if isinstance(v, float):
-        return repr(v)
-    return str(v)
-
-
 def _show(v: Any) -> str:
     """A widget value for a note: lists joined, booleans on/off, whole numbers with thousands separators."""
     if isinstance(v, list):
@@ -541,22 +535,3 @@ def widget_bounds(i) -> tuple[float, float]:
     return max(lo, -1e15), min(hi, 1e15)
 
 
-def to_widget(name: str, value: Any) -> Any:
-    """A core value of schema input `name` as its widget shows it (÷ scale; bools as on/off where a preset
-    follows is not involved)."""
-    i = I.BY_NAME[name]
-    if value is None or isinstance(value, (bool, str)) or i.kind in ("choice", "bool", "str"):
-        return value
-    x = value / i.ui.scale
-    return int(round(x)) if i.kind == "int" and i.ui.scale == 1 else float(x)
-
-
-def link_params(inputs: dict, prefix: str = "") -> dict[str, str | list[str]]:
-    """URL parameters of a page (keys prefix + widget key) that set the schema inputs `inputs` (core units): how a
-    Fit map or Sweeps cell or a layout row opens in the Calculator with its whole configuration."""
-    out = {}
-    for name, v in inputs.items():
-        if v is None or name not in I.BY_NAME or I.BY_NAME[name].ui is None:
-            continue
-        out[prefix + I.BY_NAME[name].ui.key] = to_param(to_widget(name, v))
-    return out

@@ -25,6 +25,7 @@ import streamlit as st
 
 from core import db
 from core import sweep as S
+from core.units import is_ascii_number
 
 from . import fmt
 from .work import spill_prefix
@@ -80,7 +81,7 @@ def _database(version: str):
     """The process's database (in memory, external access off and locked — core.db.connect; spilling to a private
     temporary directory) and the store that owns its tables."""
     con = db.connect(threads=2, memory_limit=MEMORY_LIMIT, temp_directory=db.private_temp_directory(spill_prefix()),
-                     max_temp_directory_size=TEMP_LIMIT)
+                     max_temp_directory_size=TEMP_LIMIT, return_memory=True)
     store = S.SweepStore(con, max_rows=ROWS_KEPT, max_tables=MAX_TABLES, max_running_rows=RUNNING_ROWS,
                          max_rows_per_sweep=CAP_ROWS, lease_s=LEASE_S, wait_s=WAIT_S, alive=_alive,
                          chunk_rows=CHUNK_ROWS)
@@ -131,7 +132,8 @@ def _dataset_database(root: str, version: str) -> db.DatasetConnection:
     pyarrow, spilling to a private temporary directory like the sweeps' database. Its tables are ``dataset_…``
     views only, so it never holds, and `_con` never sends it, an app sweep's ``sweep_…`` table."""
     return db.connect(threads=2, memory_limit=MEMORY_LIMIT, temp_directory=db.private_temp_directory(spill_prefix()),
-                      max_temp_directory_size=TEMP_LIMIT, allowed_directories=(root,))
+                      max_temp_directory_size=TEMP_LIMIT, allowed_directories=(root,),
+                      return_memory=True)
 
 
 def open_dataset(name: str) -> str:
@@ -209,6 +211,8 @@ def parse_filter(column: str, op: str, text: str, cols: dict) -> db.Filter:
             return p.lower() == "true"
         if sql_type not in db.INT_RANGES and sql_type not in ("FLOAT", "DOUBLE", "DECIMAL"):
             return p  # text (VARCHAR, an ENUM): compared as data
+        if not is_ascii_number(p):
+            raise ValueError(f"{column}: {shown} is not a number (ASCII digits)")
         try:
             x = int(p) if sql_type in db.INT_RANGES and p.lstrip("+-").isdigit() and len(p) <= 50 else float(p)
         except (ValueError, OverflowError):
