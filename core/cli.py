@@ -676,6 +676,9 @@ def cmd_plan(args) -> int:
                max_usd=args.max_usd)
     res["seconds"] = round(time.perf_counter() - t0, 3)
     res["calibration"] = getattr(args, "calibration", None)
+    for r in res["strategies"]:  # each row opens in the app's Calculator, as the Parallel layout page's rows do
+        r["calculator"] = I.calculator_query({**inputs, **fixed, **{k: r[k] for k in LAYOUT}, "n_gpus": r["n_gpus"],
+                                              "global_batch": res["global_batch"]})
     if args.json:
         emit_json(res)
         return 0
@@ -745,6 +748,9 @@ def render_plan(res: dict) -> str:
                  f"{'yes' if r.get('validated') else 'NO'}")
         if r.get("equivalents"):
             L.append(f"       the same result: {'; '.join(r['equivalents'])}")
+    if all(r.get("calculator") for r in res["strategies"]):
+        L += ["", "each row in the Calculator (after the app's address, e.g. http://localhost:8501/):"]
+        L += [f"  {i:>2} {r['calculator']}" for i, r in enumerate(res["strategies"], 1)]
     best = res["strategies"][0]
     bv = res.get("best_validated")
     if not best.get("validated"):

@@ -714,3 +714,58 @@ def check(c: dict) -> np.ndarray:
         if np.any(b):  # a rule no row breaks leaves the codes as they are (sweeps: most rules)
             code = np.where(b, i, code)
     return code
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Links: the app's URL parameters for a configuration (the widgets' keys and units above)
+# ---------------------------------------------------------------------------------------------------------------
+
+def to_param(v: Any) -> str | list[str]:
+    """A widget value as URL text (what `bind="query-params"` writes)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (list, tuple)):
+        return [to_param(x) for x in v]
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def to_widget(name: str, value: Any) -> Any:
+    """A core value of schema input `name` as its widget shows it (÷ scale; bools as on/off where a preset
+    follows is not involved)."""
+    i = BY_NAME[name]
+    if value is None or isinstance(value, (bool, str)) or i.kind in ("choice", "bool", "str"):
+        return value
+    x = value / i.ui.scale
+    return int(round(x)) if i.kind == "int" and i.ui.scale == 1 else float(x)
+
+
+def link_params(inputs: dict, prefix: str = "") -> dict[str, str | list[str]]:
+    """URL parameters of a page (keys prefix + widget key) that set the schema inputs `inputs` (core units): how a
+    Fit map or Sweeps cell or a layout row opens in the Calculator with its whole configuration."""
+    out = {}
+    for name, v in inputs.items():
+        if v is None or name not in BY_NAME or BY_NAME[name].ui is None:
+            continue
+        out[prefix + BY_NAME[name].ui.key] = to_param(to_widget(name, v))
+    return out
+
+
+def calculator_params(inputs: dict) -> dict[str, str | list[str]]:
+    """The Calculator's URL parameters for a whole configuration in core units: every schema input it names, and
+    where the model comes from (`src`). A Fit map or Sweeps cell and a layout row (the page's or `plan`'s) open in
+    the Calculator with them, and show the same numbers there."""
+    from .model import ARCH_FIELDS
+    q = link_params(inputs)
+    src = ("params" if "n_params" in inputs else "preset" if "model" in inputs
+           else "architecture" if any(k in inputs for k in ARCH_FIELDS) else None)
+    if src:
+        q["src"] = src
+    return q
+
+
+def calculator_query(inputs: dict) -> str:
+    """`calculator_params` as the Calculator's address relative to the app's ("calculator?model=…&tp=…")."""
+    from urllib.parse import urlencode
+    return "calculator?" + urlencode(calculator_params(inputs), doseq=True)

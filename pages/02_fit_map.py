@@ -52,7 +52,8 @@ if models and counts:
                               search)
     order = [n for n, _ in SIZES if n in models]
     layout.chart(K.fit_heatmap(df, "n_gpus", "model", "GPUs", "model (smallest at the top)", y_sort=order,
-                               extra_tooltip=("label:N",) + (("tp:O", "pp:O") if search else ())),
+                               extra_tooltip=("label:N",) + (("tp:O", "pp:O") if search else ()),
+                               select_fields=("tp", "pp") if search else ()),
                  "fm_models_chart", on_select=lambda: open_cell("fm_models_chart", inputs,
                                                                  ("model", "n_gpus") + (("tp", "pp") if search else ())),
                  selection_mode=["cell"])

@@ -91,6 +91,19 @@ def test_plan_and_the_parallel_layout_page_give_the_same_best_layout():
     assert cm["Step"] == m["Predicted step"] and cm["Cost"] == m["Cost"]
 
 
+def test_every_plan_row_opens_in_the_calculator_with_its_numbers():
+    """`plan`'s rows carry the Calculator's address (as the Parallel layout page's rows do): opened, each shows the
+    row's step and cost."""
+    from urllib.parse import parse_qs
+    res = cli_json("plan", "--model", "llama-3.1-8b", "--n-gpus", "16", "--seq-len", "8192", "--top", "3")
+    assert len(res["strategies"]) == 3
+    for r in res["strategies"][::2]:
+        q = {k: v[0] for k, v in parse_qs(r["calculator"].partition("?")[2]).items()}
+        assert r["calculator"].startswith("calculator?") and q["tp"] == str(r["tp"]) and q["zero"] == str(r["zero_stage"])
+        m = metrics(page("pages/01_calculator.py", **q))
+        assert m["Step"] == fmt.si(r["predicted_step_time_s"], "s") and m["Cost"] == fmt.usd(r["cost_usd"])
+
+
 def test_advise_and_the_calculator_offer_the_same_best_change():
     q = {"model": "llama-3.1-8b", "seq_len": 32768, "n_gpus": 8}
     adv = cli_json("advise", *flags(q))
@@ -150,6 +163,20 @@ def test_a_fit_map_cell_opens_the_calculator_with_identical_numbers():
     assert fm.title[0].value == "Will it fit?"
     assert metrics(fm)["Total per GPU"] == fmt.mem(float(cell["total_bytes"]), "GB")
     assert layout.calculator_link  # the page's builder (used by the click) is the same function
+
+
+def test_a_fit_map_click_carries_the_cells_best_layout():
+    """A point selection returns only the fields it projects: the models × GPUs map's selection must project the
+    cell's best tp and pp, or a click opens the Calculator at tp 1 while the tooltip said tp 4 (issue 17)."""
+    from ui import charts as K, compute as C
+    cfg = C.build_config({"model": "llama-3.1-8b"})
+    df = C.fit_models_by_gpus(cfg, ("llama-3.1-70b",), (16,), True)
+    spec = K.fit_heatmap(df, "n_gpus", "model", "GPUs", "model", extra_tooltip=("tp:O", "pp:O"),
+                         select_fields=("tp", "pp")).to_dict()
+    params = spec.get("params", []) + [p for layer in spec["layer"] for p in layer.get("params", [])]
+    assert params and set(params[0]["select"]["fields"]) == {"n_gpus", "model", "tp", "pp"}
+    src = (ROOT / "pages" / "02_fit_map.py").read_text()
+    assert 'select_fields=("tp", "pp") if search' in src  # the page asks for them whenever cells carry a layout
 
 
 def test_a_sweeps_cell_opens_its_best_row_with_identical_numbers():

@@ -182,9 +182,10 @@ FIT_SCALE = alt.Scale(domain=[0, 0.5, 0.9, 1.0, 1.5, 3.0],
 
 
 def fit_heatmap(df: pd.DataFrame, x: str, y: str, x_title: str, y_title: str, *, y_sort=None,
-                select: str | None = "cell", extra_tooltip: tuple = ()) -> alt.LayerChart:
+                select: str | None = "cell", extra_tooltip: tuple = (), select_fields: tuple = ()) -> alt.LayerChart:
     """Fit region: colour = per-GPU total / capacity (clamped at 3), ✕ on cells that do not fit, tooltips with the
-    numbers and the binding term. With `select`, a click selects the cell's (x, y) (a point selection)."""
+    numbers and the binding term. With `select`, a click selects the cell's (x, y) and `select_fields` (a point
+    selection returns only the fields it projects: a cell's best tp and pp must be named to come back)."""
     base = alt.Chart(df).transform_calculate(
         total_gb=f"datum.total_bytes / {GB}", cap_gb=f"datum.gpu_memory_bytes / {GB}",
         pct="datum.fill_frac", binding_words=_binding_words_expr(),
@@ -205,7 +206,7 @@ def fit_heatmap(df: pd.DataFrame, x: str, y: str, x_title: str, y_title: str, *,
         tooltip=tooltip,
     )
     if select:
-        pick = alt.selection_point(name=select, fields=[x, y], on="click", clear=False)
+        pick = alt.selection_point(name=select, fields=[x, y, *select_fields], on="click", clear=False)
         rect = rect.add_params(pick).encode(
             opacity=alt.OpacityValue(0.85, condition={"param": select, "value": 1.0, "empty": True}))
     marks = base.transform_filter("datum.valid && !datum.fits").mark_text(

@@ -7,11 +7,12 @@ from typing import Callable
 import pandas as pd
 import streamlit as st
 
+from core.inputs import calculator_params
 from core.sweep import code_version
 
 from . import registry, sweeps, work
 from .fmt import inert
-from .state import Page, link_params
+from .state import Page
 
 
 def setup(page: registry.PageInfo) -> None:
@@ -94,12 +95,7 @@ def calculator_link(pg: Page, inputs: dict) -> dict:
     """The Calculator's URL parameters for a whole configuration (the flat inputs, core units): every schema input
     it names, where the model comes from, and this page's memory unit. A Fit map or Sweeps cell and a layout row
     open in the Calculator with it, and show the same numbers there."""
-    from core.model import ARCH_FIELDS
-    out = link_params(inputs)
-    src = ("params" if "n_params" in inputs else "preset" if "model" in inputs
-           else "architecture" if any(k in inputs for k in ARCH_FIELDS) else None)
-    if src:
-        out["src"] = src
+    out = calculator_params(inputs)
     unit = pg.values.get("unit")
     if unit:
         out["unit"] = unit
