@@ -17,6 +17,7 @@ from . import inputs as I
 from . import memory as M
 from .record import STEP_PART_WORDS, STEP_PARTS, TOTAL_PARTS
 from .spec import CHUNK_ROWS, MAX_ROWS
+from .advisor import DEFAULT_MARGIN as ADV_DEFAULT_MARGIN
 from .tables import DTYPE_BYTES
 from .units import GB, GiB, fmt_bytes, fmt_count, fmt_duration, fmt_si, parse_number
 
@@ -798,7 +799,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(func=fn)
         if name == "advise":
             from .advisor import MARGIN_HELP
-            sp.add_argument("--margin", type=_margin, default="realistic", metavar="realistic|FRACTION",
+            sp.add_argument("--margin", type=_margin, default=ADV_DEFAULT_MARGIN, metavar="realistic|FRACTION",
                             help=MARGIN_HELP.replace("%", "%%"))
     sp = sub.add_parser("budget", help="from dollars (or GPU-hours) and a deadline: the compute-optimal model, "
                         "tokens, accelerator, GPU count and layout", description="Budget-first planning (core/budget.py):"
@@ -858,7 +859,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "GPUs (1, 2, 4, … nodes and N rounded down to a node) instead of --n-gpus; with --n-gpus, drop "
                     "counts above N")
     from .advisor import MARGIN_HELP
-    sp.add_argument("--margin", type=_margin, default="realistic", metavar="realistic|FRACTION",
+    sp.add_argument("--margin", type=_margin, default=ADV_DEFAULT_MARGIN, metavar="realistic|FRACTION",
                     help=MARGIN_HELP.replace("%", "%%") + " (the same margin as advise)")
     sp.set_defaults(func=cmd_plan)
     sp = sub.add_parser("list", help="every preset, accelerator and recipe name")

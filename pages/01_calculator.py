@@ -115,8 +115,8 @@ if not rec["validated"]:
     st.warning(X.NOT_VALIDATED, icon=":material/help:")
 if rec["time_source"] == "mfu":  # one time figure: a typed MFU replaces the predicted step's, visibly
     st.info(f"Days and cost use your MFU override ({fmt.pct(cfg.mfu, 1)}) instead of the predicted "
-            f"{fmt.pct(rec['predicted_mfu'], 1)}; at the predicted step the run takes "
-            f"{fmt.days(rec['predicted_time_s'])}. Clear the MFU box to go back.", icon=":material/tune:")
+            f"{fmt.pct(rec['predicted_mfu'], 1)}: the step above is the model's, shown for comparison only. Clear the "
+            "MFU box to go back to the predicted step.", icon=":material/tune:")
 with st.expander("Calibrate with your own measured step", icon=":material/straighten:"):
     st.caption("Ran this configuration (same framework and accelerator)? Give its measured seconds per optimizer step: "
                "the kernel rates are refitted to it (efficiency_scale) and every prediction — other layouts, sizes, "

@@ -56,7 +56,7 @@ else:
     zeros = pg.multi("ZeRO stages", (0, 1, 2, 3), "zeros", [0, 1, 2, 3], container=sb)
     rcs = pg.multi("Recomputation", M.RECOMPUTE_MODES, "rcs", list(M.RECOMPUTE_MODES), container=sb)
     flash = pg.multi("Flash attention", ("off", "on"), "flashes", ["off", "on"], container=sb)
-    tps = pg.multi("Tensor parallel", (1, 2, 4, 8), "tpdeg", [1], container=sb)
+    tps = pg.multi("Tensor parallel", C.FIT_TP, "tpdeg", [1], container=sb)
     recipes = pg.multi("Recipes", tuple(M.RECIPES), "recipes", ["zero-16"], container=sb)
     run = pickers.run_inputs(pg, sb)
     drop = pg.toggle("Drop invalid combinations", "dropinv", False, container=sb)

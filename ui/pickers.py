@@ -13,6 +13,7 @@ import streamlit as st
 from core import inputs as I
 from core import memory as M
 from core import safejson
+from core.advisor import DEFAULT_MARGIN
 from core.estimate import CUSTOM_LINKS_FROM
 from core.hardware import catalog
 from core.model import ARCH_FIELDS, from_hf_config, get_preset, preset_info
@@ -124,8 +125,11 @@ def _hf_upload(pg: Page, c) -> None:
                     max_upload_size=HF_MAX_BYTES >> 20,
                     help="Read locally; nothing is downloaded. The fields it fills are what the link carries. "
                          f"At most {HF_MAX_BYTES >> 20} MiB.")
-    if st.session_state.get(err_key):
+    if st.session_state.get(err_key):  # a refused upload shows no numbers: not the previous model's, not a preset's
         c.error(f"**config.json** — {fmt.inert(st.session_state[err_key], 600)}")
+        st.error("The uploaded config.json was refused (the reason is in the sidebar): upload another, or choose "
+                 "another model source.", icon=":material/block:")
+        pg.stop()
 
 
 def custom_accelerator_fields(pg: Page, container=None, *, memory: bool = True, links: bool = True) -> dict:
@@ -230,14 +234,14 @@ def memory_savers(pg: Page, container=None, *, recompute: bool = True, flash: bo
     return out
 
 
-MARGINS = ("realistic", "5", "10", "20")  # the advisor's margin: core.advisor's "realistic", or % of GPU memory
+MARGINS = (DEFAULT_MARGIN, "5", "10", "20")  # the advisor's margin: its default, or % of GPU memory
 
 
 def margin_input(pg: Page, container=None) -> str:
     """The headroom the advice keeps free: 'realistic' or a percentage of GPU memory (URL values as shown)."""
     from core.advisor import describe_margin
-    return pg.select("Advice keeps this headroom free (% of GPU memory)", MARGINS, "margin", "realistic",
-                     container=container, help=f"realistic: {describe_margin('realistic')}. A number: that "
+    return pg.select("Advice keeps this headroom free (% of GPU memory)", MARGINS, "margin", DEFAULT_MARGIN,
+                     container=container, help=f"{DEFAULT_MARGIN}: {describe_margin(DEFAULT_MARGIN)}. A number: that "
                                                "percentage of the GPU's memory. Every suggested change keeps it free.")
 
 
