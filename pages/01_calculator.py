@@ -4,6 +4,7 @@ keys: no prefix."""
 import pandas as pd
 import streamlit as st
 
+from core.inputs import BY_NAME
 from core.units import GB
 from ui import advice, charts as K, compute as C, explain as X, fmt, layout, pickers, step_charts as SK
 
@@ -123,8 +124,9 @@ with st.expander("Calibrate with your own measured step", icon=":material/straig
                "GPU counts, on every page and in shared links — uses it, with the interval one measured run justifies "
                "(core/calibrate.py). The CLI's --calibrate takes several runs.")
     c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
-    c1.number_input("Measured step time (s)", min_value=1e-6, max_value=1e7, value=None, key="cal_step_s",
-                    format="%.4g")
+    step_in = BY_NAME["step_time_s"]  # the measured step's bounds are the schema's (core/inputs.py)
+    c1.number_input("Measured step time (s)", min_value=max(step_in.lo, 1e-6), max_value=step_in.hi, value=None,
+                    key="cal_step_s", format="%.4g")
 
     def _calibrate():
         try:

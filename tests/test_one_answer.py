@@ -237,6 +237,24 @@ def test_no_ui_file_restates_a_schema_default():
     assert not bad, bad
 
 
+def test_no_ui_file_restates_a_schema_bound_or_default_value():
+    """No widget in the UI is given, as a literal, a value that is some schema input's default or bound (beyond the
+    trivial 0, 1, 2): bounds and defaults are read from core/inputs.py, never typed again."""
+    trivial = {0, 1, 2, 0.0, 1.0, ""}
+    facts = {}
+    for i in I.INPUTS:
+        for attr in ("default", "lo", "hi"):
+            v = getattr(i, attr, None)
+            if isinstance(v, (int, float, str)) and not isinstance(v, bool) and v not in trivial:
+                facts.setdefault(v, []).append(f"{i.name}.{attr}")
+    kw = ("default", "lo", "hi", "min_value", "max_value", "value", "seq_default", "default_b")
+    bad = [f"{p.name}:{node.value.lineno} {node.arg}={node.value.value!r} (= {', '.join(facts[node.value.value])})"
+           for p in _ui_sources() for node in ast.walk(ast.parse(p.read_text()))
+           if isinstance(node, ast.keyword) and node.arg in kw and isinstance(node.value, ast.Constant)
+           and not isinstance(node.value.value, bool) and node.value.value in facts]
+    assert not bad, bad
+
+
 def test_every_schema_input_is_reachable_from_the_calculator():
     """Each input has a widget on the Calculator: its own, a picker's, or the "All inputs" expander (the model's
     and the custom accelerator's fields in their pickers' modes)."""
