@@ -536,8 +536,11 @@ def markdown(res: dict) -> str:
          "One `streamlit run app.py` on 127.0.0.1; sessions through the agent API (ordinary AppSessions: same "
          "script, caches, DuckDB and memory as a browser's) and headless chromium for the downloads. Targets "
          "(issue 10): 20 concurrent sessions, 5 of them ~1M-row sweeps run at once; 0 error boxes, 0 exceptions; "
-         "peak server RSS under 1.5 GB. 'before' is the same load on `git archive 4dc65ef` (the code the issue was "
-         "filed on), served with `--app-dir`; 'after' on this commit's tree.", ""]
+         "peak server RSS under 1.5 GB; issue 16: within 300 MB of the idle RSS five minutes after the sessions "
+         "close. 'before (REV)' is the same load on `git archive REV` (the code before the issue's work), served "
+         "with `--app-dir`; 'after (REV)' on that commit's tree. Between 27d1d03 and b0bb402 only the app's DuckDB "
+         "connections changed (`core.db.connect(return_memory=True)`: jemalloc background threads, flush "
+         "thresholds 32/64 MiB): what stayed after the sessions closed fell from +307 to +212 MB.", ""]
     loads = res.get("loads", {})
     if loads:
         labels = list(loads)
@@ -580,9 +583,9 @@ def markdown(res: dict) -> str:
               "leased, so no eviction drops it (before: \"no sweep … in this database\"). DuckDB keeps 400 MB resident "
               "and spills the rest of the ~5M kept rows to its private temporary directory; runs evaluate 32k-row "
               "chunks and exports stream 16k-row batches. What stays resident after the load (~0.8 GB) is DuckDB's "
-              "buffer pool and the Python heap of 20 idle sessions. The Parquet file is 5× larger than before because "
-              "the sweep table now carries the step-time columns added since 4dc65ef (the export's batch size does "
-              "not change it: 33.8 MB at 16k- and at 128k-row batches); a CSV is offered only up to 50,000 rows."]
+              "buffer pool and the Python heap of 20 idle sessions. The Parquet file is about twice the size it was at 0d1033b because "
+              "the sweep table now carries the step-time, interval, goodput and energy columns added since (the "
+              "export's batch size does not change it); a CSV is offered only up to 50,000 rows."]
         errs = [(k, e) for k in labels for s in loads[k]["per_session"] for e in s.get("errors", ())]
         if errs:
             L += ["", "Error boxes seen (first 5): " + "; ".join(f"{k}: {e[:120]}" for k, e in errs[:5])]
