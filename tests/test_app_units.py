@@ -3,6 +3,7 @@ grid wrappers against the scalar estimate, the Pareto mask, the advisor's widget
 shared pickers under `AppTest.from_function`."""
 from __future__ import annotations
 
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -407,3 +408,27 @@ def test_streamlit_internals_that_ui_state_relies_on_exist():
 
 def test_capacity_label_keeps_a_decimal():
     assert "GPU memory 74.5 GiB" in str(K.memory_bar(C.memory_parts(C.record(CFG)), "GiB").to_dict())
+
+
+def test_every_pages_charts_are_valid_vega_lite():
+    """ui.layout.chart converts without Altair's schema validation (a fifth of a rerun): every chart every page draws
+    with its defaults is validated here instead, against the Vega-Lite schema Altair ships."""
+    import json
+
+    from altair.utils.schemapi import validate_jsonschema
+    from altair.vegalite.v6.schema import core as SC
+    from streamlit.testing.v1 import AppTest
+
+    from ui import registry
+    schema = SC.load_schema()
+    n = 0
+    for p in registry.NAV:
+        at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
+        at.run()
+        if p.file != "app.py":
+            at.switch_page(p.file).run()
+        assert not at.exception, (p.file, [e.value for e in at.exception])
+        for el in at.get("vega_lite_chart"):
+            validate_jsonschema(json.loads(el.proto.spec), schema, rootschema=schema)
+            n += 1
+    assert n >= 15  # the pages' charts, drawn with their defaults

@@ -1,6 +1,7 @@
 """Page furniture shared by every page: page config, input errors, downloads, chart rendering."""
 from __future__ import annotations
 
+import functools
 import re
 from typing import Callable
 
@@ -80,7 +81,12 @@ def download_csv(label: str, make: Callable[[], pd.DataFrame], file_name: str, k
 
 
 def chart(ch, key: str, where=None, **kw):
-    """Draw an Altair chart at full width with a stable key (charts with `on_select` must keep their identity)."""
+    """Draw an Altair chart at full width with a stable key (charts with `on_select` must keep their identity).
+
+    Streamlit converts the chart with `to_dict()`, which validates it against the Vega-Lite JSON schema: a fifth of
+    a Calculator rerun (bench/RESULTS.md "App"). The charts are built by ui/charts.py alone and every builder is
+    validated by the tests (tests/test_app_units.py converts each with validation), so a page converts without it."""
+    object.__setattr__(ch, "to_dict", functools.partial(type(ch).to_dict, ch, validate=False))
     return (where or st).altair_chart(ch, key=key, width="stretch", **kw)
 
 
