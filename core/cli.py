@@ -232,7 +232,9 @@ def render_estimate(cfg, rec, params, ledger) -> str:
     L.append(f"  activations per layer {fmt_bytes(rec['activations_per_layer_bytes'])} (recompute={cfg.recompute}, "
              f"flash={'on' if cfg.flash_attention else 'off'})")
     L.append("")
-    L.append("activation ledger, one layer (bytes kept for backward)")
+    L.append("activation ledger, one layer (bytes kept for backward)" if not cfg.model.mamba_layers else
+             f"activation ledger, the average layer of {cfg.model.n_layers} ({cfg.model.attention_layers} attention, "
+             f"{cfg.model.mamba_layers} Mamba-2, {cfg.model.mlp_layers} MLP; each unit × its share of layers)")
     for r in ledger:
         L.append(f"  {r['tensor']:<22}{r['bytes'] / 1e6:>12.1f} MB   kept by {r['kept_by']}")
     L.append("")

@@ -27,7 +27,7 @@ from .inputs import (BY_NAME, CONFIG_FIELDS, GPU_FIELDS, MAX_INT, MEASURED_ABOVE
                      check, reason_text)
 from . import model as MD
 from .model import ARCH_FIELDS, Model, get_preset, raw_model
-from .tables import BASE_FORMATS
+from .tables import BASE_FORMATS, GATED_MLPS
 from .record import BINDING, STATE_PARTS, TOTAL_PARTS  # noqa: F401  (re-exported for callers of the estimate)
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -115,7 +115,7 @@ def training_split(c: dict, split: dict) -> dict:
 
 
 # inputs added after the column vocabulary settled (issues 19, 20): hand-built columns may lack them
-LATE_INPUTS = ("etp", "fp8_recipe", "fp8_param_gather", "price_tier", "preemption_rate_per_gpu_hour",
+LATE_INPUTS = ("etp", "moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "fp8_recipe", "fp8_param_gather", "price_tier", "preemption_rate_per_gpu_hour",
                "failure_rate_per_gpu_hour", "storage_bytes_per_s", "restart_s", "checkpoint_interval_s",
                "power_draw_frac", "node_overhead_frac", "pue", "carbon_kg_per_kwh")
 
@@ -172,7 +172,7 @@ def _matmul_weights(c: dict) -> dict:
     h, a, kh, f = f64(c["d_model"]), f64(c["n_heads"]), f64(c["n_kv_heads"]), f64(c["d_ff"])
     hd, vd = MD.head_dims(h, a, c["head_dim"], c["v_head_dim"])
     fe, fs = MD.moe_widths(f, c["moe_d_ff"], c["shared_d_ff"])
-    gated = np.where(np.isin(np.asarray(c["mlp"]), ("swiglu", "geglu")), 2.0, 1.0)
+    gated = np.where(np.isin(np.asarray(c["mlp"]), GATED_MLPS), 2.0, 1.0)
     moe = f64(c["n_experts"]) > 1
     width = np.where(moe, f64(c["top_k"]) * fe + f64(c["n_shared_experts"]) * fs, f)
     return {"qkv": h * (a * hd + kh * hd + kh * vd), "k_proj": h * kh * hd, "out": a * vd * h,
@@ -306,16 +306,22 @@ def evaluate(**c) -> dict:
     # --- activations ---------------------------------------------------------------------------------------
     led = M.ledger(c, recompute="none", tp=tp, seq_len=s)
     full_layer = sum(led.values())
-    n_dense, n_moe = MD.layer_counts(L, c["n_experts"], c["n_dense_layers"])
+    # a hybrid's ledger is its average layer (memory.ledger weighs attention, Mamba-2 and MLP tensors by the layers
+    # that have them); the MLP layers of a dense-first MoE model average their dense and MoE ledgers
+    Lf = MD.block_counts(L, c["mamba_layers"], c["attention_layers"], c["mlp_layers"])[2]
+    n_dense, n_moe = MD.layer_counts(Lf, c["n_experts"], c["n_dense_layers"])
     mixed = (n_dense > 0) & (n_moe > 0)
     if np.any(mixed):  # dense-first MoE models: the layers' average (exact for one stage, see docs/formulas.md)
         dense_layer = sum(M.ledger(c, recompute="none", tp=tp, seq_len=s, n_experts=1, top_k=1).values())
-        full_layer = np.where(mixed, (n_dense * dense_layer + n_moe * full_layer) / np.asarray(L, dtype=np.float64),
-                              full_layer)
+        full_layer = np.where(mixed, (n_dense * dense_layer + n_moe * full_layer) / Lf, full_layer)
     layer_input = led["norm1_input"]  # 2sbh (÷t with sequence parallelism): what full recomputation keeps
+    hybrid = np.asarray(c["mamba_layers"]) > 0
+    if np.any(hybrid):  # every layer's input is the residual stream, whatever the layer (the weighted norm1 is not)
+        layer_input = np.where(hybrid, 2.0 * np.asarray(s, dtype=np.float64) * np.asarray(b, dtype=np.float64)
+                               * np.asarray(h, dtype=np.float64) / np.where(np.asarray(c["sequence_parallel"], dtype=bool),
+                                                                           tp, 1.0), layer_input)
     # recomputation as the frameworks name it (core/recompute.py): tensors a recomputed unit does not keep
-    moe_share = np.where(np.asarray(c["n_experts"]) > 1, np.where(mixed, n_moe / np.asarray(L, dtype=np.float64),
-                                                                  1.0), 0.0)
+    moe_share = np.where(np.asarray(c["n_experts"]) > 1, np.where(mixed, n_moe / Lf, 1.0), 0.0)
     spec = RC.columns(c["recompute"], c["recompute_modules"], c["remat_policy"], PF.word(c["framework"], "selective"),
                       moe_share)
     dropped = sum((share * led[t] for t, share in spec["drop"].items() if t in led), 0.0)
@@ -381,14 +387,17 @@ def evaluate(**c) -> dict:
     # --- compute, time, cost -------------------------------------------------------------------------------
     attn_kw = dict(attn_width=F.attention_width(h, c["n_heads"], c["head_dim"], c["v_head_dim"]),
                    sliding_window=c["sliding_window"], global_every=c["global_every"])
-    attn = F.attention_flops_per_token(L, h, s_full, c["attention_flops"], **attn_kw)
+    La, Lssm, _ = MD.block_counts(L, c["mamba_layers"], c["attention_layers"], c["mlp_layers"])
+    attn = F.attention_flops_per_token(La, h, s_full, c["attention_flops"], **attn_kw)
     if np.any(n_mtp > 0):  # each MTP module: a global-attention block, and the shared LM head once more
         attn = attn + F.attention_flops_per_token(n_mtp, h, s_full, c["attention_flops"],
                                                   attn_width=attn_kw["attn_width"])
     vh = np.asarray(c["vocab_size"], dtype=np.float64) * np.asarray(h, dtype=np.float64)
     n_flop = np.asarray(c["n_active_params"], dtype=np.float64) + split["mtp_active_params"] + n_mtp * vh
     trained = np.where(lora, 0.0, np.where(tr["frozen_frac"] == 0, n_flop, n_flop * (1.0 - tr["frozen_frac"])))
-    fpt = F.matmul_flops_per_token(n_flop, trained, tr["adapters_active"]) + attn
+    ssm = F.ssm_flops_per_token(Lssm, h, **{k: c[k] for k in ("mamba_heads", "mamba_head_dim", "mamba_state",
+                                                                "mamba_groups", "mamba_chunk")})
+    fpt = F.matmul_flops_per_token(n_flop, trained, tr["adapters_active"]) + attn + ssm
     frozen_any = lora | (tr["frozen_frac"] > 0)
     rerun = np.where(frozen_any, 2.0 * (n_flop - split["outside_params"]) + 2.0 * tr["adapters_active"] + attn / 3.0,
                      np.nan)  # the blocks' forward, which full recomputation runs again

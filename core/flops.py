@@ -37,6 +37,24 @@ def attention_flops_per_token(n_layers, d_model, seq_len, attention_flops="full"
     return np.where(windowed, 12.0 * w * ((L - n_global) * s_eff + n_global * s) * scale, 12.0 * L * w * s * scale)
 
 
+def ssm_flops_per_token(mamba_layers, d_model, mamba_heads=0, mamba_head_dim=0, mamba_state=0, mamba_groups=0,
+                        mamba_chunk=0):
+    """The Mamba-2 SSD core's matmul FLOPs per token, forward + backward (× 3: backward = 2 × forward, as for the
+    projections), over the model's Mamba-2 layers; in_proj, conv1d and out_proj are in 6·N.
+
+    Forward per token and layer, from the SSD algorithm (Dao & Gu 2024, arXiv:2405.21060 §6 / Listing 1; the Triton
+    kernels of state-spaces/mamba ssd_combined.py follow it; derived in docs/formulas.md): C·Bᵀ inside each chunk per
+    group 2·Q·N·G, the intra-chunk output (L∘CBᵀ)·X 2·Q·d_i, the chunk states Bᵀ·X 2·N·d_i, and the states' output C·h
+    2·N·d_i: 2·Q·(G·N + d_i) + 4·N·d_i (Q chunk, N state, G groups, d_i = H·P); the inter-chunk recurrence is
+    2·H·P·N/Q (negligible, left out). Nemotron-H 8B: 6.55 MFLOP per token and layer, ~3 % of the layer. Megatron-LM's
+    convention (training.py `mamba_layer_flops`: 7·d_in·N with d_in = 2h) gives 7.3 MFLOP for the same layer; the
+    backward's recomputation of CBᵀ and the states (ssd_combined.py) is hardware work, not model FLOPs."""
+    from .model import mamba_dims
+    m = mamba_dims(d_model, mamba_heads, mamba_head_dim, mamba_state, mamba_groups, 0, mamba_chunk)
+    fwd = 2.0 * m["Q"] * (m["G"] * m["N"] + m["d_inner"]) + 4.0 * m["N"] * m["d_inner"]
+    return 3.0 * np.asarray(mamba_layers, dtype=np.float64) * fwd
+
+
 def attention_width(d_model, n_heads, head_dim=0, v_head_dim=0):
     """w = a·(d_h + d_v)/2: the width the attention matmuls run over (d_model for the classic block)."""
     hd, vd = head_dims(d_model, n_heads, head_dim, v_head_dim)

@@ -152,6 +152,29 @@ INPUTS: tuple[Input, ...] = (
     Input("attention_sinks", "bool", None, "", "a learnable logit per head in the softmax's denominator (GPT-OSS): "
           "n_heads parameters per layer; flash kernels then compute windowed layers in full (core/steptime.py)",
           "architecture", "model"),
+    # hybrid Mamba-2 models (issue 19; core/model.py MAMBA_FIELDS): with mamba_layers = 0 the others are moot
+    Input("mamba_layers", "int", None, "count", "layers with a Mamba-2 mixer (Nemotron-H, Falcon-H1, Granite 4); 0 = a "
+          "transformer (every layer attention + MLP)", "architecture", "model", lo=0, hi=100_000),
+    Input("attention_layers", "int", None, "count", "with mamba_layers > 0: layers with attention", "architecture",
+          "model", lo=0, hi=100_000),
+    Input("mlp_layers", "int", None, "count", "with mamba_layers > 0: layers with an MLP (or MoE) block",
+          "architecture", "model", lo=0, hi=100_000),
+    Input("mamba_heads", "int", None, "count", "Mamba-2 heads H; 0 = 2·d_model / mamba_head_dim (expand 2)",
+          "architecture", "model", lo=0, hi=1 << 20),
+    Input("mamba_head_dim", "int", None, "count (per head)", "Mamba-2 head width P; 0 = 64", "architecture", "model",
+          lo=0, hi=1 << 16),
+    Input("mamba_state", "int", None, "count (per channel)", "Mamba-2 state size N (d_state); 0 = 128",
+          "architecture", "model", lo=0, hi=1 << 16),
+    Input("mamba_groups", "int", None, "count", "Mamba-2 groups G sharing B and C (n_groups); 0 = 1", "architecture",
+          "model", lo=0, hi=1 << 16),
+    Input("mamba_conv", "int", None, "count (taps)", "Mamba-2 causal conv1d kernel K; 0 = 4", "architecture", "model",
+          lo=0, hi=1024),
+    Input("mamba_chunk", "int", None, "count (tokens)", "SSD chunk Q (chunk_size); 0 = 128", "architecture", "model",
+          lo=0, hi=1 << 16),
+    Input("mamba_norm", "bool", None, "", "the Mamba-2 mixer's gated RMSNorm before out_proj (Falcon-H1: none)",
+          "architecture", "model"),
+    Input("mamba_parallel", "bool", None, "", "the Mamba-2 mixer runs beside attention on the same normed input, "
+          "in the same layers (Falcon-H1's parallel hybrid)", "architecture", "model"),
     # --- accelerator -------------------------------------------------------------------------------------------------
     Input("gpu", "str", "h100-sxm", "", "accelerator name (python -m core list), or 'custom' with "
           "peak_flops_per_s, gpu_memory_bytes and memory_bandwidth_bytes_per_s", "accelerator", "gpu"),
@@ -187,6 +210,13 @@ INPUTS: tuple[Input, ...] = (
           "parallel folding: drawn from the tp·cp·dp ranks of a pipeline stage)", "layout", lo=1, hi=MAX_INT),
     Input("etp", "int", 0, "count", "expert tensor-parallel degree (Megatron --expert-tensor-parallel-size): each "
           "expert's weights split over etp ranks; 0 = tp (Megatron's default)", "layout", lo=0, hi=MAX_INT),
+    Input("moe_capacity_factor", "float", 0.0, "ratio", "MoE expert capacity ÷ the balanced share T·k/E (Megatron "
+          "--moe-expert-capacity-factor): tokens beyond it are dropped; 0 = dropless", "layout", lo=0.0, hi=1024.0),
+    Input("moe_load_imbalance", "float", 1.0, "ratio", "MoE routing: the busiest expert's tokens ÷ the balanced share "
+          "(1 = balanced, as forced-balanced benchmarks route; it sets the expert GEMMs', the all-to-all's and the "
+          "expert activations' size on the busiest rank, up to the capacity)", "layout", lo=1.0, hi=1024.0),
+    Input("moe_pad_to_capacity", "bool", False, "", "MoE: every expert's input padded to the capacity (Megatron "
+          "--moe-pad-expert-input-to-capacity): the experts compute capacity·T·k/E tokens each", "layout"),
     Input("dp_replicate", "int", 1, "count", "hybrid sharding (FSDP2 HSDP, ZeRO++ hpZ, MaxText dcn data axis): "
           "replicas of the sharded state; ZeRO shards over dp / dp_replicate ranks (torchtitan's "
           "data_parallel_replicate_degree)", "layout", lo=1, hi=MAX_INT),
@@ -382,6 +412,13 @@ WIDGETS = {
     "global_every": Widget("gevery", "every k-th layer global (0 = all windowed)"),
     "n_mtp_layers": Widget("mtp", "multi-token prediction modules"),
     "attention_sinks": Widget("sinks", "attention sinks"),
+    "mamba_layers": Widget("mamba", "Mamba-2 layers (0 = transformer)"),
+    "attention_layers": Widget("attnl", "attention layers (hybrid)"), "mlp_layers": Widget("mlpl", "MLP layers (hybrid)"),
+    "mamba_heads": Widget("mheads", "Mamba-2 heads (0 = 2·d_model/64)"),
+    "mamba_head_dim": Widget("mhdim", "Mamba-2 head width (0 = 64)"),
+    "mamba_state": Widget("mstate", "Mamba-2 state N (0 = 128)"), "mamba_groups": Widget("mgroups", "Mamba-2 groups (0 = 1)"),
+    "mamba_conv": Widget("mconv", "Mamba-2 conv kernel (0 = 4)"), "mamba_chunk": Widget("mchunk", "SSD chunk (0 = 128)"),
+    "mamba_norm": Widget("mnorm", "Mamba-2 gated norm"), "mamba_parallel": Widget("mpar", "Mamba-2 beside attention"),
     "gpu": Widget("gpu", "Accelerator"), "compute_dtype": Widget("cdt", "Compute dtype"),
     "peak_flops_per_s": Widget("c_tflops", "custom: dense TFLOP/s", 1e12, lo=0.001, hi=1e6),
     "gpu_memory_bytes": Widget("c_mem", "custom: memory (GB)", _G, lo=0.001, hi=1e5),
@@ -392,7 +429,10 @@ WIDGETS = {
     "n_gpus": Widget("gpus", "GPUs"), "tp": Widget("tp", "TP"), "pp": Widget("pp", "PP"),
     "virtual_stages": Widget("vs", "Interleaved virtual stages"), "zero_stage": Widget("zero", "ZeRO stage"),
     "sequence_parallel": Widget("sp", "Sequence parallelism (with TP)"), "cp": Widget("cp", "CP"),
-    "ep": Widget("ep", "EP"), "etp": Widget("etp", "expert TP (0 = tp)"), "gpus_per_node": Widget("gpn", "GPUs per node (blank = catalog)"),
+    "ep": Widget("ep", "EP"), "etp": Widget("etp", "expert TP (0 = tp)"),
+    "moe_capacity_factor": Widget("moecf", "MoE capacity factor (0 = dropless)", step=0.25),
+    "moe_load_imbalance": Widget("moeimb", "MoE busiest expert ÷ mean (1 = balanced)", step=0.1),
+    "moe_pad_to_capacity": Widget("moepad", "MoE pad to capacity"), "gpus_per_node": Widget("gpn", "GPUs per node (blank = catalog)"),
     "dp_replicate": Widget("dprep", "HSDP replicas (dp_replicate)"),
     "dp_shard": Widget("dpshard", "HSDP shard degree (0 = dp / replicas)"),
     "framework": Widget("fw", "Framework"),
@@ -554,6 +594,30 @@ def _map_unique(x, fn):
     return np.asarray([bool(fn(v)) for v in u])[inv].reshape(x.shape)
 
 
+def _mamba(g) -> dict:
+    from .model import mamba_dims
+    return mamba_dims(g("d_model"), g("mamba_heads"), g("mamba_head_dim"), g("mamba_state"), g("mamba_groups"),
+                      g("mamba_conv"), g("mamba_chunk"))
+
+
+def _bad_hybrid_counts(g):
+    """The scalar rule of model.arch_problem over arrays: each count ≤ n_layers, the mixers (one per layer unless
+    parallel) fit in the layers, and every layer has a mixer or an MLP."""
+    L, la, lm, lf = g("n_layers"), g("attention_layers"), g("mamba_layers"), g("mlp_layers")
+    mixers = np.where(g("mamba_parallel").astype(bool), np.maximum(la, lm), la + lm)
+    return (np.maximum(np.maximum(la, lm), lf) > L) | (mixers > L) | (mixers + lf < L)
+
+
+def _bad_mamba_shape(g):
+    m = _mamba(g)
+    return (np.mod(m["H"], np.maximum(m["G"], 1)) != 0) | (m["H"] != np.floor(m["H"]))
+
+
+def _mamba_tp(g):
+    m = _mamba(g)
+    return _div(m["H"], g("tp")) | _div(m["G"], g("tp"))
+
+
 def _hd(g):
     """head_dim as used (d_model / n_heads where 0)."""
     return np.where(g("head_dim") > 0, g("head_dim"), g("d_model") / np.maximum(g("n_heads"), 1))
@@ -601,6 +665,9 @@ RULES: tuple[Rule, ...] = (
          lambda g: _pos_int(g("ep")) | _div(g("n_experts"), g("ep"))
          | _div(np.floor(g("n_gpus") / np.maximum(g("pp"), 1)),
                 g("ep") * np.where(g("etp") > 0, g("etp"), g("tp")))),
+    Rule("moe_load_imbalance", "must be ≥ 1 (the busiest expert's tokens ÷ the balanced share)",
+         lambda g: ~(g("moe_load_imbalance") >= 1)),
+    Rule("moe_capacity_factor", "must be ≥ 0 (0 = dropless)", lambda g: ~(g("moe_capacity_factor") >= 0)),
     Rule("etp", "must be a count (0 = tp)", lambda g: (g("etp") < 0) | (g("etp") != np.floor(g("etp")))),
     Rule("global_batch", "must be a multiple of dp·micro_batch (dp = n_gpus / (tp·pp·cp))",
          lambda g: _div(g("global_batch_used"), np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp") * g("cp"), 1))
@@ -618,6 +685,12 @@ RULES: tuple[Rule, ...] = (
     Rule(*ARCH_RULES["shared"], lambda g: (g("shared_expert_gate").astype(bool) | (g("shared_d_ff") > 0))
          & (g("n_shared_experts") < 1)),
     Rule(*ARCH_RULES["window"], lambda g: (g("global_every") > 0) & (g("sliding_window") <= 0)),
+    Rule(*ARCH_RULES["hybrid_counts"], lambda g: (g("mamba_layers") > 0) & _bad_hybrid_counts(g)),
+    Rule(*ARCH_RULES["mamba_shape"], lambda g: (g("mamba_layers") > 0) & _bad_mamba_shape(g)),
+    Rule(*ARCH_RULES["mamba_parallel"], lambda g: (g("mamba_layers") > 0) & g("mamba_parallel").astype(bool)
+         & (g("attention_layers") < g("mamba_layers"))),
+    Rule("mamba_heads", "Mamba-2 heads and groups must divide by tp (Megatron-Core splits both over the TP ranks)",
+         lambda g: (g("mamba_layers") > 0) & _mamba_tp(g)),
     Rule("moe_d_ff", "not divisible by tp", lambda g: (g("n_experts") > 1) & _div(g("moe_d_ff"), g("tp"))),
     Rule("training", "must be full, lora or qlora", lambda g: ~np.isin(g("training"), T.TRAINING_MODES)),
     Rule("lora_rank", "must be an integer ≥ 1", lambda g: _pos_int(g("lora_rank"))),

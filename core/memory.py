@@ -218,6 +218,11 @@ LEDGER_TENSORS = (
     ("expert_inputs", "MoE: tokens gathered for their top_k experts (top_k copies of the MLP input)", "expert linear"),
     ("expert_outputs", "MoE: each expert's output, kept for the routing-weight multiply (top_k copies)",
      "routing-weight multiply"),
+    ("moe_routing_indices", "MoE, eager: the routing's bookkeeping — int64 top-k indices, the renormalisation's fp32 "
+                            "operands, each expert's int64 token and slot indices, its 16-bit routing weights",
+     "topk / gather / index_add_"),
+    ("moe_weighted_outputs", "MoE, eager: each expert's weighted output, kept by index_add_ (its derivative reads "
+                             "source.dim())", "index_add_"),
     ("shared_experts", "MoE: the shared experts' d_ff-wide tensors (as an MLP's: gate, up, [SiLU,] down input), and "
                        "with a shared-expert gate its output and sigmoid", "shared expert MLP"),
     ("qk_norm_input", "QK-norm: queries and keys before their RMSNorm (eager: the fp32 copy, and x·rstd)",
@@ -230,6 +235,16 @@ LEDGER_TENSORS = (
      "q_b_proj / kv_b_proj"),
     ("post_norms", "Gemma 2/3: the post-attention and post-MLP norms' inputs and statistics", "post-norms"),
     ("lora_hidden", "LoRA: each adapter's rank-r intermediate x·Aᵀ, kept for B's gradient", "lora_B"),
+    ("mamba_norm_input", "Mamba-2 layer: input of its pre-norm (the residual stream; a parallel hybrid shares "
+                         "norm 1)", "layernorm/rmsnorm (Mamba-2 layer)"),
+    ("mamba_norm_stats", "Mamba-2 layer: fp32 rstd of its pre-norm (eager: also the fp32 copy and x·rstd)",
+     "rmsnorm (Mamba-2 layer)"),
+    ("mamba_input", "Mamba-2: normalised input of in_proj (a parallel hybrid shares qkv_input)", "in_proj linear"),
+    ("mamba_zxbcdt", "Mamba-2: in_proj's output [z, x, B, C, dt], 2·d_inner + 2·G·N + H wide: the fused kernel "
+                     "recomputes the conv, dt and the SSD states from it", "mamba_split_conv1d_scan_combined"),
+    ("mamba_out_x", "Mamba-2: the SSD output before the gated norm, d_inner wide (the norm's output and out_proj's "
+                    "input are recomputed)", "mamba_split_conv1d_scan_combined"),
+    ("mamba_rstd", "Mamba-2: fp32 rstd of the gated RMSNorm, one per group", "RMSNormGated"),
 )
 LEDGER_NAMES = tuple(t[0] for t in LEDGER_TENSORS)
 
@@ -238,7 +253,9 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
                  dropout=True, flash_attention=False, recompute="none", tp=1, sequence_parallel=False,
                  profile="fused", act_bytes=2.0, n_experts=1, top_k=1, head_dim=0, v_head_dim=0, attention="standard",
                  q_lora_rank=0, kv_lora_rank=0, qk_norm="none", norms_per_layer=2, moe_d_ff=0, n_shared_experts=0,
-                 shared_d_ff=0, shared_expert_gate=False, training="full", lora_rank=16, lora_targets="all"):
+                 shared_d_ff=0, shared_expert_gate=False, training="full", lora_rank=16, lora_targets="all",
+                 mamba_layers=0, mamba_heads=0, mamba_head_dim=0, mamba_state=0, mamba_groups=0, mamba_norm=True,
+                 mamba_parallel=False, moe_load=1.0):
     """Bytes of each tensor one transformer layer keeps for its backward pass, per GPU (vectorised).
 
     Legend: s, b, h, a, k, f, t = seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, tp. Activations are
@@ -267,7 +284,14 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     tensors exist once per chosen expert (× top_k, width f_e = moe_d_ff), plus the fp32 router probabilities
     (4·s·b·E), the gathered expert inputs and the expert outputs kept for the routing-weight multiply (top_k · 2sbh
     each); shared experts (DeepSeekMoE, Qwen2-MoE) keep an MLP's tensors of width E_s·f_s, and a shared-expert gate
-    its output (2sbh) and sigmoid (2sb).
+    its output (2sbh) and sigmoid (2sb). `moe_load` (core.model.moe_load_factor: the busiest expert's tokens ÷ the
+    balanced share, up to the capacity factor) scales the routed experts' tensors on the busiest rank. Profile
+    'eager' (the transformers-style loop over experts that core/torch_blocks.py builds and measures: tests/
+    test_measure_moe.py) also keeps the routing's bookkeeping — int64 top-k indices 8Tk, the renormalisation's fp32
+    operands 4Tk + 4T, each expert's int64 token and slot indices 16Tk, its 16-bit routing weights 2Tk
+    (`moe_routing_indices`) — and index_add_'s copy of the weighted expert outputs, p·T·k·h (`moe_weighted_outputs`);
+    T = s·b tokens. The fused profile's dispatchers (Megatron-Core's permute) keep what expert_inputs counts; their
+    own index maps (O(T·k), int32) are not measured here and not counted.
     Issue 12, derived tensor by tensor: head_dim d_h and v_head_dim d_v set q, k (a·d_h, k·d_h) and v, O (k·d_v,
     a·d_v) — with d_h = d_v = h/a the classic sizes; QK-norm keeps q and k before their norms and an rstd per head
     (per row for 'full'); MLA (DeepSeek-V2 §2.1) keeps the query and KV latents (r_q + r_kv wide) for their norms,
@@ -280,6 +304,15 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     RMSNorm's x·rstd (its weight is frozen); each adapted matrix keeps its rank-r intermediate x·Aᵀ (2·s·b·r; per
     chosen expert); lora_dropout 0 (PEFT's default), so A's input is the base layer's. A quantised base (QLoRA)
     keeps the same: bitsandbytes' 4-bit matmul saves no input for a frozen weight.
+    Mamba-2 (hybrid models; the mamba_* tensors, those of one Mamba-2 layer, 0 without Mamba layers): the fused
+    training path Megatron-Core and the reference use (state-spaces/mamba ssd_combined.py
+    `MambaSplitConv1dScanCombinedFn.forward`, ctx.save_for_backward) keeps in_proj's output zxbcdt (2·d_i + 2GN + H
+    per token), the SSD output before the gated norm (d_i) and the norm's fp32 rstd per group; the conv output, dt,
+    the chunk states and out_proj's input are recomputed in backward; in_proj keeps its input and the layer's
+    pre-norm its own (shared with attention's in a parallel hybrid, Falcon-H1). All split over tp (heads, d_i and
+    groups per rank: Megatron-Core ssm/mamba_mixer.py), the inputs outside as the norms. Nemotron-H 8B: 2·(4096 +
+    18,560 + 8,192) + 4·8 bytes per token beside the pre-norm's (models.md §4). `ledger` weighs each unit by the
+    layers that have it (a hybrid's average layer).
     Selective recomputation (§5): the attention core (softmax, its mask, dropout output; flash's LSE) is
     recomputed, so those entries are 0. Full recomputation: see `activation_bytes`; this ledger is the
     per-layer working set that is rebuilt during that layer's backward.
@@ -325,11 +358,14 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     eager_rms = eager & rms  # unfused RMSNorm: fp32 copy of the input and a 16-bit normalised copy
     upcast = np.where(eager_rms, (4.0 - p) * sbh, 0.0) / t_out
     normalized = np.where(eager_rms & ~lora, p * sbh, 0.0) / t_out
-    one_norm = npl == 1  # a parallel block: the MLP reads the attention's normalised input
+    hybrid = np.asarray(mamba_layers, dtype=np.float64) > 0
+    one_norm = (npl == 1) & ~hybrid  # a parallel block: the MLP reads the attention's normalised input (a hybrid's
+    #                                  one-norm layers are each one mixer or one MLP with its own pre-norm: Nemotron-H)
 
     z = np.zeros(np.broadcast(s, b, h, a, k, f, t, p, sp, drop, flash, rec, swiglu, rms, eager, kx, hd, vd, npl,
                               lora).shape)
-    sbf = kx * s * b * fw / t  # d_ff-wide elements per GPU, over the chosen experts
+    load = np.where(moe, np.asarray(moe_load, dtype=np.float64), 1.0)  # the busiest rank's share of routed tokens
+    sbf = kx * load * s * b * fw / t  # d_ff-wide elements per GPU, over the chosen experts
     # shared experts: an MLP of width E_s·f_s (its input is mlp_input), and a gate's output and sigmoid
     sbs = np.where(moe, np.asarray(n_shared_experts, dtype=np.float64), 0.0) * s * b * fs / t
     shared_mlp = np.where(swiglu, (2.0 + eager) * p * sbs, p * sbs) + np.where(mlp_kept, p * sbs, 0.0)
@@ -380,8 +416,10 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
         "mlp_hidden": np.where(mlp_kept, p * sbf, 0.0) + z,
         "mlp_dropout_mask": np.where(drop, 1.0 * sbh / t_out, 0.0),
         "router_probs": np.where(moe, 4.0 * s * b * E / t_out, 0.0),
-        "expert_inputs": np.where(moe & mlp_kept, kx * p * sbh / t_out, 0.0),
-        "expert_outputs": np.where(moe, kx * p * sbh / t_out, 0.0),
+        "expert_inputs": np.where(moe & mlp_kept, kx * load * p * sbh / t_out, 0.0),
+        "expert_outputs": np.where(moe, kx * load * p * sbh / t_out, 0.0),
+        "moe_routing_indices": np.where(moe & eager, (30.0 * kx + 4.0) * s * b / t_out, 0.0),
+        "moe_weighted_outputs": np.where(moe & eager, kx * load * p * sbh / t_out, 0.0),
         "shared_experts": z + shared,
         "qk_norm_input": z + qk_bytes * qk_elems,
         "qk_norm_stats": z + 4.0 * qk_rows,
@@ -391,6 +429,17 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
         "post_norms": np.where(npl == 4, 2.0 * (p * sbh / t_out + stats + upcast + normalized), 0.0) + z,
         "lora_hidden": np.where(lora, p * s * b * np.asarray(lora_rank, dtype=np.float64) * lora_mats, 0.0) + z,
     }
+    from .model import mamba_dims
+    dm = mamba_dims(d_model, mamba_heads, mamba_head_dim, mamba_state, mamba_groups)
+    own_norm = hybrid & ~np.asarray(mamba_parallel, dtype=bool)
+    led.update({
+        "mamba_norm_input": np.where(own_norm, p * sbh / t_out, 0.0) + z,
+        "mamba_norm_stats": np.where(own_norm, stats + upcast + normalized, 0.0) + z,
+        "mamba_input": np.where(own_norm, p * sbh / t_out, 0.0) + z,
+        "mamba_zxbcdt": np.where(hybrid, p * s * b * dm["in_width"] / t, 0.0) + z,
+        "mamba_out_x": np.where(hybrid, p * s * b * dm["d_inner"] / t, 0.0) + z,
+        "mamba_rstd": np.where(hybrid & np.asarray(mamba_norm, dtype=bool), 4.0 * s * b * dm["G"] / t, 0.0) + z,
+    })
     return led
 
 
@@ -399,17 +448,31 @@ LEDGER_INPUTS = ("seq_len", "micro_batch", "d_model", "n_heads", "n_kv_heads", "
                  "flash_attention", "recompute", "tp", "sequence_parallel", "profile", "n_experts", "top_k",
                  "head_dim", "v_head_dim", "attention", "q_lora_rank", "kv_lora_rank", "qk_norm", "norms_per_layer",
                  "moe_d_ff", "n_shared_experts", "shared_d_ff", "shared_expert_gate", "training", "lora_rank",
-                 "lora_targets")
+                 "lora_targets", "mamba_layers", "mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups",
+                 "mamba_norm", "mamba_parallel")
 LEDGER_DEFAULTS = {"training": "full", "lora_rank": 16, "lora_targets": "all"}  # + model.ARCH_DEFAULTS
+MOE_ROUTING_INPUTS = ("moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity")  # defaults: core/inputs.py
 
 
 def ledger(c, **over) -> dict:
     """`layer_ledger` for a configuration: `c` is any mapping of `evaluate`'s input columns (a sweep chunk, or
     `Config.columns()`); keyword arguments override single inputs (e.g. recompute="none", tp=1)."""
     from .model import ARCH_DEFAULTS
-    dflt = {**ARCH_DEFAULTS, **LEDGER_DEFAULTS}
-    kw = {k: over[k] if k in over else c[k] if k in c else dflt[k] for k in LEDGER_INPUTS}
-    return layer_ledger(**kw)
+    from .inputs import BY_NAME
+    dflt = {**ARCH_DEFAULTS, **LEDGER_DEFAULTS, **{k: BY_NAME[k].default for k in MOE_ROUTING_INPUTS}}
+    get = lambda k: over[k] if k in over else c[k] if k in c else dflt[k]  # noqa: E731
+    kw = {k: get(k) for k in LEDGER_INPUTS}
+    from .model import moe_load_factor
+    led = layer_ledger(**kw, moe_load=moe_load_factor(get("moe_capacity_factor"), get("moe_load_imbalance"),
+                                                      get("moe_pad_to_capacity")))
+    if not np.any(np.asarray(get("mamba_layers")) > 0):
+        return led
+    # a hybrid's average layer: each unit's tensors × the share of layers that have it (core.model.block_counts)
+    from .model import block_counts
+    L = np.asarray(get("n_layers"), dtype=np.float64)
+    La, Lm, Lf = block_counts(L, get("mamba_layers"), get("attention_layers"), get("mlp_layers"))
+    share = {"attention": La / L, "mamba": Lm / L, "mlp": Lf / L}
+    return {k: v * share[LEDGER_UNIT[k]] if k in LEDGER_UNIT else v for k, v in led.items()}
 
 
 LEDGER_GROUPS = {
@@ -417,13 +480,23 @@ LEDGER_GROUPS = {
     "attention, linear in s": ("qkv_input", "q", "k", "v", "attn_output", "softmax_lse", "qk_norm_input",
                                "qk_norm_stats", "mla_latents", "mla_latent_stats", "mla_latents_normed"),
     "MLP": ("mlp_input", "gelu_input", "gate", "up", "silu_output", "mlp_hidden", "shared_experts"),
-    "MoE routing": ("router_probs", "expert_inputs", "expert_outputs"),
+    "MoE routing": ("router_probs", "expert_inputs", "expert_outputs", "moe_routing_indices", "moe_weighted_outputs"),
     "norms": ("norm1_input", "norm1_stats", "norm1_upcast", "norm1_normalized", "norm2_input", "norm2_stats",
               "norm2_upcast", "norm2_normalized", "post_norms"),
     "dropout masks": ("attn_dropout_mask", "mlp_dropout_mask"),
     "LoRA adapters": ("lora_hidden",),
+    "Mamba-2 (SSM)": ("mamba_norm_input", "mamba_norm_stats", "mamba_input", "mamba_zxbcdt", "mamba_out_x",
+                      "mamba_rstd"),
 }
 QUADRATIC_TENSORS = LEDGER_GROUPS["attention scores (∝ s²)"]
+# the unit of a layer each tensor belongs to, for a hybrid's average layer (`ledger`); LoRA's adapters stay whole
+LEDGER_UNIT = {**{t: "attention" for g in ("attention scores (∝ s²)", "attention, linear in s") for t in LEDGER_GROUPS[g]},
+               **{t: "attention" for t in ("norm1_input", "norm1_stats", "norm1_upcast", "norm1_normalized",
+                                           "attn_dropout_mask")},
+               **{t: "mlp" for g in ("MLP", "MoE routing") for t in LEDGER_GROUPS[g]},
+               **{t: "mlp" for t in ("norm2_input", "norm2_stats", "norm2_upcast", "norm2_normalized",
+                                     "mlp_dropout_mask")},
+               **{t: "mamba" for t in LEDGER_GROUPS["Mamba-2 (SSM)"]}}
 
 
 def quadratic_crossover_seq_len(micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=None, mlp="gelu",

@@ -29,6 +29,18 @@ from .tables import (ATTENTION_KINDS, BIAS_KINDS, GATED_MLPS, LORA_TARGETS, MLP_
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
+# Hybrid Mamba-2 models (issue 19): the layers' mixers and MLPs counted by kind, and the Mamba-2 mixer's shape
+# (Dao & Gu 2024, arXiv:2405.21060; state-spaces/mamba mamba_ssm/modules/mamba2.py; Megatron-Core ssm/mamba_mixer.py).
+# With mamba_layers = 0 the model is the classic one (every layer attention + MLP) and the other fields are moot.
+MAMBA_FIELDS = ("mamba_layers", "attention_layers", "mlp_layers", "mamba_heads", "mamba_head_dim", "mamba_state",
+                "mamba_groups", "mamba_conv", "mamba_chunk", "mamba_norm", "mamba_parallel")
+MAMBA_DEFAULTS = {"mamba_layers": 0, "attention_layers": 0, "mlp_layers": 0, "mamba_heads": 0, "mamba_head_dim": 0,
+                  "mamba_state": 0, "mamba_groups": 0, "mamba_conv": 0, "mamba_chunk": 0, "mamba_norm": True,
+                  "mamba_parallel": False}
+# what a 0 means (the reference module's defaults, mamba2.py; chunk 128 as Megatron-Core and every hybrid config
+# read here set it — the reference module's own default is 256)
+MAMBA_RESOLVED = {"mamba_head_dim": 64, "mamba_state": 128, "mamba_groups": 1, "mamba_conv": 4, "mamba_chunk": 128}
+
 # Names of the architecture fields, in the CLI/JSON vocabulary. The second group (issue 12) defaults to "off" (0,
 # false, standard, none, 2 norms), so a model that does not set them is counted exactly as before.
 ARCH_FIELDS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "vocab_size", "mlp", "norm", "bias",
@@ -36,16 +48,16 @@ ARCH_FIELDS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "vocab_si
                "head_dim", "v_head_dim", "attention", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_norm",
                "norms_per_layer", "embedding_norm", "moe_d_ff", "n_shared_experts", "shared_d_ff",
                "shared_expert_gate", "n_dense_layers", "sliding_window", "global_every", "n_mtp_layers",
-               "attention_sinks")
+               "attention_sinks", *MAMBA_FIELDS)
 # the issue-12 fields with their "off" values (a model, a sweep column or a hand-built column dict without them)
-ARCH_DEFAULTS = {"head_dim": 0, "v_head_dim": 0, "attention": "standard", "q_lora_rank": 0, "kv_lora_rank": 0,
+ARCH_DEFAULTS = {**MAMBA_DEFAULTS, "head_dim": 0, "v_head_dim": 0, "attention": "standard", "q_lora_rank": 0, "kv_lora_rank": 0,
                  "qk_rope_head_dim": 0, "qk_norm": "none", "norms_per_layer": 2, "embedding_norm": False,
                  "moe_d_ff": 0, "n_shared_experts": 0, "shared_d_ff": 0, "shared_expert_gate": False,
                  "n_dense_layers": 0, "sliding_window": 0, "global_every": 0, "n_mtp_layers": 0,
                  "attention_sinks": False}
 _INT_ARCH = ("head_dim", "v_head_dim", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "norms_per_layer",
              "moe_d_ff", "n_shared_experts", "shared_d_ff", "n_dense_layers", "sliding_window", "global_every",
-             "n_mtp_layers")
+             "n_mtp_layers", *(f for f in MAMBA_FIELDS if not isinstance(MAMBA_DEFAULTS[f], bool)))
 
 
 def _f(x) -> np.ndarray:
@@ -69,6 +81,59 @@ def layer_counts(n_layers, n_experts, n_dense_layers=0):
     L, E = _f(n_layers), _f(n_experts)
     dense = np.where(E > 1, np.minimum(_f(n_dense_layers), L), L)
     return dense, L - dense
+
+
+def moe_load_factor(capacity_factor=0.0, load_imbalance=1.0, pad_to_capacity=False):
+    """Tokens the busiest expert (and so the busiest expert-parallel rank) processes ÷ the balanced share T·k/E: the
+    routing's load imbalance (1 = balanced, as the forced-balanced benchmarks route), capped by a capacity factor
+    (Megatron-Core --moe-expert-capacity-factor: tokens beyond capacity·T·k/E are dropped), or exactly the capacity
+    when inputs are padded to it (--moe-pad-expert-input-to-capacity); 0 = dropless (GShard, Lepikhin et al. 2020
+    §2.2; Switch Transformer, Fedus et al. 2021 §2.2, for the capacity factor)."""
+    cf, imb = _f(capacity_factor), np.maximum(_f(load_imbalance), 1.0)
+    return np.where(cf > 0, np.where(np.asarray(pad_to_capacity, dtype=bool), cf, np.minimum(imb, cf)), imb)
+
+
+def block_counts(n_layers, mamba_layers=0, attention_layers=0, mlp_layers=0):
+    """(attention layers, Mamba-2 layers, MLP layers) of a model: a classic model (mamba_layers = 0) has attention and
+    an MLP in every layer; a hybrid has the counts it gives (Nemotron-H 8B: 4 attention, 24 Mamba-2 and 24 MLP
+    layers of its 52; Falcon-H1: attention, Mamba-2 and an MLP in each of its layers)."""
+    L, Lm = _f(n_layers), _f(mamba_layers)
+    hybrid = Lm > 0
+    return (np.where(hybrid, _f(attention_layers), L), np.where(hybrid, Lm, 0.0),
+            np.where(hybrid, _f(mlp_layers), L))
+
+
+def mamba_dims(d_model, mamba_heads=0, mamba_head_dim=0, mamba_state=0, mamba_groups=0, mamba_conv=0,
+               mamba_chunk=0) -> dict:
+    """The Mamba-2 mixer's sizes with 0 resolved (MAMBA_RESOLVED): P head width, H heads (2·d/P: expand 2, the
+    reference default), d_inner = H·P, N state, G groups (of B and C), K conv kernel, Q chunk; in_proj width
+    2·d_inner + 2·G·N + H ([z, x, B, C, dt], mamba2.py line 96) and the conv channels d_inner + 2·G·N (x, B, C)."""
+    P = np.where(_f(mamba_head_dim) > 0, _f(mamba_head_dim), float(MAMBA_RESOLVED["mamba_head_dim"]))
+    H = np.where(_f(mamba_heads) > 0, _f(mamba_heads), 2.0 * _f(d_model) / P)
+    N = np.where(_f(mamba_state) > 0, _f(mamba_state), float(MAMBA_RESOLVED["mamba_state"]))
+    G = np.where(_f(mamba_groups) > 0, _f(mamba_groups), float(MAMBA_RESOLVED["mamba_groups"]))
+    K = np.where(_f(mamba_conv) > 0, _f(mamba_conv), float(MAMBA_RESOLVED["mamba_conv"]))
+    Q = np.where(_f(mamba_chunk) > 0, _f(mamba_chunk), float(MAMBA_RESOLVED["mamba_chunk"]))
+    di = H * P
+    return {"P": P, "H": H, "N": N, "G": G, "K": K, "Q": Q, "d_inner": di, "in_width": 2 * di + 2 * G * N + H,
+            "conv_width": di + 2 * G * N}
+
+
+def mamba_mixer_params(d_model, mamba_norm=True, **dims) -> np.ndarray:
+    """One Mamba-2 mixer's parameters (mamba2.py, no projection biases as every hybrid read here): in_proj
+    d·(2·d_i + 2GN + H), the depthwise causal conv1d (d_i + 2GN)·K weights + as many biases, dt_bias, A_log and D
+    (H each), the gated RMSNorm's d_i weights (absent in Falcon-H1: mamba_rms_norm false), out_proj d_i·d. The block's
+    pre-norm is counted with the norms. Nemotron-H 8B (d 4096, H 128, P 64, N 128, G 8): 109.63M."""
+    m = mamba_dims(d_model, **dims)
+    h = _f(d_model)
+    return (h * m["in_width"] + m["conv_width"] * (m["K"] + 1.0) + 3.0 * m["H"]
+            + np.where(np.asarray(mamba_norm, dtype=bool), m["d_inner"], 0.0) + m["d_inner"] * h)
+
+
+def mamba_args(a: dict) -> dict:
+    """The Mamba-2 shape fields of an architecture mapping, as `mamba_dims` keywords."""
+    return {k: a[k] for k in ("mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups", "mamba_conv",
+                              "mamba_chunk")}
 
 
 def norm_params(d_model, norm):
@@ -120,7 +185,9 @@ def param_breakdown(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab_size, ml
                     dropout=None, head_dim=0, v_head_dim=0, attention="standard", q_lora_rank=0, kv_lora_rank=0,
                     qk_rope_head_dim=0, qk_norm="none", norms_per_layer=2, embedding_norm=False, moe_d_ff=0,
                     n_shared_experts=0, shared_d_ff=0, shared_expert_gate=False, n_dense_layers=0, sliding_window=0,
-                    global_every=0, n_mtp_layers=0, attention_sinks=False):
+                    global_every=0, n_mtp_layers=0, attention_sinks=False, mamba_layers=0, attention_layers=0,
+                    mlp_layers=0, mamba_heads=0, mamba_head_dim=0, mamba_state=0, mamba_groups=0, mamba_conv=0,
+                    mamba_chunk=0, mamba_norm=True, mamba_parallel=False):
     """Parameter count as named parts (vectorised; arrays broadcast).
 
     Per layer (Vaswani et al. 2017 block; GQA as in Ainslie et al. 2023; MLA, head_dim and QK-norm: see
@@ -135,6 +202,9 @@ def param_breakdown(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab_size, ml
       norms     = norms_per_layer · (2h layernorm | h rmsnorm | 0 nonparametric) — 2 pre-norms (GPT, Llama), 4 with
                   Gemma 2/3's post-norms, 1 for a parallel block with one norm (Falcon 7B)
     Dense-first MoE models (DeepSeek-V3 first_k_dense_replace): the first L_d layers have a dense MLP of width f.
+    Hybrid Mamba-2 models (`block_counts`): attention in attention_layers, a Mamba-2 mixer (`mamba_mixer_params`)
+    in mamba_layers, an MLP or MoE block in mlp_layers of the n_layers (each with norms_per_layer norms: 1 for
+    Nemotron-H, whose every layer is one mixer or one MLP with its pre-norm).
     Whole model: embedding V·h, learned positions max_position·h, [embedding LayerNorm (BLOOM)], final norm, LM head
     V·h unless tied. `active` counts top_k of the E routed experts (and every shared expert): what one token
     touches. `dropout`, `sliding_window`, `global_every` and `n_mtp_layers` are accepted (and ignored: no
@@ -146,7 +216,8 @@ def param_breakdown(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab_size, ml
     gated = np.isin(np.asarray(mlp), GATED_MLPS)
     all_bias = np.asarray(bias) == "all"
     fe, fs = moe_widths(d_ff, moe_d_ff, shared_d_ff)
-    Ld, Lm = layer_counts(n_layers, n_experts, n_dense_layers)
+    La, Lssm, Lf = block_counts(n_layers, mamba_layers, attention_layers, mlp_layers)
+    Ld, Lm = layer_counts(Lf, n_experts, n_dense_layers)
     Es = _f(n_shared_experts)
 
     def one_mlp(width):
@@ -164,7 +235,10 @@ def param_breakdown(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab_size, ml
     parts = {
         "embedding": V * h,
         "position": np.where(np.asarray(position) == "learned", _f(max_position) * h, 0.0),
-        "attention": L * (attn + sinks),
+        "attention": La * (attn + sinks),
+        "mamba": Lssm * mamba_mixer_params(d_model, mamba_norm, mamba_heads=mamba_heads, mamba_head_dim=mamba_head_dim,
+                                           mamba_state=mamba_state, mamba_groups=mamba_groups, mamba_conv=mamba_conv,
+                                           mamba_chunk=mamba_chunk),
         "mlp": Ld * one_mlp(f),
         "experts": np.where(moe, Lm * E * expert, 0.0),
         "shared_experts": np.where(moe, Lm * Es * one_mlp(fs), 0.0),
@@ -204,9 +278,11 @@ def lora_params(rank, targets, active=False, **arch):
     """LoRA adapter parameters (Hu et al. 2021 §4.1): a frozen d_in×d_out matrix W gets B·A with A r×d_in and B
     d_out×r, r·(d_in + d_out) parameters. `targets`: qv (W_q and W_v, the LoRA paper's choice; MLA: the query path
     and the KV down- and up-projections, which make K and V together), attention (Q, K, V, O), all (also every MLP
-    matrix: QLoRA §4, Dettmers et al. 2023 — each routed and shared expert's, not the router). `active`: the adapters
-    one token uses (top_k of the routed experts'). Vectorised; MTP modules carry none."""
+    matrix: QLoRA §4, Dettmers et al. 2023 — each routed and shared expert's, not the router — and a Mamba-2 mixer's
+    in_proj and out_proj, as Megatron-Bridge's Nemotron-H targets). `active`: the adapters one token uses (top_k of
+    the routed experts'). Vectorised; MTP modules carry none."""
     a = arch_columns(arch)
+    La, Lssm, Lf = block_counts(a["n_layers"], a["mamba_layers"], a["attention_layers"], a["mlp_layers"])
     h = _f(a["d_model"])
     p = attention_parts(a["d_model"], a["n_heads"], a["n_kv_heads"], a["head_dim"], a["v_head_dim"], a["attention"],
                         a["q_lora_rank"], a["kv_lora_rank"], a["qk_rope_head_dim"], a["qk_norm"], a["norm"], a["bias"])
@@ -216,12 +292,14 @@ def lora_params(rank, targets, active=False, **arch):
     attn = np.where(t == "qv", qv, p["q"] + p["k"] + p["v"] + p["o"])
     n_mat = np.where(np.isin(np.asarray(a["mlp"]), GATED_MLPS), 3.0, 2.0)
     fe, fs = moe_widths(a["d_ff"], a["moe_d_ff"], a["shared_d_ff"])
-    Ld, Lm = layer_counts(a["n_layers"], a["n_experts"], a["n_dense_layers"])
+    Ld, Lm = layer_counts(Lf, a["n_experts"], a["n_dense_layers"])
     E = _f(a["n_experts"])
     routed = np.where(active, _f(a["top_k"]), E)
     moe_mlp = np.where(E > 1, routed * n_mat * (h + fe) + _f(a["n_shared_experts"]) * n_mat * (h + fs), 0.0)
     mlp = np.where(t == "all", Ld * n_mat * (h + _f(a["d_ff"])) + Lm * moe_mlp, 0.0)
-    return _f(rank) * (_f(a["n_layers"]) * attn + mlp)
+    dm = mamba_dims(a["d_model"], **mamba_args(a))
+    ssm = np.where(t == "all", Lssm * ((h + dm["in_width"]) + (dm["d_inner"] + h)), 0.0)
+    return _f(rank) * (La * attn + mlp + ssm)
 
 
 def block_linear_params(**arch):
@@ -232,7 +310,10 @@ def block_linear_params(**arch):
     attn = attention_parts(a["d_model"], a["n_heads"], a["n_kv_heads"], a["head_dim"], a["v_head_dim"], a["attention"],
                            a["q_lora_rank"], a["kv_lora_rank"], a["qk_rope_head_dim"], a["qk_norm"], a["norm"],
                            a["bias"])
-    return (pb["attention"] - _f(a["n_layers"]) * attn["norms"]) + pb["mlp"] + pb["experts"] + pb["shared_experts"]
+    La, Lssm, _ = block_counts(a["n_layers"], a["mamba_layers"], a["attention_layers"], a["mlp_layers"])
+    dm = mamba_dims(a["d_model"], **mamba_args(a))
+    ssm = Lssm * _f(a["d_model"]) * (dm["in_width"] + dm["d_inner"])  # in_proj and out_proj
+    return (pb["attention"] - La * attn["norms"]) + pb["mlp"] + pb["experts"] + pb["shared_experts"] + ssm
 
 
 def unit_params(**arch) -> dict:
@@ -250,26 +331,43 @@ def unit_params(**arch) -> dict:
     E = _f(a["n_experts"])
     mla = np.asarray(a["attention"]) == "mla"
     qr, kvr, dr = _f(a["q_lora_rank"]), _f(a["kv_lora_rank"]), _f(a["qk_rope_head_dim"])
-    Ld, Lm = layer_counts(a["n_layers"], a["n_experts"], a["n_dense_layers"])
+    La, Lssm, Lf = block_counts(a["n_layers"], a["mamba_layers"], a["attention_layers"], a["mlp_layers"])
+    Ld, Lm = layer_counts(Lf, a["n_experts"], a["n_dense_layers"])
+    dm = mamba_dims(a["d_model"], **mamba_args(a))
     std = ~mla
     mats = [V * h, np.where(std, h * an * hd, 0.0), np.where(std, h * kn * vd, 0.0), an * vd * h,
             h * np.where(Ld > 0, f, 0.0), h * np.where(Lm > 0, fe, 0.0),
             h * np.where(Lm > 0, fs * _f(a["n_shared_experts"]), 0.0), h * np.where(Lm > 0, E, 0.0),
             np.where(mla, np.maximum(np.where(qr > 0, np.maximum(h * qr, qr * an * hd), h * an * hd),
                                      np.maximum(h * (kvr + dr), kvr * an * (hd - dr + vd))), 0.0),
+            np.where(Lssm > 0, h * dm["in_width"], 0.0), np.where(Lssm > 0, dm["d_inner"] * h, 0.0),
             np.where(np.asarray(a["position"]) == "learned", _f(a["max_position"]) * h, 0.0)]
     largest = mats[0]
     for m in mats[1:]:
         largest = np.maximum(largest, m)
     linear = mats[1]
-    for m in mats[2:9]:
+    for m in mats[2:-1]:  # every matrix inside a block: not the vocabulary table (first), not the positions (last)
         linear = np.maximum(linear, m)
     one = {**a, "n_layers": 1, "vocab_size": 0, "tied_embeddings": True, "embedding_norm": False,
-           "position": "rotary"}
+           "position": "rotary", "mamba_layers": 0}
     norm_per = norm_params(a["d_model"], a["norm"])
-    dense_block = param_breakdown(**{**one, "n_experts": 1, "top_k": 1})["total"] - norm_per
-    moe_block = param_breakdown(**{**one, "n_dense_layers": 0})["total"] - norm_per
+    pd_ = param_breakdown(**{**one, "n_experts": 1, "top_k": 1})
+    pm_ = param_breakdown(**{**one, "n_dense_layers": 0})
+    dense_block = pd_["total"] - norm_per
+    moe_block = pm_["total"] - norm_per
     block = np.maximum(np.where(Ld > 0, dense_block, 0.0), np.where(Lm > 0, moe_block, 0.0))
+    # a hybrid's layers differ: its largest mixer (attention, Mamba-2, or both side by side) and its largest MLP or
+    # MoE block, together where some layers carry a mixer and an MLP (Granite 4, Falcon-H1), else apart (Nemotron-H)
+    par = np.asarray(a["mamba_parallel"], dtype=bool)
+    ssm_u = mamba_mixer_params(a["d_model"], a["mamba_norm"], **mamba_args(a))
+    attn_u = np.where(La > 0, pd_["attention"], 0.0)
+    mixer = np.where(par, attn_u + ssm_u, np.maximum(attn_u, np.where(Lssm > 0, ssm_u, 0.0)))
+    mlp_u = np.maximum(np.where(Ld > 0, pd_["mlp"], 0.0),
+                       np.where(Lm > 0, pm_["experts"] + pm_["shared_experts"] + pm_["router"], 0.0))
+    npl = _f(a["norms_per_layer"])
+    both = np.where(par, np.maximum(La, Lssm), La + Lssm) + Lf > _f(a["n_layers"])
+    hybrid_block = np.where(both, mixer + mlp_u + npl * norm_per, np.maximum(mixer, mlp_u) + npl * norm_per)
+    block = np.where(Lssm > 0, hybrid_block, block)
     pb = param_breakdown(**a)
     root = pb["embedding"] + pb["position"] + pb["lm_head"] + norm_per * np.where(
         np.asarray(a["embedding_norm"], dtype=bool), 2.0, 1.0)
@@ -324,6 +422,18 @@ class Model:
     global_every: int = 0  # with a window: every k-th layer attends globally (Gemma 2: 2, Gemma 3: 6; 0: none)
     n_mtp_layers: int = 0  # multi-token prediction modules (DeepSeek-V3: 1), counted apart from the model
     attention_sinks: bool = False  # a learnable logit per head in the softmax's denominator (GPT-OSS)
+    # hybrid Mamba-2 (issue 19; MAMBA_FIELDS): with mamba_layers = 0 every layer is attention + MLP
+    mamba_layers: int = 0  # layers with a Mamba-2 mixer
+    attention_layers: int = 0  # with mamba_layers > 0: layers with attention
+    mlp_layers: int = 0  # with mamba_layers > 0: layers with an MLP (or MoE) block
+    mamba_heads: int = 0  # H (0: 2·d_model / head_dim)
+    mamba_head_dim: int = 0  # P (0: 64)
+    mamba_state: int = 0  # N, the SSM state per head channel (0: 128)
+    mamba_groups: int = 0  # G, groups sharing B and C (0: 1)
+    mamba_conv: int = 0  # K, the causal conv1d kernel (0: 4)
+    mamba_chunk: int = 0  # Q, the SSD chunk (0: 128)
+    mamba_norm: bool = True  # the gated RMSNorm before out_proj (Falcon-H1: none)
+    mamba_parallel: bool = False  # the Mamba-2 mixer runs beside attention on the same normed input (Falcon-H1)
     name: str = "custom"
     n_params_override: float = 0.0
     shape_note: str = ""
@@ -348,7 +458,8 @@ class Model:
                            ("position", POSITION_KINDS), ("attention", ATTENTION_KINDS), ("qk_norm", QK_NORMS)):
             if getattr(self, f) not in allowed:
                 raise ValueError(f"{f}: {getattr(self, f)!r} is not one of {', '.join(allowed)}")
-        for f in ("dropout", "tied_embeddings", "embedding_norm", "shared_expert_gate", "attention_sinks"):
+        for f in ("dropout", "tied_embeddings", "embedding_norm", "shared_expert_gate", "attention_sinks", "mamba_norm",
+                  "mamba_parallel"):
             if not isinstance(getattr(self, f), (bool, np.bool_)):
                 raise ValueError(f"{f}: expected true/false, got {getattr(self, f)!r}")
         if not isinstance(self.n_params_override, (int, float)) or not math.isfinite(self.n_params_override) \
@@ -417,6 +528,10 @@ ARCH_RULES = {
     "norms": ("norms_per_layer", "must be 1, 2 or 4"),
     "shared": ("shared_expert_gate/shared_d_ff", "need n_shared_experts ≥ 1"),
     "window": ("global_every", "needs a sliding_window (the other layers' window)"),
+    "hybrid_counts": ("attention_layers/mlp_layers/mamba_layers", "each at most n_layers, and every layer has a "
+                      "mixer (attention or Mamba-2) or an MLP"),
+    "mamba_shape": ("mamba_heads/mamba_groups", "mamba_groups must divide mamba_heads"),
+    "mamba_parallel": ("mamba_parallel", "a Mamba-2 mixer beside attention needs as many attention layers"),
 }
 
 
@@ -450,6 +565,16 @@ def arch_problem(**arch) -> str:
         return say("shared", f"n_shared_experts={a['n_shared_experts']}")
     if a["global_every"] and not a["sliding_window"]:
         return say("window", f"global_every={a['global_every']}, sliding_window=0")
+    if a["mamba_layers"]:
+        L, la, lm, lf = a["n_layers"], a["attention_layers"], a["mamba_layers"], a["mlp_layers"]
+        mixers = max(la, lm) if a["mamba_parallel"] else la + lm  # layers with a mixer (one each unless parallel)
+        if max(la, lm, lf) > L or mixers > L or mixers + lf < L:
+            return say("hybrid_counts", f"n_layers={L}, attention_layers={la}, mamba_layers={lm}, mlp_layers={lf}")
+        dm = mamba_dims(a["d_model"], **mamba_args(a))
+        if float(dm["H"]) % float(dm["G"]) or float(dm["H"]) != int(dm["H"]):
+            return say("mamba_shape", f"mamba_heads={float(dm['H']):g}, mamba_groups={float(dm['G']):g}")
+        if a["mamba_parallel"] and la < lm:
+            return say("mamba_parallel", f"attention_layers={la} < mamba_layers={lm}")
     return ""
 
 
@@ -679,7 +804,7 @@ def _refuse_unread(mt: str, c: dict, read: set) -> None:
 # Hugging Face model types the importer reads, each with its library defaults (transformers' configuration classes)
 HF_MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
                   "gemma3_text", "deepseek_v2", "deepseek_v3", "phi3", "olmo", "olmo2", "gpt2", "gpt_neox", "bloom",
-                  "falcon", "gpt_oss", "llama4_text")
+                  "falcon", "gpt_oss", "llama4_text", "nemotron_h")
 _SILU = ("silu", "swish")
 
 
@@ -719,6 +844,65 @@ def _window_pattern(mt, c, n_layers, sliding, default_every):
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ValueError(f"config: field 'sliding_window_pattern' must be an integer, got {_short(k)}")
     return sliding, k
+
+
+NEMOTRON_H_LAYERS = {"M": "Mamba-2 mixer", "*": "self-attention", "-": "MLP", "E": "MoE"}
+
+
+def _nemotron_h(c, get, geti, getb, kw, notes):
+    """A nemotron_h config.json (Nemotron-H 4B/8B/47B/56B, Nemotron 3): `hybrid_override_pattern` gives one character
+    per layer (M Mamba-2, * attention, - MLP, E MoE; each layer one block with its pre-norm), squared-ReLU MLPs, no
+    position embedding, Mamba-2 mixers of mamba_num_heads × mamba_head_dim with ssm_state_size and n_groups. Fields as
+    NVIDIA-NeMo/Megatron-Bridge models/nemotronh/nemotron_h_bridge.py maps them."""
+    L = kw["n_layers"]
+    pat = get("hybrid_override_pattern")
+    if not isinstance(pat, str) or len(pat) != L or set(pat) - set(NEMOTRON_H_LAYERS):
+        raise ValueError(f"config: hybrid_override_pattern must be {L} characters of "
+                         + ", ".join(f"{k} ({v})" for k, v in NEMOTRON_H_LAYERS.items()) + f", got {_short(pat)}")
+    n = {k: pat.count(k) for k in NEMOTRON_H_LAYERS}
+    if n["-"] and n["E"]:
+        raise ValueError("config: hybrid_override_pattern mixes dense MLP (-) and MoE (E) layers: not modelled "
+                         "(one MLP kind per model)")
+    act = str(get("mlp_hidden_act", "hidden_act", default="relu2")).lower()
+    if act != "relu2":
+        raise ValueError(f"config: mlp_hidden_act {act!r}: Nemotron-H's MLPs are modelled as squared ReLU (relu2)")
+    for f in ("use_bias", "mlp_bias", "mamba_proj_bias"):
+        if getb(f, default=False):
+            raise ValueError(f"config: {f} true: biases on the linear layers of a nemotron_h model are not modelled")
+    a = kw["n_heads"]
+    kw.update(mlp="relu2", norm="rmsnorm", bias="none", position="none", norms_per_layer=1,
+              n_kv_heads=geti("n_kv_heads", "num_key_value_heads", default=a),
+              head_dim=geti("head_dim", "head_dim", "attention_head_dim", default=kw["d_model"] // a),
+              d_ff=geti("d_ff", "intermediate_size", default=4 * kw["d_model"]),
+              max_position=geti("max_position", "max_position_embeddings", default=4096),
+              tied_embeddings=getb("tie_word_embeddings", default=False),
+              mamba_layers=n["M"], attention_layers=n["*"], mlp_layers=n["-"] + n["E"],
+              mamba_heads=geti("mamba_heads", "mamba_num_heads", default=128),
+              mamba_head_dim=geti("mamba_head_dim", "mamba_head_dim", default=64),
+              mamba_state=geti("mamba_state", "ssm_state_size", default=128),
+              mamba_groups=geti("mamba_groups", "n_groups", default=8),
+              mamba_conv=geti("mamba_conv", "conv_kernel", default=4),
+              mamba_chunk=geti("mamba_chunk", "chunk_size", default=128))
+    if not getb("use_conv_bias", default=True):
+        notes.append("use_conv_bias false: the conv1d's biases (d_inner + 2·G·N per layer) are counted anyway")
+    if n["E"]:
+        kw.update(n_experts=geti("n_experts", "n_routed_experts", default=128),
+                  top_k=geti("top_k", "num_experts_per_tok", default=6),
+                  moe_d_ff=geti("moe_d_ff", "moe_intermediate_size", default=kw["d_ff"]))
+        shared_w = geti("shared_d_ff", "moe_shared_expert_intermediate_size", default=0) if (
+            "moe_shared_expert_intermediate_size" in c) else 0
+        n_sh = geti("n_shared_experts", "n_shared_experts", default=1 if shared_w else 0) if (
+            "n_shared_experts" in c or shared_w) else 0
+        if n_sh:
+            kw.update(n_shared_experts=n_sh, shared_d_ff=shared_w or kw["moe_d_ff"])
+        if c.get("moe_latent_size"):
+            raise ValueError("config: moe_latent_size (latent MoE, Nemotron 3 Super) is not modelled")
+    if geti("n_mtp", "num_nextn_predict_layers", default=0) if "num_nextn_predict_layers" in c else 0:
+        raise ValueError("config: num_nextn_predict_layers on a nemotron_h model is not modelled")
+    c.get("residual_in_fp32"), c.get("rescale_prenorm_residual"), c.get("rms_norm_eps"), c.get("layer_norm_epsilon")
+    notes.append(f"hybrid: {n['M']} Mamba-2, {n['*']} attention, {n['-'] + n['E']} {'MoE' if n['E'] else 'MLP'} "
+                 "layers (hybrid_override_pattern), no position embedding")
+    return kw, notes
 
 
 def _hf_fields(mt, c, get, geti, getf, getb):
@@ -829,6 +1013,9 @@ def _hf_fields(mt, c, get, geti, getf, getb):
             notes.append(f"chunked attention ({kw['sliding_window']} tokens) on the RoPE layers, every {every}th "
                          "layer global: counted as a window of the chunk's length")
         return kw, notes
+
+    if mt == "nemotron_h":  # transformers NemotronHConfig (Nemotron-H, Nemotron 3): one mixer or MLP per layer
+        return _nemotron_h(c, get, geti, getb, kw, notes)
 
     # --- the Llama family: gated MLP, RMSNorm (OLMo 1: LayerNorm without parameters), rotary ---------------------
     gemma = mt.startswith("gemma")

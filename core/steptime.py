@@ -70,7 +70,7 @@ from . import profiles as P
 from . import recompute as RC
 from . import schedule as S
 from .hardware import family_names
-from .model import head_dims, layer_counts, moe_widths
+from .model import block_counts, head_dims, layer_counts, mamba_dims, moe_load_factor, moe_widths
 from .tables import GATED_MLPS
 
 TPU_FAMILY = float(family_names().index("tpu"))
@@ -117,7 +117,11 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     qr, kvr, dr = (_f(g(k, 0)) for k in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim"))
     fe, fs = moe_widths(f, g("moe_d_ff", 0), g("shared_d_ff", 0))
     n_shared = _f(g("n_shared_experts", 0))
-    n_dense, n_moe = layer_counts(L, E, g("n_dense_layers", 0))
+    # hybrid Mamba-2 models (core/model.py block_counts): each unit's components weigh by the layers that have it
+    n_attn, n_ssm, n_mlp = block_counts(L, g("mamba_layers", 0), g("attention_layers", 0), g("mlp_layers", 0))
+    hybrid = n_ssm > 0
+    w_attn, w_ssm = n_attn / L, n_ssm / L
+    n_dense, n_moe = layer_counts(n_mlp, E, g("n_dense_layers", 0))
     trained = _f(g("trained_frac", 1.0))
     grads = _f(g("grad_frac", 1.0))
     full_training = np.asarray(g("training", "full")) == "full"
@@ -180,15 +184,18 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     # weights split over etp (0: tp). Balanced routing: a rank's E/ep local experts get ep·(T/t)·top_k·etp/E tokens each.
     etp = np.where(_f(g("etp", 0)) >= 1, _f(g("etp", 0)), t)
     T_moe = T / t
-    tok_e = ep * T_moe * topk * etp / np.where(moe, E, 1.0)
+    # routing imbalance (core.model.moe_load_factor): the busiest expert's rank computes and receives `load` × the
+    # balanced share, and every rank waits for it at the combine
+    load = moe_load_factor(g("moe_capacity_factor", 0.0), g("moe_load_imbalance", 1.0), g("moe_pad_to_capacity", False))
+    tok_e = ep * T_moe * topk * etp * load / np.where(moe, E, 1.0)
     shared_in = np.where(n_shared > 0, lin(T, gated * n_shared * fs / t, h), 0.0)
     shared_out = np.where(n_shared > 0, lin(T, h, n_shared * fs / t), 0.0)
     moe_in = lin(tok_e, gated * fe / etp, h, E / ep) + gemm(T_moe, E, h) + shared_in
     moe_out = lin(tok_e, h, fe / etp, E / ep) + shared_out
-    mixed = moe & (n_dense > 0) & (n_moe > 0)
+    mixed = (moe & (n_dense > 0) & (n_moe > 0)) | hybrid  # layers differ: the components are the layers' average
     moe_share = np.where(moe, np.where(mixed, n_moe / L, 1.0), 0.0)
 
-    def avg(dense_v, moe_v):
+    def avg(dense_v, moe_v):  # an MLP component per layer: over the dense and the MoE layers (a hybrid: ÷ all layers)
         return np.where(mixed, (n_dense * dense_v + n_moe * moe_v) / L, np.where(moe, moe_v, dense_v))
 
     std_qkv = lin(T, (a * hd + kh * hd + kh * vd) / t, h)
@@ -222,25 +229,43 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     rope_width = np.where(mla, (a * dr + dr) / t, (a * hd + kh * hd) / t)
     act_width = avg(f, topk * fe + n_shared * fs) / t
     act_b = np.where(swiglu, P.element_bytes(impl, "swiglu"), P.element_bytes(impl, "gelu"))
+    # Mamba-2 (Megatron-Core ssm/mamba_mixer.py: in_proj column-parallel, out_proj row-parallel, heads, d_inner and
+    # groups split over tp): the projections are linear GEMMs; the SSD core (flops.ssm_flops_per_token's forward
+    # matmuls, chunks of Q×N and Q×P) runs in Triton kernels at the attention kernel's rate (assumed: no published
+    # SSD kernel efficiency; ~3 % of the layer's FLOPs), and never faster than its bytes; the causal conv1d, dt, the
+    # gating and the gated norm are memory-bound (read + write of zxbcdt's and the output's elements, the fp32 chunk
+    # states written and read: d_inner·N/Q per token)
+    dm = mamba_dims(h, g("mamba_heads", 0), g("mamba_head_dim", 0), g("mamba_state", 0), g("mamba_groups", 0),
+                    g("mamba_conv", 0), g("mamba_chunk", 0))
+    ssd_flops = T * (2.0 * dm["Q"] * (dm["G"] * dm["N"] + dm["d_inner"]) + 4.0 * dm["N"] * dm["d_inner"]) / t
+    ssd_bytes = T * (2.0 * 2.0 * (dm["in_width"] + dm["d_inner"]) + 4.0 * 2.0 * dm["d_inner"] * dm["N"] / dm["Q"]) / t
+    ssm_core = np.where(hybrid, np.maximum(ssd_flops / (peak * attn_eff), ssd_bytes / hbm), 0.0)
+    ssm_elem = np.where(hybrid, T * (dm["conv_width"] * 2.0 * 2.0 + dm["d_inner"] * 3.0 * 2.0) / t / hbm, 0.0)
     comp = {
-        "qkv": np.where(mla, mla_qkv, std_qkv),
-        "k_proj": np.where(mla, 0.0, lin(T, kh * hd / t, h)),
-        "mla_up": np.where(mla, mla_up, 0.0),
-        "out": lin(T, h, a * vd / t),
+        "qkv": w_attn * np.where(mla, mla_qkv, std_qkv),
+        "k_proj": w_attn * np.where(mla, 0.0, lin(T, kh * hd / t, h)),
+        "mla_up": w_attn * np.where(mla, mla_up, 0.0),
+        "out": w_attn * lin(T, h, a * vd / t),
         "mlp_in": avg(dense_in, moe_in),
         "mlp_out": avg(dense_out, moe_out),
-        "core": np.where(flash, flash_fb / (1 + FLASH_BWD_OVER_FWD), math_fwd),
-        "norm": T * (outside * npl * h * norm_b + qk_width * P.element_bytes(impl, "rmsnorm")) / hbm,
-        "rope": T * np.where(rotary, rope_width * P.element_bytes(impl, "rope"), 0.0) / hbm,
-        "act": T * act_width * act_b / hbm,
+        "core": w_attn * np.where(flash, flash_fb / (1 + FLASH_BWD_OVER_FWD), math_fwd),
+        "ssm_in": w_ssm * np.where(hybrid, lin(T, dm["in_width"] / t, h), 0.0),
+        "ssm_out": w_ssm * np.where(hybrid, lin(T, h, dm["d_inner"] / t), 0.0),
+        "ssm_core": w_ssm * ssm_core,
+        "norm": T * (outside * npl * h * norm_b + w_attn * qk_width * P.element_bytes(impl, "rmsnorm")) / hbm,
+        "rope": w_attn * T * np.where(rotary, rope_width * P.element_bytes(impl, "rope"), 0.0) / hbm,
+        "act": T * act_width * act_b / hbm + w_ssm * ssm_elem,
         "resid": T * outside * (2.0 * P.element_bytes(impl, "residual") * h + 2.0 * h * drop) / hbm,
     }
-    gemm_names = ("qkv", "out", "mlp_in", "mlp_out")
+    gemm_names = ("qkv", "out", "mlp_in", "mlp_out", "ssm_in", "ssm_out")
     elem_names = ("norm", "rope", "act", "resid")
     gemm_fwd = sum(comp[k] for k in gemm_names)
     elem_fwd = sum(comp[k] for k in elem_names)
-    core_fwd = comp["core"]
-    core_bwd = np.where(flash, flash_fb * FLASH_BWD_OVER_FWD / (1 + FLASH_BWD_OVER_FWD), math_bwd)
+    core_fwd = comp["core"] + comp["ssm_core"]
+    # the SSD backward: twice the forward's matmuls and, recomputed inside the kernel (ssd_combined.py), the chunk
+    # states and C·Bᵀ once more: 2.5 × the forward, as flash attention's
+    core_bwd = w_attn * np.where(flash, flash_fb * FLASH_BWD_OVER_FWD / (1 + FLASH_BWD_OVER_FWD), math_bwd) \
+        + FLASH_BWD_OVER_FWD * comp["ssm_core"]
     layer_fwd = gemm_fwd + core_fwd + elem_fwd
     bwd_gemm = (1.0 + np.minimum(trained, 1.0)) * gemm_fwd
 
@@ -267,9 +292,12 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     # the recipe's quantise / amax / transpose kernels (data/lowp.csv bytes per element) on each linear GEMM's
     # input (forward) and output gradient (backward), at HBM speed; TE quantises a sequence-parallel input on its shard
     if np.any(lowp):
-        x_in = outside * h + a * vd / t + outside * h + act_width
-        g_out = (a * hd + 2.0 * kh * hd) / t + outside * h + avg(gated * f, gated * (topk * fe + n_shared * fs)) / t \
-            + outside * h
+        w_mlp = n_mlp / L
+        x_in = w_attn * (outside * h + a * vd / t) + w_mlp * outside * h + act_width \
+            + w_ssm * (outside * h + dm["d_inner"] / t)
+        g_out = w_attn * ((a * hd + 2.0 * kh * hd) / t + outside * h) + w_ssm * (dm["in_width"] / t + outside * h) \
+            + avg(gated * f, gated * (topk * fe + n_shared * fs)) / t \
+            + w_mlp * outside * h
         q_fwd = np.where(lowp, T * x_in * LP.number(recipe, "fwd_bytes") / hbm, 0.0)
         q_bwd = np.where(lowp, T * g_out * LP.number(recipe, "bwd_bytes") / hbm, 0.0)
         elem_stage = elem_stage + Ls * (q_fwd + q_bwd)
@@ -288,18 +316,21 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     act_bytes = T * h * 2.0
     tp_bw = C.group_bus_bandwidth(t, 1.0, **link)
     tp_one = C.collective_time_s("all_reduce", act_bytes, t, tp_bw, lat)
-    n_tp = (4.0 + 2.0 * full_share) * (1.0 - 0.5 * moe_share)  # an MoE layer's MLP collectives are the dispatcher's
+    # two all-reduces per sublayer (forward and backward; + one per recomputed forward); an MoE layer's MLP collectives
+    # are the dispatcher's; a hybrid's sublayers are its attention, Mamba-2 and dense MLP blocks per layer
+    n_tp = (2.0 + full_share) * np.where(hybrid, (n_attn + n_ssm + n_mlp - n_moe) / L, 2.0 - moe_share)
     tp_total = n_tp * tp_one
     tp_ov = np.asarray(c["tp_overlap"], dtype=bool)
     tp_exposed = np.where(tp_ov, np.maximum(0.0, tp_total - 3.0 * gemm_fwd), tp_total)
     cp_bw = C.group_bus_bandwidth(cp, t, **link)
     kv_bytes = cp * T * kh * (hd + vd) * 2.0 / t
-    cp_layer = (C.collective_time_s("all_gather", kv_bytes, cp, cp_bw, lat) * (1.0 + rec_full * full_share)
-                + C.collective_time_s("reduce_scatter", kv_bytes, cp, cp_bw, lat))
+    cp_layer = w_attn * (C.collective_time_s("all_gather", kv_bytes, cp, cp_bw, lat) * (1.0 + rec_full * full_share)
+                         + C.collective_time_s("reduce_scatter", kv_bytes, cp, cp_bw, lat))
     ep_bw = C.group_bus_bandwidth(ep, etp, **link)  # expert ranks in Megatron's order: etp, then ep, then edp
     etp_bw = C.group_bus_bandwidth(etp, 1.0, **link)
-    a2a = C.collective_time_s("all_to_all", T_moe * topk * h * 2.0, ep, ep_bw, lat)
-    etp_ag = np.where(etp > 1, C.collective_time_s("all_gather", etp * T_moe * topk * h * 2.0, etp, etp_bw, lat), 0.0)
+    a2a = C.collective_time_s("all_to_all", T_moe * topk * load * h * 2.0, ep, ep_bw, lat)
+    etp_ag = np.where(etp > 1, C.collective_time_s("all_gather", etp * T_moe * topk * load * h * 2.0, etp, etp_bw, lat),
+                      0.0)
     # forward dispatch + combine, backward the same; + one forward's worth per full recompute
     ep_layer = np.where(moe, (4.0 + 2.0 * full_share) * (a2a + etp_ag), 0.0) * moe_share
     gbs = _f(c["global_batch_used"])

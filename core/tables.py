@@ -110,8 +110,10 @@ RECOMPUTE_MODES = ("none", "selective", "full")  # Korthikanti et al. 2022 §5 (
 PROFILES = ("fused", "eager")  # which tensors a framework keeps (memory.layer_ledger)
 ATTENTION_FLOPS = ("none", "full", "causal")  # how attention FLOPs are counted (flops.attention_flops_per_token)
 # MLP: gelu = 2 matrices (GPT); swiglu = SiLU-gated, 3 matrices (Llama, Shazeer 2020); geglu = GeLU-gated, 3 matrices
-# (Gemma: gate_proj, up_proj, down_proj with gelu_pytorch_tanh). The gated kinds keep the same tensors.
-MLP_KINDS = ("gelu", "swiglu", "geglu")
+# (Gemma: gate_proj, up_proj, down_proj with gelu_pytorch_tanh). The gated kinds keep the same tensors. relu2 = squared
+# ReLU, 2 matrices, not gated (So et al. 2021, Primer; Nemotron-4 and Nemotron-H: up_proj, relu², down_proj): it keeps
+# the tensors gelu keeps (its input for the derivative 2·relu(x), the hidden for the down projection).
+MLP_KINDS = ("gelu", "swiglu", "geglu", "relu2")
 GATED_MLPS = ("swiglu", "geglu")
 # nonparametric: LayerNorm without weight or bias (OLMo 1, Groeneveld et al. 2024 §2.1)
 NORM_KINDS = ("layernorm", "rmsnorm", "nonparametric")

@@ -95,7 +95,8 @@ with left:
     st.caption(X.WHY_MFU)
     layout.download_csv("MFU data (CSV)", lambda: C.mfu_sensitivity(cfg), "mfu_sensitivity.csv", "dl_mfu")
 with right:
-    st.subheader("Activation ledger (one layer)")
+    st.subheader("Activation ledger (one layer)" if not m.mamba_layers else
+                 "Activation ledger (the average layer: each unit × its share of layers)")
     led = C.ledger(cfg)
     layout.chart(K.ledger_bars(led, m.n_layers), "calc_ledger")
     layout.download_csv("Ledger (CSV)", lambda: C.ledger(cfg), "activation_ledger.csv", "dl_ledger")

@@ -276,8 +276,11 @@ def test_every_listed_model_type_imports():
     base = {"hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 1000,
             "intermediate_size": 512}
     kv = {"gpt_oss": 4, "llama4_text": 4}  # their configs' default of 8 KV heads needs 8 query heads or more
+    # a hybrid's layers are its pattern (2 layers: a Mamba-2 mixer of 8 heads, 1 group, and an MLP)
+    extra = {"nemotron_h": {"hybrid_override_pattern": "M-", "mamba_num_heads": 8, "n_groups": 1}}
     for mt in HF_MODEL_TYPES:
-        m = from_hf_config({**base, "model_type": mt, **({"num_key_value_heads": kv[mt]} if mt in kv else {})})
+        m = from_hf_config({**base, "model_type": mt, **({"num_key_value_heads": kv[mt]} if mt in kv else {}),
+                            **extra.get(mt, {})})
         assert m.n_params > 0, mt
 
 

@@ -6,7 +6,9 @@ shared_experts, and the dense block's attention and norms) is measured at exactl
 also keeps tensors the ledger has no entry for; they are asserted exactly as `measure.MOE_UNLEDGERED` states them
 (T = s·b tokens, k = top_k): int64 top-k indices 8Tk, the renormalisation's fp32 operands 4Tk + 4T, each expert's
 int64 token and slot indices 8Tk + 8Tk, its bf16 routing weights 2Tk, and — the only one linear in h —
-`index_add_`'s copy of the weighted expert outputs, 2Tkh (as large as expert_outputs). The ledger is not changed.
+`index_add_`'s copy of the weighted expert outputs, 2Tkh (as large as expert_outputs). Issue 19: the eager profile's
+ledger counts them (moe_routing_indices, moe_weighted_outputs), exactly; the fused profile's (Megatron-Core's
+dispatcher) does not, and they stay unmatched there.
 """
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ def check(res, cfg):
         if r["kind"] == "ledger":
             assert r["measured_bytes"] == r["predicted_bytes"], r
     extra = unledgered(res)
-    if cfg.recompute == "full":
+    if cfg.recompute == "full" or cfg.profile == "eager":
         assert extra == {}
     else:
         assert extra == ME.moe_unledgered_bytes(cfg.seq_len, cfg.micro_batch, m.d_model, m.top_k)
@@ -98,12 +100,16 @@ def test_shared_expert_layer_every_ledger_tensor_exact(tb, gate, profile, recomp
 
 
 def test_unledgered_total_is_small_but_for_index_add(tb):
-    """What the ledger misses, in one Mixtral-like layer: index_add_'s copy (2Tkh) dominates; the rest is O(T·k)."""
-    cfg = mixtral(profile="eager")
-    extra = unledgered(ME.compare_moe_block(cfg))
+    """What the fused profile's ledger leaves out of the transformers-style layer: index_add_'s copy (2Tkh) dominates;
+    the rest is O(T·k). The eager profile's ledger counts both, measured exactly."""
     T, k, h = 32, 2, 64
+    extra = unledgered(ME.compare_moe_block(mixtral(profile="fused")))
     assert extra.pop("moe_weighted_outputs") == 2 * T * k * h
     assert sum(extra.values()) == T * k * (8 + 4 + 8 + 8 + 2) + 4 * T
+    rows = {r["tensor"]: r for r in ME.compare_moe_block(mixtral(profile="eager"))["rows"]}
+    assert rows["moe_weighted_outputs"]["measured_bytes"] == rows["moe_weighted_outputs"]["predicted_bytes"] == 2 * T * k * h
+    assert rows["moe_routing_indices"]["measured_bytes"] == rows["moe_routing_indices"]["predicted_bytes"] \
+        == T * k * 30 + 4 * T
 
 
 def test_dense_config_refused_by_moe_measure():

@@ -41,8 +41,10 @@ def test_preset_reproduces_published_count(name, total, active, tol, src):
 
 def test_every_preset_is_tested():
     from test_architectures import PUBLISHED as NEWER  # the presets of issue 12, tested there
+    from test_hybrid import PUBLISHED as HYBRID  # the hybrid Mamba-2 presets of issue 19, tested there
     from test_recipes import PUBLISHED as NEWEST  # the presets of issue 19, tested there
-    assert {p[0] for p in PUBLISHED} | {p[0] for p in NEWER} | {p[0] for p in NEWEST} == set(preset_names())
+    assert {p[0] for p in PUBLISHED} | {p[0] for p in NEWER} | {p[0] for p in NEWEST} | {p[0] for p in HYBRID} \
+        == set(preset_names())
 
 
 def test_gpt3_175b_exact():

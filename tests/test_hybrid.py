@@ -1,0 +1,197 @@
+"""Issue 19 item 5: hybrid Mamba-2 models — their parameters, FLOPs, the activations they keep and their step time —
+as presets (Nemotron-H 8B and 56B, Nemotron 3 Nano 30B-A3B) and a Hugging Face config.json import (nemotron_h).
+
+Sources: the Mamba-2 layer from state-spaces/mamba `mamba_ssm/modules/mamba2.py` (parameters) and
+`mamba_ssm/ops/triton/ssd_combined.py` (what the fused training path saves), the SSD algorithm (Dao & Gu 2024,
+arXiv:2405.21060 §6); Megatron-LM `megatron/training/training.py` `hybrid_flops` (NVIDIA's FLOPs convention for the
+same models); Megatron-Bridge recipes and docs for the layer patterns and published counts.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core import flops as F
+from core import validation as V
+from core.estimate import config_from_inputs, estimate
+from core.memory import ledger
+from core.model import from_hf_config, get_preset, mamba_mixer_params, preset_info
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hf"
+
+# (preset, published total, published active, tolerance, what the published figure is, source)
+PUBLISHED = [
+    ("nemotron-h-8b", 8e9, 8e9, 0.02, "the model's name: '8B' (two significant figures at most)",
+     "NVIDIA 2025, arXiv:2504.03624; Megatron-Bridge docs/models/nemotron/nemotronh.md 'Parameters: 8B / 47B / 56B'"),
+    ("nemotron-h-56b", 56e9, 56e9, 0.01, "the model's name: '56B'",
+     "NVIDIA ADLR Nemotron-H blog; Megatron-Bridge docs/models/nemotron/nemotronh.md"),
+    ("nemotron-3-nano-30b-a3b", 31.6e9, 3.6e9, 0.015, "31.6B total, 3.2B active (3.6B with the embeddings)",
+     "NVIDIA 2025, Nemotron 3 Nano technical report and model card"),
+]
+# the layer tallies the sources state: (Mamba-2, attention, MLP or MoE)
+TALLY = {"nemotron-h-8b": (24, 4, 24), "nemotron-h-56b": (54, 10, 54), "nemotron-3-nano-30b-a3b": (23, 6, 23)}
+
+
+@pytest.mark.parametrize("name,total,active,tol,what,src", PUBLISHED, ids=[p[0] for p in PUBLISHED])
+def test_hybrid_presets_reproduce_their_published_counts(name, total, active, tol, what, src):
+    m = get_preset(name)
+    p = m.params()
+    assert float(preset_info(name)["published_params"]) == total
+    assert p["total"] == pytest.approx(total, rel=tol), (src, what)
+    assert p["active"] == pytest.approx(active, rel=tol), (src, what)
+    assert (m.mamba_layers, m.attention_layers, m.mlp_layers) == TALLY[name]
+    assert p["mamba"] > 0 and p["total"] == pytest.approx(sum(v for k, v in p.items() if k not in ("total", "active")))
+
+
+def test_nemotron_3_nano_active_without_the_embeddings():
+    """The report's 3.2B active leaves the input embedding out (3.6B with it)."""
+    p = get_preset("nemotron-3-nano-30b-a3b").params()
+    assert p["active"] - p["embedding"] == pytest.approx(3.2e9, rel=0.015)
+    assert p["total"] == pytest.approx(31.6e9, rel=1e-3)  # three significant figures
+
+
+def test_one_mamba2_mixer_by_its_lines():
+    """Nemotron-H 8B's mixer (d 4096, 128 heads × 64, state 128, 8 groups, conv 4), mamba2.py line by line: in_proj
+    4096 × (2·8192 + 2·8·128 + 128), conv1d (8192 + 2·8·128) × 4 + as many biases, dt_bias, A_log, D (128 each), the
+    gated norm's 8192 weights, out_proj 8192 × 4096: 109,635,968 (models.md §4: 109.63M)."""
+    want = 4096 * 18560 + 10240 * 4 + 10240 + 3 * 128 + 8192 + 8192 * 4096
+    assert want == 109_635_968
+    got = mamba_mixer_params(4096, True, mamba_heads=128, mamba_head_dim=64, mamba_state=128, mamba_groups=8,
+                             mamba_conv=4)
+    assert float(got) == want
+    m = get_preset("nemotron-h-8b")
+    assert m.params()["mamba"] == 24 * want
+
+
+def test_the_hf_import_reads_the_layer_pattern_as_the_preset():
+    m = from_hf_config(FIXTURES / "nemotron-h-8b.json")
+    p = get_preset("nemotron-h-8b")
+    assert m.params() == p.params()
+    assert (m.mamba_layers, m.attention_layers, m.mlp_layers, m.norms_per_layer) == (24, 4, 24, 1)
+    assert m.mlp == "relu2" and m.position == "none" and "hybrid" in m.shape_note
+
+
+def test_the_hf_import_of_a_hybrid_moe_pattern_and_its_refusals(tmp_path):
+    base = json.loads((FIXTURES / "nemotron-h-8b.json").read_text())
+    nano = {**base, "hybrid_override_pattern": "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME", "hidden_size": 2688,
+            "intermediate_size": 1856, "num_key_value_heads": 2, "mamba_num_heads": 64, "n_routed_experts": 128,
+            "num_experts_per_tok": 6, "moe_intermediate_size": 1856, "moe_shared_expert_intermediate_size": 3712,
+            "max_position_embeddings": 262144}
+    m = from_hf_config(nano)
+    assert m.params() == pytest.approx(get_preset("nemotron-3-nano-30b-a3b").params())
+    with pytest.raises(ValueError, match="hybrid_override_pattern must be 52 characters"):
+        from_hf_config({**base, "hybrid_override_pattern": "M-M*"})
+    with pytest.raises(ValueError, match="mixes dense MLP"):
+        from_hf_config({**base, "hybrid_override_pattern": "E" + base["hybrid_override_pattern"][1:]})
+    with pytest.raises(ValueError, match="^config: mlp_hidden_act"):
+        from_hf_config({**base, "mlp_hidden_act": "silu"})
+    # a llama config.json carrying a hybrid pattern is refused by the field, not counted as a dense llama
+    with pytest.raises(ValueError, match="hybrid_override_pattern"):
+        from_hf_config({"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 256, "num_attention_heads": 4,
+                        "intermediate_size": 512, "vocab_size": 1000, "hybrid_override_pattern": "M*M-"})
+
+
+def test_ssd_flops_per_token_and_megatrons_convention():
+    """The SSD core's forward, 2·Q·(G·N + d_i) + 4·N·d_i, for Nemotron-H 8B's layer: 6,553,600 FLOPs per token
+    (models.md §4); Megatron-LM's 7·d_in·N (training.py `mamba_layer_flops`) is 7,340,032, 12 % more."""
+    fwd = float(F.ssm_flops_per_token(1, 4096, 128, 64, 128, 8, 128)) / 3.0
+    assert fwd == 2 * 128 * (8 * 128 + 8192) + 4 * 128 * 8192 == 6_553_600
+    assert 7 * 8192 * 128 / fwd == pytest.approx(1.12, abs=0.005)
+
+
+def test_model_flops_equal_megatrons_hybrid_formula_but_the_embedding():
+    """Megatron-LM's `hybrid_flops` for Nemotron-H 8B at 8K (causal attention): per token ×3 of 4 attention layers
+    4h·p(h + h·g/n) + 2·s·h·p, 24 MLPs 4·f·h, 24 Mamba-2 layers 2h(2·d_in + 2GN + H) + 7·d_in·N + 2·d_in·h, and the
+    logits 2·h·V. The planner's 6·N counts the input embedding too (6·V·h more); the rest agrees within 0.2 %."""
+    h, s, V, f = 4096, 8192, 131072, 21504
+    attn = 4 * h * (h + h * 8 / 32) + 2 * s * h
+    mamba = 2 * h * (2 * 8192 + 2 * 8 * 128 + 128) + 7 * 8192 * 128 + 2 * 8192 * h
+    megatron = 3 * (4 * attn + 24 * 4 * f * h + 24 * mamba + 2 * h * V)
+    rec = estimate(config_from_inputs(model="nemotron-h-8b", seq_len=s, attention_flops="causal"))
+    assert rec["flops_per_token"] - 6 * V * h == pytest.approx(megatron, rel=2e-3)
+
+
+def test_a_mamba2_layer_keeps_what_the_fused_kernel_saves():
+    """mamba_split_conv1d_scan_combined saves zxbcdt (2·d_i + 2GN + H), the SSD output (d_i) and the gated norm's
+    rstd (G fp32); in_proj keeps its input and the pre-norm its own: per token of Nemotron-H 8B's Mamba-2 layer
+    2·(4096 + 4096 + 18560 + 8192) + 4·8 + 4 (the pre-norm's rstd) bytes at tp 1."""
+    c = config_from_inputs(model="nemotron-h-8b", seq_len=1, micro_batch=1, n_gpus=1, tp=1).columns()
+    led = ledger(c, attention_layers=0, mlp_layers=52, mamba_layers=52)  # every layer a Mamba-2 one
+    mamba = sum(v for k, v in led.items() if k.startswith("mamba_"))
+    assert float(mamba) == 2 * (4096 + 4096 + 18560 + 8192) + 4 * 8 + 4
+    # the average layer of the real model weighs each unit by its layers: 24 of 52 are Mamba-2
+    avg = ledger(c)
+    assert float(avg["mamba_zxbcdt"]) == pytest.approx(2 * 18560 * 24 / 52)
+    assert float(avg["q"]) == pytest.approx(2 * 4096 * 4 / 52)
+
+
+def test_activations_grow_linearly_with_the_sequence_in_mamba_layers():
+    """Without flash attention, a transformer's s² scores dominate at long sequences; Nemotron-H 8B keeps s² tensors
+    in only 4 of its 52 layers: its activations per token grow far less from 4K to 32K than Llama-3.1-8B's."""
+    def per_token(model, s):
+        r = estimate(config_from_inputs(model=model, seq_len=s, flash_attention=False, n_gpus=8, micro_batch=1))
+        return r["activations_bytes"] / s
+    hybrid = per_token("nemotron-h-8b", 32768) / per_token("nemotron-h-8b", 4096)
+    dense = per_token("llama-3.1-8b", 32768) / per_token("llama-3.1-8b", 4096)
+    assert hybrid < 0.5 * dense
+
+
+def test_mamba_heads_and_groups_must_split_over_tp():
+    with pytest.raises(ValueError, match="^mamba_heads: .*divide by tp"):
+        estimate(config_from_inputs(model="nemotron-h-8b", n_gpus=16, tp=16))
+    assert estimate(config_from_inputs(model="nemotron-h-8b", n_gpus=16, tp=8))["valid"]
+
+
+def test_the_step_counts_the_mamba_projections_as_their_flops():
+    """The Mamba-2 mixers' in_proj and out_proj are GEMMs of the step: widening every mixer (256 heads instead of 128:
+    d_inner 16,384) adds step compute in proportion to the FLOPs it adds (at 8K the projections dominate; the SSD
+    core, at the attention kernel's lower rate, grows with d_inner too)."""
+    base = dict(model="nemotron-h-8b", seq_len=8192, n_gpus=8, micro_batch=1, zero_stage=1)
+    a = estimate(config_from_inputs(**base))
+    b = estimate(config_from_inputs(**base, mamba_heads=256))
+    lookup = 6.0 * 131072 * 4096  # the input embedding's share of 6·N, a lookup: no GEMM of the step
+    more_flops = (b["flops_per_token"] - a["flops_per_token"]) / (a["flops_per_token"] - lookup)
+    more_time = b["compute_s"] / a["compute_s"] - 1.0
+    assert more_flops > 0.2 and more_time == pytest.approx(more_flops, rel=0.15)
+    assert np.isfinite(a["predicted_mfu"]) and 0.2 < a["predicted_mfu"] < 0.8
+
+
+def test_a_sweep_evaluates_a_hybrid_as_the_point_estimate():
+    from core.spec import SweepSpec
+    from core.sweep import to_table
+    row = to_table(SweepSpec.from_dict({"model": "nemotron-3-nano-30b-a3b", "n_gpus": 8, "ep": 8,
+                                         "seq_len": 8192})).to_pylist()[0]
+    rec = estimate(config_from_inputs(model="nemotron-3-nano-30b-a3b", n_gpus=8, ep=8, seq_len=8192))
+    for k in ("n_params", "total_bytes", "flops_per_token", "predicted_step_time_s"):
+        assert row[k] == pytest.approx(rec[k], rel=1e-12), k
+
+
+# --- published runs: Nemotron 3 Nano on four systems (Megatron-Bridge performance summary, 26.04.01) ----------------
+# Forced-balanced routing, dropless, FP8 (H100) and MXFP8 (Blackwell); no recomputation (the perf recipe). The model
+# predicts them 1.4–1.6× too fast and H100's memory over 80 GB: the same miss as the BF16 fine-grained MoE runs
+# (GPT-OSS, tests/test_recipes.py), whose 128 small experts run their grouped GEMMs far below the dense rate; the
+# Mamba-2 layers are a third of the active FLOPs. Strict xfails with the ratio, for the day the MoE model improves.
+HYBRID_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_hybrid.csv")
+HYBRID_RATIO = {"mb260401-nemotron3-nano-h100-16g-fp8": 1.51, "mb260401-nemotron3-nano-gb200-8g-mxfp8": 1.61,
+                "mb260401-nemotron3-nano-gb300-8g-mxfp8": 1.40, "mb260401-nemotron3-nano-b300-8g-mxfp8": 1.41}
+
+
+def _run(run):
+    rec = estimate(config_from_inputs(**{**run.inputs, "mfu": "auto"}))
+    return V.step_ratio(run, V.metric_of(rec, run)), rec
+
+
+@pytest.mark.parametrize("run", HYBRID_RUNS, ids=[r.id for r in HYBRID_RUNS])
+def test_published_hybrid_run_ratio_is_as_recorded(run):
+    """The miss is recorded, not hidden: each run's published ÷ predicted step within 0.03 of HYBRID_RATIO (the
+    published step is that much longer than predicted)."""
+    assert _run(run)[0] == pytest.approx(HYBRID_RATIO[run.id], abs=0.03)
+
+
+@pytest.mark.parametrize("run", [pytest.param(r, id=r.id, marks=pytest.mark.xfail(strict=True, reason="outside 15 %"))
+                                 for r in HYBRID_RUNS])
+def test_published_hybrid_run_within_15_percent(run):
+    assert _run(run)[0] == pytest.approx(1.0, abs=0.15)

@@ -1,0 +1,72 @@
+"""Issue 19 item 2: MoE routing as it runs — a load imbalance (the busiest expert's share), a capacity factor with
+token dropping or padding to capacity, in time and memory; the eager profile's routing bookkeeping and index_add_'s
+copy in the ledger (measured in tests/test_measure_moe.py).
+
+Sources: GShard (Lepikhin et al. 2020, §2.2) and Switch Transformer (Fedus et al. 2021, §2.2) for the expert
+capacity (capacity factor × tokens·k / experts); Megatron-Core --moe-expert-capacity-factor,
+--moe-pad-expert-input-to-capacity; the Megatron-Bridge benchmarks route forced-balanced (imbalance 1).
+"""
+from __future__ import annotations
+
+import pytest
+
+from core.estimate import config_from_inputs, estimate
+from core.memory import ledger
+from core.model import moe_load_factor
+
+MIXTRAL = dict(model="mixtral-8x7b", n_gpus=16, ep=8, seq_len=4096, micro_batch=1)
+
+
+@pytest.mark.parametrize("cf,imb,pad,want", [
+    (0.0, 1.0, False, 1.0),    # dropless, balanced: the benchmarks' forced balance
+    (0.0, 1.6, False, 1.6),    # dropless: the busiest expert takes all its tokens
+    (1.25, 1.6, False, 1.25),  # tokens beyond the capacity are dropped
+    (1.25, 1.1, False, 1.1),   # under the capacity nothing is dropped
+    (2.0, 1.1, True, 2.0),     # padded to the capacity: every expert computes capacity·T·k/E
+])
+def test_the_busiest_experts_load(cf, imb, pad, want):
+    assert float(moe_load_factor(cf, imb, pad)) == pytest.approx(want)
+
+
+def test_imbalance_scales_the_expert_tensors_and_the_dispatch():
+    """The busiest rank holds load × the balanced share of the routed tokens' tensors, and its all-to-all carries
+    load × the bytes; the dense parts (attention, norms, router) do not change."""
+    c0 = config_from_inputs(**MIXTRAL).columns()
+    c1 = config_from_inputs(**MIXTRAL, moe_load_imbalance=1.5).columns()
+    a, b = ledger(c0), ledger(c1)
+    for t in ("expert_inputs", "expert_outputs", "gate", "up", "mlp_hidden"):
+        assert float(b[t]) == pytest.approx(1.5 * float(a[t])), t
+    for t in ("q", "qkv_input", "router_probs", "norm1_input"):
+        assert float(b[t]) == pytest.approx(float(a[t])), t
+    r0 = estimate(config_from_inputs(**MIXTRAL))
+    r1 = estimate(config_from_inputs(**MIXTRAL, moe_load_imbalance=1.5))
+    assert 1.3 < r1["ep_comm_s"] / r0["ep_comm_s"] <= 1.5 + 1e-9  # bytes × 1.5; each collective's latency stays
+    assert 1.2 < r1["predicted_step_time_s"] / r0["predicted_step_time_s"] < 1.5  # the experts are most of the step
+
+
+def test_a_capacity_factor_bounds_the_imbalance_and_padding_costs_the_capacity():
+    base = estimate(config_from_inputs(**MIXTRAL))
+    dropped = estimate(config_from_inputs(**MIXTRAL, moe_load_imbalance=2.0, moe_capacity_factor=1.25))
+    free = estimate(config_from_inputs(**MIXTRAL, moe_load_imbalance=2.0))
+    padded = estimate(config_from_inputs(**MIXTRAL, moe_capacity_factor=1.25, moe_pad_to_capacity=True))
+    assert base["predicted_step_time_s"] < dropped["predicted_step_time_s"] < free["predicted_step_time_s"]
+    assert padded["predicted_step_time_s"] == pytest.approx(dropped["predicted_step_time_s"], rel=1e-9)
+    assert base["total_bytes"] < dropped["total_bytes"] == pytest.approx(padded["total_bytes"])
+
+
+def test_the_eager_profile_keeps_the_routing_bookkeeping_and_index_adds_copy():
+    """(30·k + 4)·T bytes of indices and weights, and a copy of the weighted expert outputs (k·T·h·2), measured in the
+    transformers-style layer (tests/test_measure_moe.py); the fused profile counts neither."""
+    T, k, h = 4096, 2, 4096
+    eager = ledger(config_from_inputs(**MIXTRAL, profile="eager").columns(), tp=1)
+    fused = ledger(config_from_inputs(**MIXTRAL, profile="fused").columns(), tp=1)
+    assert float(eager["moe_routing_indices"]) == (30 * k + 4) * T
+    assert float(eager["moe_weighted_outputs"]) == float(eager["expert_outputs"]) == 2 * k * T * h
+    assert float(fused["moe_routing_indices"]) == float(fused["moe_weighted_outputs"]) == 0.0
+
+
+def test_routing_inputs_are_refused_by_name_when_they_mean_nothing():
+    with pytest.raises(ValueError, match="^moe_load_imbalance: "):
+        estimate(config_from_inputs(**MIXTRAL, moe_load_imbalance=0.5))
+    with pytest.raises(ValueError, match="^moe_capacity_factor: "):
+        estimate(config_from_inputs(**MIXTRAL, moe_capacity_factor=-1))
