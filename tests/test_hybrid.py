@@ -195,3 +195,27 @@ def test_published_hybrid_run_ratio_is_as_recorded(run):
                                  for r in HYBRID_RUNS])
 def test_published_hybrid_run_within_15_percent(run):
     assert _run(run)[0] == pytest.approx(1.0, abs=0.15)
+
+
+# --- a parallel hybrid: Falcon-H1 (attention and Mamba-2 side by side in every layer) --------------------------------
+FALCON_H1_05B = dict(n_layers=36, d_model=1024, n_heads=8, n_kv_heads=2, head_dim=64, d_ff=2048, vocab_size=32784,
+                     mlp="swiglu", norm="rmsnorm", bias="none", dropout=False, tied_embeddings=False, position="rotary",
+                     max_position=16384, norms_per_layer=2, mamba_layers=36, attention_layers=36, mlp_layers=36,
+                     mamba_heads=24, mamba_head_dim=64, mamba_state=128, mamba_groups=1, mamba_conv=4, mamba_chunk=128,
+                     mamba_norm=False, mamba_parallel=True)
+
+
+def test_a_parallel_hybrid_counts_both_mixers_in_every_layer():
+    """Falcon-H1 0.5B's config.json fields (tiiuae; as a Megatron-Bridge test fixture): attention and a Mamba-2 mixer
+    without gated norm in each of 36 layers, then a SwiGLU MLP. 0.521B — the count a separate derivation of the same
+    fields gives (models.md §3b); TII publishes only the name "0.5B"."""
+    from core.model import Model
+    m = Model(**FALCON_H1_05B)
+    assert m.params()["total"] == pytest.approx(0.5214e9, rel=2e-4)
+    c = config_from_inputs(**FALCON_H1_05B, seq_len=1, micro_batch=1, n_gpus=1).columns()
+    led = ledger(c)
+    # the mixer reads attention's normed input: no pre-norm or in_proj input of its own
+    assert float(led["mamba_norm_input"]) == float(led["mamba_input"]) == 0.0 and float(led["mamba_rstd"]) == 0.0
+    assert float(led["mamba_zxbcdt"]) == 2 * (2 * 1536 + 2 * 128 + 24) and float(led["qkv_input"]) == 2 * 1024
+    with pytest.raises(ValueError, match="^mamba_parallel: "):
+        Model(**{**FALCON_H1_05B, "attention_layers": 4})
