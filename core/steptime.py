@@ -28,7 +28,8 @@ One micro-batch through one layer on one GPU, forward, split into components (co
 - memory-bound components at HBM speed × hbm_efficiency × sustained, bytes per element from data/kernels.csv for the
   profile's implementation (fused kernels, or eager PyTorch's separate kernels): norm (n_norms norms of h, QK-norm),
   rope (q and k), act (SwiGLU or GeLU over d_ff/t), resid (two residual adds, dropout masks); outside tensor
-  parallelism (norms, residuals) the work is replicated on the t ranks unless sequence parallelism splits it.
+  parallelism (norms, residuals) the work is replicated on the t ranks unless sequence parallelism splits it; an MoE
+  layer's token permutation (dispatch and combine: data/kernels.csv `permute` bytes per element of each routed copy).
 Backward = (1 + trained share) × forward for GEMMs (frozen weights skip their weight gradients: LoRA, frozen_frac),
 2 × forward for memory-bound work, 2.5/3.5 of flash's forward+backward. The last stage adds the LM head (GEMM
 n = V/t) and the loss (data/kernels.csv `loss` bytes per logit); MTP modules a projection, a block and the head.
@@ -254,7 +255,8 @@ def context(c: dict, state_bytes, stage_params) -> dict:
         "ssm_core": w_ssm * ssm_core,
         "norm": T * (outside * npl * h * norm_b + w_attn * qk_width * P.element_bytes(impl, "rmsnorm")) / hbm,
         "rope": w_attn * T * np.where(rotary, rope_width * P.element_bytes(impl, "rope"), 0.0) / hbm,
-        "act": T * act_width * act_b / hbm + w_ssm * ssm_elem,
+        "act": T * act_width * act_b / hbm + w_ssm * ssm_elem
+               + moe_share * T_moe * topk * load * h * P.element_bytes(impl, "permute") / hbm,
         "resid": T * outside * (2.0 * P.element_bytes(impl, "residual") * h + 2.0 * h * drop) / hbm,
     }
     gemm_names = ("qkv", "out", "mlp_in", "mlp_out", "ssm_in", "ssm_out")
