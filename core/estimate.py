@@ -365,7 +365,12 @@ def evaluate(**c) -> dict:
     logits_here = np.where(pp > 1, np.where(last_is_worst, logits, 0.0), logits)
 
     # low-precision weight copies (core/lowp.py): per local parameter; under ZeRO-3 only the gathered layer's
-    copy_b = np.maximum(LP.number(recipe, "weight_copy_bytes") - np.where(fp8_params, 1.0, 0.0), 0.0)
+    # (the bytes per parameter depend on the family: core.lowp.weight_copy_bytes; rows without a recipe have none)
+    copy_b = 0.0
+    if np.any(recipe != "none"):
+        blackwell = np.asarray(c.get("family_index", -1.0), dtype=np.float64) == float(family_names().index("blackwell"))
+        copy_b = np.maximum(LP.weight_copy_bytes(recipe, np.where(blackwell, "blackwell", "")) - np.where(
+            fp8_params, 1.0, 0.0), 0.0)
     if np.any(copy_b > 0):
         local = np.where(np.asarray(c["zero_stage"]) == 3, units["largest_layer"] * scale / tp,
                          st["weights_bytes"] / np.maximum(wb * np.where(fp8_params, 0.5, 1.0), 1e-9))

@@ -19,7 +19,8 @@ import numpy as np
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "lowp.csv"
 FP8_OVER_BF16_MAMF = 0.95
-NUMERIC = ("fwd_bytes", "bwd_bytes", "weight_copy_bytes", "gemm_factor")
+NUMERIC = ("fwd_bytes", "bwd_bytes", "weight_copy_bytes", "weight_copy_bytes_blackwell", "saved_input_bytes",
+           "gemm_factor")
 
 
 @lru_cache(maxsize=1)
@@ -49,6 +50,14 @@ def number(recipe, key: str) -> np.ndarray:
         if np.any(r == name):
             out = np.where(r == name, row[key], out)
     return out
+
+
+def weight_copy_bytes(recipe, family) -> np.ndarray:
+    """Bytes per local parameter of the recipe's low-precision weight copies on the accelerator family: Hopper's fp8
+    tensor cores take TN GEMMs only, so tensor-wise recipes keep the fp8 weight and its transpose (2 B); Blackwell's
+    take either layout (1 B) (Transformer Engine maintainers, NVIDIA/TransformerEngine #1261, #1880)."""
+    bw = np.asarray(family, dtype=object) == "blackwell"
+    return np.where(bw, number(recipe, "weight_copy_bytes_blackwell"), number(recipe, "weight_copy_bytes"))
 
 
 def is_fp4(recipe) -> np.ndarray:

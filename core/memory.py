@@ -255,7 +255,7 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
                  q_lora_rank=0, kv_lora_rank=0, qk_norm="none", norms_per_layer=2, moe_d_ff=0, n_shared_experts=0,
                  shared_d_ff=0, shared_expert_gate=False, training="full", lora_rank=16, lora_targets="all",
                  mamba_layers=0, mamba_heads=0, mamba_head_dim=0, mamba_state=0, mamba_groups=0, mamba_norm=True,
-                 mamba_parallel=False, moe_load=1.0):
+                 mamba_parallel=False, moe_load=1.0, saved_input_bytes=None):
     """Bytes of each tensor one transformer layer keeps for its backward pass, per GPU (vectorised).
 
     Legend: s, b, h, a, k, f, t = seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, tp. Activations are
@@ -313,6 +313,11 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     groups per rank: Megatron-Core ssm/mamba_mixer.py), the inputs outside as the norms. Nemotron-H 8B: 2·(4096 +
     18,560 + 8,192) + 4·8 bytes per token beside the pre-norm's (models.md §4). `ledger` weighs each unit by the
     layers that have it (a hybrid's average layer).
+    Low-precision recipes (`saved_input_bytes`, data/lowp.csv): a linear layer saves its input for the weight
+    gradient in the recipe's format — fp8, 1 byte per element (Transformer Engine maintainers, NVIDIA/
+    TransformerEngine #1764: "we cache the FP8 data (on Blackwell) or the FP8 transpose data (on Hopper)") — so
+    qkv_input, mlp_input, mlp_hidden, expert_inputs and mamba_input shrink, and with flash attention the output
+    projection keeps an fp8 copy of O beside the kernel's 16-bit O.
     Selective recomputation (§5): the attention core (softmax, its mask, dropout output; flash's LSE) is
     recomputed, so those entries are 0. Full recomputation: see `activation_bytes`; this ledger is the
     per-layer working set that is rebuilt during that layer's backward.
@@ -325,6 +330,8 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     f = 4 * h if d_ff is None else np.asarray(d_ff, dtype=np.float64)
     t = np.asarray(tp, dtype=np.float64)
     p = np.asarray(act_bytes, dtype=np.float64)
+    lin_b = p if saved_input_bytes is None else np.asarray(saved_input_bytes, dtype=np.float64)  # linear inputs
+    lowp_in = np.asarray(lin_b != p)
     sp = np.asarray(sequence_parallel, dtype=bool)
     drop = np.asarray(dropout, dtype=bool)
     flash = np.asarray(flash_attention, dtype=bool)
@@ -394,7 +401,7 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
         "norm1_stats": z + stats,
         "norm1_upcast": z + upcast,
         "norm1_normalized": z + normalized,
-        "qkv_input": z + p * sbh / t_out,
+        "qkv_input": z + lin_b * sbh / t_out,
         "q": z + p * sbq / t,
         "k": z + p * s * b * kv_per_gpu,
         "softmax_output": np.where(no_core, 0.0, p * s2),
@@ -402,21 +409,24 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
         "dropout_output": np.where(no_core | ~drop, 0.0, p * s2),
         "v": z + p * s * b * v_per_gpu,
         "softmax_lse": np.where(flash & ~selective, 4.0 * a * s * b / t, 0.0),
-        "attn_output": np.where(o_kept, p * sbo / t, 0.0) + z,
+        # flash keeps O (16-bit); the output projection saves its own copy where it is another format (fp8), or
+        # where no kernel keeps O (the math path): o_kept's cases
+        "attn_output": np.where(flash, p * sbo / t, 0.0)
+                       + np.where(o_kept & (~flash | lowp_in) & (~lora | (tgt != "qv")), lin_b * sbo / t, 0.0) + z,
         "attn_dropout_mask": np.where(drop, 1.0 * sbh / t_out, 0.0),
         "norm2_input": np.where(one_norm, 0.0, p * sbh / t_out) + z,
         "norm2_stats": np.where(one_norm, 0.0, stats) + z,
         "norm2_upcast": np.where(one_norm, 0.0, upcast) + z,
         "norm2_normalized": np.where(one_norm, 0.0, normalized) + z,
-        "mlp_input": np.where(one_norm | ~mlp_kept, 0.0, p * sbh / t_out) + z,
+        "mlp_input": np.where(one_norm | ~mlp_kept, 0.0, lin_b * sbh / t_out) + z,
         "gelu_input": np.where(swiglu, 0.0, p * sbf),
         "gate": np.where(swiglu, p * sbf, 0.0),
         "up": np.where(swiglu, p * sbf, 0.0),
         "silu_output": np.where(swiglu & eager, p * sbf, 0.0),
-        "mlp_hidden": np.where(mlp_kept, p * sbf, 0.0) + z,
+        "mlp_hidden": np.where(mlp_kept, lin_b * sbf, 0.0) + z,
         "mlp_dropout_mask": np.where(drop, 1.0 * sbh / t_out, 0.0),
         "router_probs": np.where(moe, 4.0 * s * b * E / t_out, 0.0),
-        "expert_inputs": np.where(moe & mlp_kept, kx * load * p * sbh / t_out, 0.0),
+        "expert_inputs": np.where(moe & mlp_kept, kx * load * lin_b * sbh / t_out, 0.0),
         "expert_outputs": np.where(moe, kx * load * p * sbh / t_out, 0.0),
         "moe_routing_indices": np.where(moe & eager, (30.0 * kx + 4.0) * s * b / t_out, 0.0),
         "moe_weighted_outputs": np.where(moe & eager, kx * load * p * sbh / t_out, 0.0),
@@ -435,7 +445,7 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     led.update({
         "mamba_norm_input": np.where(own_norm, p * sbh / t_out, 0.0) + z,
         "mamba_norm_stats": np.where(own_norm, stats + upcast + normalized, 0.0) + z,
-        "mamba_input": np.where(own_norm, p * sbh / t_out, 0.0) + z,
+        "mamba_input": np.where(own_norm, lin_b * sbh / t_out, 0.0) + z,
         "mamba_zxbcdt": np.where(hybrid, p * s * b * dm["in_width"] / t, 0.0) + z,
         "mamba_out_x": np.where(hybrid, p * s * b * dm["d_inner"] / t, 0.0) + z,
         "mamba_rstd": np.where(hybrid & np.asarray(mamba_norm, dtype=bool), 4.0 * s * b * dm["G"] / t, 0.0) + z,
@@ -451,7 +461,8 @@ LEDGER_INPUTS = ("seq_len", "micro_batch", "d_model", "n_heads", "n_kv_heads", "
                  "lora_targets", "mamba_layers", "mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups",
                  "mamba_norm", "mamba_parallel")
 LEDGER_DEFAULTS = {"training": "full", "lora_rank": 16, "lora_targets": "all"}  # + model.ARCH_DEFAULTS
-MOE_ROUTING_INPUTS = ("moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity")  # defaults: core/inputs.py
+MOE_ROUTING_INPUTS = ("moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity",  # defaults: core/inputs.py
+                      "fp8_recipe", "compute_dtype")
 
 
 def ledger(c, **over) -> dict:
@@ -463,8 +474,11 @@ def ledger(c, **over) -> dict:
     get = lambda k: over[k] if k in over else c[k] if k in c else dflt[k]  # noqa: E731
     kw = {k: get(k) for k in LEDGER_INPUTS}
     from .model import moe_load_factor
+    from . import lowp as LP
+    recipe = LP.effective(get("fp8_recipe"), get("compute_dtype"))
+    saved = np.where(recipe != "none", LP.number(recipe, "saved_input_bytes"), 2.0) if np.any(recipe != "none") else None
     led = layer_ledger(**kw, moe_load=moe_load_factor(get("moe_capacity_factor"), get("moe_load_imbalance"),
-                                                      get("moe_pad_to_capacity")))
+                                                      get("moe_pad_to_capacity")), saved_input_bytes=saved)
     if not np.any(np.asarray(get("mamba_layers")) > 0):
         return led
     # a hybrid's average layer: each unit's tensors × the share of layers that have it (core.model.block_counts)

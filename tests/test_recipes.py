@@ -291,3 +291,37 @@ def test_published_moe_run_fits(run):
     strict=True, reason="outside 15 %")]) for r in MOE_RUNS])
 def test_published_moe_run_within_15_percent(run):
     assert _moe(run)[0] == pytest.approx(1.0, abs=0.15)
+
+
+# --- low-precision memory against Transformer Engine's and torchao's published figures --------------------------------
+def test_fp8_weight_copies_per_parameter_as_transformer_engine_states():
+    """NVIDIA/TransformerEngine #1880 and #1261 (TE maintainers): tensor-wise fp8 keeps the fp8 weight and its transpose
+    on Hopper (2 bytes per parameter: its fp8 tensor cores take TN GEMMs only), 1 byte on Blackwell; MXFP8 needs 2
+    bytes per parameter (row- and column-wise scaling formats; the E8M0 scales add 1/32 each)."""
+    def per_param(gpu, recipe):
+        r = estimate(config_from_inputs(model="llama-3.1-8b", gpu=gpu, n_gpus=8, fp8_recipe=recipe))
+        return r["lowp_weights_bytes"] / (r["weights_bytes"] / 2.0)  # bf16 weights: 2 bytes per local parameter
+    assert per_param("h100-sxm", "delayed") == pytest.approx(2.0)
+    assert per_param("h100-sxm", "current") == pytest.approx(2.0)
+    assert per_param("b200", "delayed") == pytest.approx(1.0)
+    assert per_param("b200", "mxfp8") == pytest.approx(2.0, rel=0.04)
+
+
+def test_fp8_linear_layers_save_their_inputs_in_fp8():
+    """TE #1764 (maintainer): a linear layer caches its input in fp8 for the weight gradient ('the FP8 data on
+    Blackwell, the FP8 transpose data on Hopper'), half the bytes of a 16-bit input; with flash attention the output
+    projection's fp8 copy sits beside the kernel's 16-bit O. torchao's tensorwise and rowwise runs peak at the same
+    memory (pytorch/ao #4101: 69.6 and 70.1 GiB), as they do here on H100 (same weights, same saved inputs)."""
+    from core.memory import ledger
+    c = lambda r: config_from_inputs(model="llama-3.1-8b", n_gpus=8, fp8_recipe=r).columns()  # noqa: E731
+    bf, f8 = ledger(c("none"), tp=1), ledger(c("delayed"), tp=1)
+    for t in ("qkv_input", "mlp_input", "mlp_hidden"):
+        assert float(f8[t]) == pytest.approx(float(bf[t]) / 2), t
+    assert float(f8["attn_output"]) == pytest.approx(1.5 * float(bf["attn_output"]))
+    for t in ("gate", "up", "q", "k", "v", "norm1_input"):  # what is not a linear layer's saved input stays 16-bit
+        assert float(f8[t]) == pytest.approx(float(bf[t])), t
+    base = dict(model="llama-3.1-8b", n_gpus=8, seq_len=16384)
+    tw = estimate(config_from_inputs(**base, fp8_recipe="current"))
+    rw = estimate(config_from_inputs(**base, fp8_recipe="rowwise"))
+    assert rw["total_bytes"] == pytest.approx(tw["total_bytes"], rel=0.01)
+    assert tw["activations_bytes"] < estimate(config_from_inputs(**base))["activations_bytes"]
