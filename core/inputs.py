@@ -615,7 +615,7 @@ def _bad_mamba_shape(g):
 
 def _mamba_tp(g):
     m = _mamba(g)
-    return _div(m["H"], g("tp")) | _div(m["G"], g("tp"))
+    return _div(m["H"], g("tp") * g("cp")) | _div(m["G"], g("tp") * g("cp"))
 
 
 def _hd(g):
@@ -689,7 +689,8 @@ RULES: tuple[Rule, ...] = (
     Rule(*ARCH_RULES["mamba_shape"], lambda g: (g("mamba_layers") > 0) & _bad_mamba_shape(g)),
     Rule(*ARCH_RULES["mamba_parallel"], lambda g: (g("mamba_layers") > 0) & g("mamba_parallel").astype(bool)
          & (g("attention_layers") < g("mamba_layers"))),
-    Rule("mamba_heads", "Mamba-2 heads and groups must divide by tp (Megatron-Core splits both over the TP ranks)",
+    Rule("mamba_heads", "Mamba-2 heads and groups must divide by tp·cp (Megatron-Core splits both over the TP ranks, "
+         "and over the CP ranks for the SSD: ssm/mamba_context_parallel.py)",
          lambda g: (g("mamba_layers") > 0) & _mamba_tp(g)),
     Rule("moe_d_ff", "not divisible by tp", lambda g: (g("n_experts") > 1) & _div(g("moe_d_ff"), g("tp"))),
     Rule("training", "must be full, lora or qlora", lambda g: ~np.isin(g("training"), T.TRAINING_MODES)),

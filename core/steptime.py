@@ -328,6 +328,13 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     kv_bytes = cp * T * kh * (hd + vd) * 2.0 / t
     cp_layer = w_attn * (C.collective_time_s("all_gather", kv_bytes, cp, cp_bw, lat) * (1.0 + rec_full * full_share)
                          + C.collective_time_s("reduce_scatter", kv_bytes, cp, cp_bw, lat))
+    # a Mamba-2 layer under context parallelism (Megatron-Core ssm/mamba_context_parallel.py): an all-to-all turns
+    # the sequence-sharded in_proj output into head-sharded full sequences before the conv and the SSD, and another
+    # turns the SSD output back; the backward does the reverse (+ one forward's worth per full recompute)
+    if np.any(hybrid & (cp > 1)):
+        ssm_a2a = (C.collective_time_s("all_to_all", cp * T * dm["in_width"] * 2.0 / t, cp, cp_bw, lat)
+                   + C.collective_time_s("all_to_all", cp * T * dm["d_inner"] * 2.0 / t, cp, cp_bw, lat))
+        cp_layer = cp_layer + w_ssm * np.where(hybrid, (2.0 + rec_full * full_share) * ssm_a2a, 0.0)
     ep_bw = C.group_bus_bandwidth(ep, etp, **link)  # expert ranks in Megatron's order: etp, then ep, then edp
     etp_bw = C.group_bus_bandwidth(etp, 1.0, **link)
     a2a = C.collective_time_s("all_to_all", T_moe * topk * load * h * 2.0, ep, ep_bw, lat)

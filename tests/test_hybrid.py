@@ -219,3 +219,19 @@ def test_a_parallel_hybrid_counts_both_mixers_in_every_layer():
     assert float(led["mamba_zxbcdt"]) == 2 * (2 * 1536 + 2 * 128 + 24) and float(led["qkv_input"]) == 2 * 1024
     with pytest.raises(ValueError, match="^mamba_parallel: "):
         Model(**{**FALCON_H1_05B, "attention_layers": 4})
+
+
+def test_context_parallel_mamba_layers_pay_their_all_to_alls():
+    """Megatron-Core's Mamba context parallelism (ssm/mamba_context_parallel.py) turns the sequence-sharded in_proj
+    output into head-sharded full sequences and back: per Mamba-2 layer two all-to-alls forward and two backward, so
+    a hybrid's CP communication exceeds what its 4 attention layers alone would pay; heads and groups must split over
+    tp·cp (Nemotron-H 8B: 8 groups)."""
+    base = dict(model="nemotron-h-8b", seq_len=32768, n_gpus=8, cp=4, micro_batch=1, zero_stage=1)
+    hyb = estimate(config_from_inputs(**base))
+    narrow = estimate(config_from_inputs(**base, mamba_heads=64))  # half the mixers' width: attention unchanged
+    # the mixers' all-to-alls carry in_proj's output (2·d_i + 2GN + H) and the SSD output (d_i): halving d_i nearly
+    # halves them, and they are most of the CP traffic (24 Mamba-2 layers against 4 attention layers' K/V)
+    assert narrow["cp_comm_s"] < 0.7 * hyb["cp_comm_s"]
+    assert estimate(config_from_inputs(**{**base, "cp": 1}))["cp_comm_s"] == 0.0
+    with pytest.raises(ValueError, match="^mamba_heads: .*tp·cp"):
+        estimate(config_from_inputs(**{**base, "tp": 4, "cp": 4, "n_gpus": 16}))
