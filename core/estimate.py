@@ -23,7 +23,7 @@ from . import schedule as SC
 from . import steptime as ST
 from .hardware import Accelerator, catalog, family_names, get_accelerator, peak_field, peak_or_nan, tier_price  # noqa: F401  (peak_or_nan: re-export)
 from .inputs import (BY_NAME, CONFIG_FIELDS, GPU_FIELDS, MAX_INT, MEASURED_ABOVE_PEAK, PRESET_INPUTS, REASONS,  # noqa: F401
-                     TIME_OVERFLOW, lora_width,
+                     NO_GOODPUT, TIME_OVERFLOW, lora_width,
                      check, reason_text)
 from . import model as MD
 from .model import ARCH_FIELDS, Model, get_preset, raw_model
@@ -475,7 +475,8 @@ def evaluate(**c) -> dict:
         given_tau = np.asarray(c["checkpoint_interval_s"], dtype=np.float64)
         tau = np.where(given_tau > 0, given_tau, GP.daly_interval_s(ckpt_s, np.where(np.isfinite(mtbf_s), mtbf_s, 1.0)))
         good = GP.goodput_frac(tau, ckpt_s, mtbf_s, c["restart_s"])
-        en = EN.energy_and_carbon(tc["gpu_hours"] / good, power, c["power_draw_frac"], c["node_overhead_frac"],
+        good_div = np.where(good > 0, good, np.nan)  # goodput 0 is refused below (NO_GOODPUT), never divided by
+        en = EN.energy_and_carbon(tc["gpu_hours"] / good_div, power, c["power_draw_frac"], c["node_overhead_frac"],
                                   c["pue"], c["carbon_kg_per_kwh"])
         # the interval follows time_s: predicted → the step's 80 % interval; a given MFU or a measurement is the
         # user's figure, not a prediction (its interval is the point)
@@ -490,6 +491,10 @@ def evaluate(**c) -> dict:
     overflow = np.isinf(time_s) | np.isinf(tc["gpu_hours"]) | np.isinf(tc["cost_usd"])
     if np.any(overflow):  # a time, GPU-hours or cost beyond float64: refused, never printed as inf or null
         code = np.where((code == 0) & overflow, TIME_OVERFLOW, code)
+        valid = code == 0
+    no_good = ~(good > 0)  # failures leave no useful work: days with failures would be infinite
+    if np.any(no_good):
+        code = np.where((code == 0) & no_good, NO_GOODPUT, code)
         valid = code == 0
 
     nan = np.nan
@@ -536,9 +541,9 @@ def evaluate(**c) -> dict:
         "goodput_frac": good,
         "checkpoint_interval_s": np.where(np.isfinite(mtbf_s), tau, np.inf) + 0.0 * good,
         "checkpoint_write_s": ckpt_s + 0.0 * good,
-        "days_with_failures": tc["days"] / good,
-        "gpu_hours_with_failures": tc["gpu_hours"] / good,
-        "cost_with_failures_usd": tc["cost_usd"] / good,
+        "days_with_failures": tc["days"] / good_div,
+        "gpu_hours_with_failures": tc["gpu_hours"] / good_div,
+        "cost_with_failures_usd": tc["cost_usd"] / good_div,
         **en,
         "price_per_gpu_hour": np.asarray(c["price_per_gpu_hour"], dtype=np.float64),
         "achieved_mfu": mfu_meas,

@@ -766,10 +766,14 @@ RULES: tuple[Rule, ...] = (
          & ~((g("interval_low") > 0) & (g("interval_low") <= 1) & (g("interval_high") >= 1))),
     Rule("time_s", "the run's time overflows (a throughput near zero or too many tokens): check tokens_per_second, "
          "step_time_s, achieved_flops_per_s, mfu and tokens", None),
+    Rule("failure_rate_per_gpu_hour", "failures this frequent (or checkpoints this slow) leave no useful work: "
+         "goodput 0 (check failure_rate_per_gpu_hour, preemption_rate_per_gpu_hour, storage_bytes_per_s, restart_s)",
+         None),
 )
 REASONS = ("",) + tuple(r.text for r in RULES)
 MEASURED_ABOVE_PEAK = 1 + next(i for i, r in enumerate(RULES) if r.test is None and r.field == "measurement")
 TIME_OVERFLOW = 1 + next(i for i, r in enumerate(RULES) if r.test is None and r.field == "time_s")
+NO_GOODPUT = 1 + next(i for i, r in enumerate(RULES) if r.test is None and r.field == "failure_rate_per_gpu_hour")
 
 
 def reason_text(code) -> np.ndarray:

@@ -60,3 +60,15 @@ def test_a_fixed_interval_is_never_better_than_dalys():
 def test_bad_goodput_inputs_are_refused_by_name(field, value):
     with pytest.raises(ValueError, match=field):
         config_from_inputs(model="llama-3.1-8b", **{field: value})
+
+
+def test_no_useful_work_is_refused_by_name_not_printed_as_infinite_days():
+    """Checkpoints that take longer than the time between failures leave goodput 0: a clear error naming the inputs,
+    never inf days or a divide-by-zero warning (issue 16 item 7's rule for results that overflow)."""
+    import warnings
+
+    from core.estimate import config_from_inputs, estimate
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="^failure_rate_per_gpu_hour: .*goodput 0"):
+            estimate(config_from_inputs(model="llama-3.1-8b", storage_bytes_per_s=1.0))
