@@ -146,8 +146,10 @@ def _bust(pg: registry.PageInfo, r: int) -> str:
 
 def markdown(res: dict) -> str:
     L = ["## App", "",
-         "`python bench/bench_app.py --browser` on this machine (" + res["machine"] + "). Medians. Targets: first "
-         "run ≤ 1.5 s, Calculator widget change ≤ 250 ms, page with charts drawn ≤ 3 s after navigation.", "",
+         f"`python bench/bench_app.py{' --browser' if res.get('browser') else ''} --write-results` on this machine ("
+         + res["machine"] + f", {res.get('date', 'date not recorded')}). Medians. Targets: first run ≤ 1.5 s, "
+         "Calculator widget change ≤ 250 ms" + (", page with charts drawn ≤ 3 s after navigation" if res.get("browser")
+                                                else "") + ".", "",
          "### First run of each page (AppTest: a new session opens the page)", "",
          "| page | cold cache (s) | warm cache (s) |", "|---|---:|---:|"]
     for page in PAGES:
@@ -208,7 +210,7 @@ def main(argv=None) -> int:
     import ui.charts, ui.compute, ui.pickers, ui.sweeps  # noqa: F401,E401
     res = {"machine": f"{platform.machine()}, {__import__('os').cpu_count()} CPUs, Python "
                       f"{platform.python_version()}, streamlit {streamlit.__version__}",
-           "imports_s": time.perf_counter() - t0}
+           "imports_s": time.perf_counter() - t0, "date": __import__("datetime").date.today().isoformat()}
     first_runs(1, cold=True)  # warm the interpreter (bytecode, lazy imports inside pages)
     res["first_run_cold"] = first_runs(args.repeats, cold=True)
     res["first_run_warm"] = first_runs(args.repeats, cold=False)
