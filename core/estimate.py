@@ -401,7 +401,8 @@ def evaluate(**c) -> dict:
     n_flop = np.asarray(c["n_active_params"], dtype=np.float64) + split["mtp_active_params"] + n_mtp * vh
     trained = np.where(lora, 0.0, np.where(tr["frozen_frac"] == 0, n_flop, n_flop * (1.0 - tr["frozen_frac"])))
     ssm = F.ssm_flops_per_token(Lssm, h, **{k: c[k] for k in ("mamba_heads", "mamba_head_dim", "mamba_state",
-                                                                "mamba_groups", "mamba_chunk")})
+                                                                "mamba_groups", "mamba_chunk")}) \
+        if np.any(Lssm > 0) else 0.0  # (a chunk without hybrids skips the Mamba-2 terms)
     fpt = F.matmul_flops_per_token(n_flop, trained, tr["adapters_active"]) + attn + ssm
     frozen_any = lora | (tr["frozen_frac"] > 0)
     rerun = np.where(frozen_any, 2.0 * (n_flop - split["outside_params"]) + 2.0 * tr["adapters_active"] + attn / 3.0,
@@ -463,9 +464,13 @@ def evaluate(**c) -> dict:
         # goodput (core/goodput.py): failures, checkpoints and restarts stretch the ideal time
         trainable = np.where(lora, tr["adapters"], (np.asarray(c["n_params"], dtype=np.float64) + split["mtp_params"])
                              * (1.0 - tr["frozen_frac"]))
+        # the optimizer's state: bytes per trainable parameter, or Adafactor's factored moments (fp32 elements of
+        # the whole model, memory.adafactor_state_elements) — not a NaN per parameter
+        opt_state = trainable * np.nan_to_num(M.optimizer_bytes_per_param(c["optimizer"]), nan=0.0)
+        if ada is not None:
+            opt_state = np.where(np.asarray(c["optimizer"]) == "adafactor", 4.0 * ada, opt_state)
         ckpt_bytes = (np.asarray(c["n_params"], dtype=np.float64) * wb + trainable
-                      * (np.where(np.asarray(c["master_weights"], dtype=bool), 4.0, 0.0)
-                         + M.optimizer_bytes_per_param(c["optimizer"])))
+                      * np.where(np.asarray(c["master_weights"], dtype=bool), 4.0, 0.0) + opt_state)
         ckpt_s = ckpt_bytes / np.asarray(c["storage_bytes_per_s"], dtype=np.float64)
         rate = np.asarray(c["failure_rate_per_gpu_hour"], dtype=np.float64) + np.where(
             np.asarray(c["price_tier"]) == "spot",

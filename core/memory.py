@@ -439,6 +439,9 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
         "post_norms": np.where(npl == 4, 2.0 * (p * sbh / t_out + stats + upcast + normalized), 0.0) + z,
         "lora_hidden": np.where(lora, p * s * b * np.asarray(lora_rank, dtype=np.float64) * lora_mats, 0.0) + z,
     }
+    if not np.any(hybrid):  # (a chunk without hybrids: the Mamba-2 tensors are 0)
+        led.update({k: z for k in LEDGER_GROUPS["Mamba-2 (SSM)"]})
+        return led
     from .model import mamba_dims
     dm = mamba_dims(d_model, mamba_heads, mamba_head_dim, mamba_state, mamba_groups)
     own_norm = hybrid & ~np.asarray(mamba_parallel, dtype=bool)

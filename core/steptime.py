@@ -236,12 +236,19 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     # SSD kernel efficiency; ~3 % of the layer's FLOPs), and never faster than its bytes; the causal conv1d, dt, the
     # gating and the gated norm are memory-bound (read + write of zxbcdt's and the output's elements, the fp32 chunk
     # states written and read: d_inner·N/Q per token)
-    dm = mamba_dims(h, g("mamba_heads", 0), g("mamba_head_dim", 0), g("mamba_state", 0), g("mamba_groups", 0),
-                    g("mamba_conv", 0), g("mamba_chunk", 0))
-    ssd_flops = T * (2.0 * dm["Q"] * (dm["G"] * dm["N"] + dm["d_inner"]) + 4.0 * dm["N"] * dm["d_inner"]) / t
-    ssd_bytes = T * (2.0 * 2.0 * (dm["in_width"] + dm["d_inner"]) + 4.0 * 2.0 * dm["d_inner"] * dm["N"] / dm["Q"]) / t
-    ssm_core = np.where(hybrid, np.maximum(ssd_flops / (peak * attn_eff), ssd_bytes / hbm), 0.0)
-    ssm_elem = np.where(hybrid, T * (dm["conv_width"] * 2.0 * 2.0 + dm["d_inner"] * 3.0 * 2.0) / t / hbm, 0.0)
+    if np.any(hybrid):
+        dm = mamba_dims(h, g("mamba_heads", 0), g("mamba_head_dim", 0), g("mamba_state", 0), g("mamba_groups", 0),
+                        g("mamba_conv", 0), g("mamba_chunk", 0))
+        ssd_flops = T * (2.0 * dm["Q"] * (dm["G"] * dm["N"] + dm["d_inner"]) + 4.0 * dm["N"] * dm["d_inner"]) / t
+        ssd_bytes = T * (2.0 * 2.0 * (dm["in_width"] + dm["d_inner"]) + 4.0 * 2.0 * dm["d_inner"] * dm["N"]
+                         / dm["Q"]) / t
+        ssm_core = np.where(hybrid, np.maximum(ssd_flops / (peak * attn_eff), ssd_bytes / hbm), 0.0)
+        ssm_elem = np.where(hybrid, T * (dm["conv_width"] * 2.0 * 2.0 + dm["d_inner"] * 3.0 * 2.0) / t / hbm, 0.0)
+        ssm_in = np.where(hybrid, lin(T, dm["in_width"] / t, h), 0.0)
+        ssm_out = np.where(hybrid, lin(T, h, dm["d_inner"] / t), 0.0)
+    else:  # a chunk without hybrids skips the Mamba-2 terms
+        dm = {"d_inner": 0.0, "in_width": 0.0}
+        ssm_core = ssm_elem = ssm_in = ssm_out = 0.0
     comp = {
         "qkv": w_attn * np.where(mla, mla_qkv, std_qkv),
         "k_proj": w_attn * np.where(mla, 0.0, lin(T, kh * hd / t, h)),
@@ -250,8 +257,8 @@ def context(c: dict, state_bytes, stage_params) -> dict:
         "mlp_in": avg(dense_in, moe_in),
         "mlp_out": avg(dense_out, moe_out),
         "core": w_attn * np.where(flash, flash_fb / (1 + FLASH_BWD_OVER_FWD), math_fwd),
-        "ssm_in": w_ssm * np.where(hybrid, lin(T, dm["in_width"] / t, h), 0.0),
-        "ssm_out": w_ssm * np.where(hybrid, lin(T, h, dm["d_inner"] / t), 0.0),
+        "ssm_in": w_ssm * ssm_in,
+        "ssm_out": w_ssm * ssm_out,
         "ssm_core": w_ssm * ssm_core,
         "norm": T * (outside * npl * h * norm_b + w_attn * qk_width * P.element_bytes(impl, "rmsnorm")) / hbm,
         "rope": w_attn * T * np.where(rotary, rope_width * P.element_bytes(impl, "rope"), 0.0) / hbm,

@@ -72,3 +72,16 @@ def test_no_useful_work_is_refused_by_name_not_printed_as_infinite_days():
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match="^failure_rate_per_gpu_hour: .*goodput 0"):
             estimate(config_from_inputs(model="llama-3.1-8b", storage_bytes_per_s=1.0))
+
+
+def test_an_adafactor_run_has_a_checkpoint_and_a_goodput():
+    """Adafactor's state is its factored moments (fp32 elements of the whole model), not a bytes-per-parameter
+    figure: the checkpoint counts them, so goodput and the days with failures are numbers, not NaN."""
+    import math
+
+    from core.estimate import config_from_inputs, estimate
+    r = estimate(config_from_inputs(model="llama-3.1-8b", n_gpus=512, optimizer="adafactor"))
+    a = estimate(config_from_inputs(model="llama-3.1-8b", n_gpus=512))
+    assert math.isfinite(r["goodput_frac"]) and 0 < r["goodput_frac"] <= 1
+    assert math.isfinite(r["days_with_failures"]) and r["days_with_failures"] >= r["days"]
+    assert 0 < r["checkpoint_write_s"] < a["checkpoint_write_s"]  # factored moments are far smaller than Adam's
