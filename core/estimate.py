@@ -391,7 +391,8 @@ def evaluate(**c) -> dict:
 
     # --- compute, time, cost -------------------------------------------------------------------------------
     attn_kw = dict(attn_width=F.attention_width(h, c["n_heads"], c["head_dim"], c["v_head_dim"]),
-                   sliding_window=c["sliding_window"], global_every=c["global_every"])
+                   sliding_window=c["sliding_window"], global_every=c["global_every"],
+                   chunked_attention=c["chunked_attention"])
     La, Lssm, _ = MD.block_counts(L, c["mamba_layers"], c["attention_layers"], c["mlp_layers"])
     attn = F.attention_flops_per_token(La, h, s_full, c["attention_flops"], **attn_kw)
     if np.any(n_mtp > 0):  # each MTP module: a global-attention block, and the shared LM head once more

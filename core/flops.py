@@ -12,8 +12,23 @@ from .tables import ATTENTION_FLOPS  # noqa: F401  (the counting conventions, a 
 from .units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 
+def local_keys(seq_len, window, chunked=False) -> np.ndarray:
+    """s_eff: the keys a windowed layer's query attends to, as the causal count's length (its scores are s_eff·s/2
+    where a global causal layer's are s²/2). A sliding band of w < s (Mistral 7B v0.1, Gemma 2/3 local layers):
+    w·s − w²/2 scores, s_eff = (2·w·s − w²)/s. Block-diagonal causal chunks of c < s (Llama 4's chunked attention,
+    meta-llama/llama-models `create_chunked_attention_mask`): ⌊s/c⌋ chunks of c²/2 scores and a last one of r²/2
+    (r = s mod c), s_eff = (⌊s/c⌋·c² + r²)/s — about half the band's. s where w ≥ s or no window."""
+    s, w = np.asarray(seq_len, dtype=np.float64), np.asarray(window, dtype=np.float64)
+    on = (w > 0) & (w < s)
+    wc = np.where(on, w, 1.0)
+    band = (2.0 * wc * s - wc * wc) / s
+    r = np.mod(s, wc)
+    chunk = (np.floor(s / wc) * wc * wc + r * r) / s
+    return np.where(on, np.where(np.asarray(chunked, dtype=bool), chunk, band), s)
+
+
 def attention_flops_per_token(n_layers, d_model, seq_len, attention_flops="full", attn_width=None,
-                              sliding_window=0, global_every=0):
+                              sliding_window=0, global_every=0, chunked_attention=False):
     """Attention score and value matmuls per token, forward + backward: 12·L·h·s (seed 001; PaLM appendix B,
     as in nanoGPT's estimate_mfu). 'causal' halves it (only the lower triangle is computed; Megatron-LM's
     convention since 2025); 'none' drops it (the seeds' 6ND planning number).
@@ -22,7 +37,8 @@ def attention_flops_per_token(n_layers, d_model, seq_len, attention_flops="full"
     per token forward), which is d_model for the classic block. A sliding window w_s < s (Mistral 7B v0.1; Gemma
     2/3's local layers) leaves each query w_s keys: the causal count of a sequence is w_s·s − w_s²/2 scores instead
     of s²/2, so a windowed layer counts s_eff = (2·w_s·s − w_s²)/s in place of s (continuous at w_s = s).
-    `global_every` k > 0 keeps every k-th layer global (⌊L/k⌋ layers)."""
+    `global_every` k > 0 keeps every k-th layer global (⌊L/k⌋ layers); `chunked_attention`: the window is Llama 4's
+    chunks (`local_keys`)."""
     L, h, s = (np.asarray(x, dtype=np.float64) for x in (n_layers, d_model, seq_len))
     w = h if attn_width is None else np.asarray(attn_width, dtype=np.float64)
     mode = np.asarray(attention_flops)
@@ -33,7 +49,7 @@ def attention_flops_per_token(n_layers, d_model, seq_len, attention_flops="full"
     if not np.any(windowed):
         return 12.0 * L * w * s * scale
     n_global = np.where(every > 0, np.floor(L / np.maximum(every, 1.0)), 0.0)
-    s_eff = np.where(windowed, (2.0 * win * s - win * win) / s, s)
+    s_eff = local_keys(s, win, chunked_attention)
     return np.where(windowed, 12.0 * w * ((L - n_global) * s_eff + n_global * s) * scale, 12.0 * L * w * s * scale)
 
 

@@ -152,6 +152,9 @@ INPUTS: tuple[Input, ...] = (
     Input("attention_sinks", "bool", None, "", "a learnable logit per head in the softmax's denominator (GPT-OSS): "
           "n_heads parameters per layer; flash kernels then compute windowed layers in full (core/steptime.py)",
           "architecture", "model"),
+    Input("chunked_attention", "bool", None, "", "with a window: the sequence attends in block-diagonal causal chunks "
+          "of sliding_window tokens (Llama 4's chunked attention), not a sliding band: a query sees the keys of its "
+          "own chunk", "architecture", "model"),
     # hybrid Mamba-2 models (issue 19; core/model.py MAMBA_FIELDS): with mamba_layers = 0 the others are moot
     Input("mamba_layers", "int", None, "count", "layers with a Mamba-2 mixer (Nemotron-H, Falcon-H1, Granite 4); 0 = a "
           "transformer (every layer attention + MLP)", "architecture", "model", lo=0, hi=100_000),
@@ -412,6 +415,7 @@ WIDGETS = {
     "global_every": Widget("gevery", "every k-th layer global (0 = all windowed)"),
     "n_mtp_layers": Widget("mtp", "multi-token prediction modules"),
     "attention_sinks": Widget("sinks", "attention sinks"),
+    "chunked_attention": Widget("chunked", "window as chunks (Llama 4)"),
     "mamba_layers": Widget("mamba", "Mamba-2 layers (0 = transformer)"),
     "attention_layers": Widget("attnl", "attention layers (hybrid)"), "mlp_layers": Widget("mlpl", "MLP layers (hybrid)"),
     "mamba_heads": Widget("mheads", "Mamba-2 heads (0 = 2·d_model/64)"),

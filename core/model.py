@@ -48,9 +48,9 @@ ARCH_FIELDS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "vocab_si
                "head_dim", "v_head_dim", "attention", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_norm",
                "norms_per_layer", "embedding_norm", "moe_d_ff", "n_shared_experts", "shared_d_ff",
                "shared_expert_gate", "n_dense_layers", "sliding_window", "global_every", "n_mtp_layers",
-               "attention_sinks", *MAMBA_FIELDS)
+               "attention_sinks", "chunked_attention", *MAMBA_FIELDS)
 # the issue-12 fields with their "off" values (a model, a sweep column or a hand-built column dict without them)
-ARCH_DEFAULTS = {**MAMBA_DEFAULTS, "head_dim": 0, "v_head_dim": 0, "attention": "standard", "q_lora_rank": 0, "kv_lora_rank": 0,
+ARCH_DEFAULTS = {**MAMBA_DEFAULTS, "chunked_attention": False, "head_dim": 0, "v_head_dim": 0, "attention": "standard", "q_lora_rank": 0, "kv_lora_rank": 0,
                  "qk_rope_head_dim": 0, "qk_norm": "none", "norms_per_layer": 2, "embedding_norm": False,
                  "moe_d_ff": 0, "n_shared_experts": 0, "shared_d_ff": 0, "shared_expert_gate": False,
                  "n_dense_layers": 0, "sliding_window": 0, "global_every": 0, "n_mtp_layers": 0,
@@ -185,7 +185,8 @@ def param_breakdown(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab_size, ml
                     dropout=None, head_dim=0, v_head_dim=0, attention="standard", q_lora_rank=0, kv_lora_rank=0,
                     qk_rope_head_dim=0, qk_norm="none", norms_per_layer=2, embedding_norm=False, moe_d_ff=0,
                     n_shared_experts=0, shared_d_ff=0, shared_expert_gate=False, n_dense_layers=0, sliding_window=0,
-                    global_every=0, n_mtp_layers=0, attention_sinks=False, mamba_layers=0, attention_layers=0,
+                    global_every=0, n_mtp_layers=0, attention_sinks=False, chunked_attention=False, mamba_layers=0,
+                    attention_layers=0,
                     mlp_layers=0, mamba_heads=0, mamba_head_dim=0, mamba_state=0, mamba_groups=0, mamba_conv=0,
                     mamba_chunk=0, mamba_norm=True, mamba_parallel=False):
     """Parameter count as named parts (vectorised; arrays broadcast).
@@ -422,6 +423,7 @@ class Model:
     global_every: int = 0  # with a window: every k-th layer attends globally (Gemma 2: 2, Gemma 3: 6; 0: none)
     n_mtp_layers: int = 0  # multi-token prediction modules (DeepSeek-V3: 1), counted apart from the model
     attention_sinks: bool = False  # a learnable logit per head in the softmax's denominator (GPT-OSS)
+    chunked_attention: bool = False  # the window is a chunk: block-diagonal causal chunks (Llama 4), not a sliding band
     # hybrid Mamba-2 (issue 19; MAMBA_FIELDS): with mamba_layers = 0 every layer is attention + MLP
     mamba_layers: int = 0  # layers with a Mamba-2 mixer
     attention_layers: int = 0  # with mamba_layers > 0: layers with attention
@@ -459,7 +461,7 @@ class Model:
             if getattr(self, f) not in allowed:
                 raise ValueError(f"{f}: {getattr(self, f)!r} is not one of {', '.join(allowed)}")
         for f in ("dropout", "tied_embeddings", "embedding_norm", "shared_expert_gate", "attention_sinks", "mamba_norm",
-                  "mamba_parallel"):
+                  "mamba_parallel", "chunked_attention"):
             if not isinstance(getattr(self, f), (bool, np.bool_)):
                 raise ValueError(f"{f}: expected true/false, got {getattr(self, f)!r}")
         if not isinstance(self.n_params_override, (int, float)) or not math.isfinite(self.n_params_override) \
@@ -1010,8 +1012,9 @@ def _hf_fields(mt, c, get, geti, getf, getb):
         if chunk:
             kw["sliding_window"] = geti("attention_chunk_size", "attention_chunk_size", default=8192)
             kw["global_every"] = every
+            kw["chunked_attention"] = True
             notes.append(f"chunked attention ({kw['sliding_window']} tokens) on the RoPE layers, every {every}th "
-                         "layer global: counted as a window of the chunk's length")
+                         "layer global")
         return kw, notes
 
     if mt == "nemotron_h":  # transformers NemotronHConfig (Nemotron-H, Nemotron 3): one mixer or MLP per layer

@@ -71,6 +71,25 @@ def test_hf_import_of_the_new_families_equals_the_preset(fixture, preset):
     want = get_preset(preset).params()
     assert m.params()["total"] == want["total"] and m.params()["active"] == want["active"]
     assert m.attention_sinks == get_preset(preset).attention_sinks
+    assert (m.sliding_window, m.global_every, m.chunked_attention) == (
+        get_preset(preset).sliding_window, get_preset(preset).global_every, get_preset(preset).chunked_attention)
+
+
+def test_chunked_attention_counts_block_diagonal_chunks_not_a_band():
+    """Llama 4's local layers attend within their 8,192-token chunk (meta-llama/llama-models
+    `create_chunked_attention_mask`): ⌊s/c⌋ causal chunks of c²/2 scores and a last one of r²/2 — about half a
+    sliding window of the same length (c·s − c²/2 scores); at s ≤ c both are plain causal attention."""
+    from core.flops import local_keys
+    s, c = 32768, 8192
+    assert float(local_keys(s, c, True)) * s / 2 == 4 * c * c / 2
+    assert float(local_keys(s, c, False)) * s / 2 == c * s - c * c / 2
+    assert float(local_keys(20000, c, True)) * 20000 / 2 == 2 * c * c / 2 + (20000 - 2 * c) ** 2 / 2
+    assert float(local_keys(4096, c, True)) == float(local_keys(4096, c, False)) == 4096
+    base = dict(model="llama-4-scout", n_gpus=64, ep=8, seq_len=s)
+    chunked = estimate(config_from_inputs(**base))
+    band = estimate(config_from_inputs(**base, chunked_attention=False))
+    assert chunked["attention_flops_per_token"] < band["attention_flops_per_token"]
+    assert chunked["predicted_step_time_s"] < band["predicted_step_time_s"]
 
 
 def test_hf_gpt_oss_refuses_what_it_cannot_count():
