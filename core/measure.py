@@ -145,7 +145,9 @@ def compare_isolated(cfg: Config, *, dropout_impl: str = "native", whole_model: 
     tail = err.strip().splitlines()[-1:] or [""]
     out_of_memory = ("MemoryError", "bad_alloc", "Cannot allocate memory", "failed to map segment",
                      "can't allocate memory", "DefaultCPUAllocator", "out of memory")
-    if any(w in err for w in out_of_memory) or done.returncode < 0 or done.returncode in (134, 137, 139):
+    low = err.lower()
+    if any(w in err for w in out_of_memory) or "memory" in low or "alloc" in low or done.returncode < 0 \
+            or done.returncode in (134, 137, 139):
         # killed by a signal (SIGSEGV/SIGABRT/SIGKILL) under the data-segment cap: an allocation that failed
         raise ValueError(f"size: the measurement needed more than its {limit / 2**20:,.0f} MiB limit (torch's "
                          "import and this measurement's bound) and was stopped; make it smaller")
@@ -163,7 +165,7 @@ def _isolated_main() -> None:
     try:  # the parent checked that torch is installed: failing to import it (or our blocks) here is the cap
         import torch  # noqa: F401
         from . import torch_blocks  # noqa: F401
-    except (ImportError, MemoryError, OSError, RuntimeError):
+    except Exception:  # whatever the import raises under the cap (ImportError, MemoryError, OSError, SystemError…)
         sys.stdout.buffer.write(pickle.dumps({"error": (
             f"size: the measurement needed more than its {job['limit'] / 2**20:,.0f} MiB limit (torch's import and "
             "this measurement's bound) and was stopped; make it smaller")}))
