@@ -213,7 +213,7 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     # kernel is credited with skipping under sinks)
     windowed = (window > 0) & (window < s) & ~np.asarray(g("attention_sinks", False), dtype=bool)
     n_global = np.where(every > 0, np.floor(L / np.maximum(every, 1.0)), 0.0)
-    s_eff = np.where(windowed, local_keys(s, window, g("chunked_attention", False)), s)
+    s_eff = np.where(windowed, local_keys(s, window, g("chunked_attention", False)), s) if np.any(windowed) else s
     window_factor = np.where(windowed, ((L - n_global) * s_eff + n_global * s) / (L * s), 1.0)
     flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (peak * attn_eff * _f(c["causal_ratio"]))) \
         * window_factor
