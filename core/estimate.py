@@ -308,18 +308,15 @@ def evaluate(**c) -> dict:
     full_layer = sum(led.values())
     # a hybrid's ledger is its average layer (memory.ledger weighs attention, Mamba-2 and MLP tensors by the layers
     # that have them); the MLP layers of a dense-first MoE model average their dense and MoE ledgers
-    Lf = MD.block_counts(L, c["mamba_layers"], c["attention_layers"], c["mlp_layers"])[2]
+    La, Lssm, Lf = MD.block_counts(L, c["mamba_layers"], c["attention_layers"], c["mlp_layers"])
     n_dense, n_moe = MD.layer_counts(Lf, c["n_experts"], c["n_dense_layers"])
     mixed = (n_dense > 0) & (n_moe > 0)
     if np.any(mixed):  # dense-first MoE models: the layers' average (exact for one stage, see docs/formulas.md)
         dense_layer = sum(M.ledger(c, recompute="none", tp=tp, seq_len=s, n_experts=1, top_k=1).values())
         full_layer = np.where(mixed, (n_dense * dense_layer + n_moe * full_layer) / Lf, full_layer)
-    layer_input = led["norm1_input"]  # 2sbh (÷t with sequence parallelism): what full recomputation keeps
-    hybrid = np.asarray(c["mamba_layers"]) > 0
-    if np.any(hybrid):  # every layer's input is the residual stream, whatever the layer (the weighted norm1 is not)
-        layer_input = np.where(hybrid, 2.0 * np.asarray(s, dtype=np.float64) * np.asarray(b, dtype=np.float64)
-                               * np.asarray(h, dtype=np.float64) / np.where(np.asarray(c["sequence_parallel"], dtype=bool),
-                                                                           tp, 1.0), layer_input)
+    # 2sbh (÷t with sequence parallelism): what full recomputation keeps of every layer, whatever its kind (a
+    # hybrid's ledger weighs norm1_input by its attention layers)
+    layer_input = M.layer_input_bytes(s, b, h, tp, c["sequence_parallel"])
     # recomputation as the frameworks name it (core/recompute.py): tensors a recomputed unit does not keep
     moe_share = np.where(np.asarray(c["n_experts"]) > 1, np.where(mixed, n_moe / Lf, 1.0), 0.0)
     spec = RC.columns(c["recompute"], c["recompute_modules"], c["remat_policy"], PF.word(c["framework"], "selective"),
@@ -393,7 +390,6 @@ def evaluate(**c) -> dict:
     attn_kw = dict(attn_width=F.attention_width(h, c["n_heads"], c["head_dim"], c["v_head_dim"]),
                    sliding_window=c["sliding_window"], global_every=c["global_every"],
                    chunked_attention=c["chunked_attention"])
-    La, Lssm, _ = MD.block_counts(L, c["mamba_layers"], c["attention_layers"], c["mlp_layers"])
     attn = F.attention_flops_per_token(La, h, s_full, c["attention_flops"], **attn_kw)
     if np.any(n_mtp > 0):  # each MTP module: a global-attention block, and the shared LM head once more
         attn = attn + F.attention_flops_per_token(n_mtp, h, s_full, c["attention_flops"],

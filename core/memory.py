@@ -249,6 +249,15 @@ LEDGER_TENSORS = (
 LEDGER_NAMES = tuple(t[0] for t in LEDGER_TENSORS)
 
 
+def layer_input_bytes(seq_len, micro_batch, d_model, tp=1, sequence_parallel=False, act_bytes=2.0):
+    """A layer's input, the residual stream: act_bytes·s·b·h, ÷ t with sequence parallelism (Korthikanti §4.2.3) —
+    `layer_ledger`'s norm1_input, and what full recomputation keeps of every layer, whatever its kind."""
+    t_out = np.where(np.asarray(sequence_parallel, dtype=bool), np.asarray(tp, dtype=np.float64), 1.0)
+    sbh = np.asarray(seq_len, dtype=np.float64) * np.asarray(micro_batch, dtype=np.float64) * np.asarray(
+        d_model, dtype=np.float64)
+    return np.asarray(act_bytes, dtype=np.float64) * sbh / t_out
+
+
 def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=None, mlp="gelu", norm="layernorm",
                  dropout=True, flash_attention=False, recompute="none", tp=1, sequence_parallel=False,
                  profile="fused", act_bytes=2.0, n_experts=1, top_k=1, head_dim=0, v_head_dim=0, attention="standard",
@@ -397,7 +406,7 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     sbq = s * b * (a * hd)  # query elements (= sbh for the classic block)
     sbo = s * b * (a * vd)  # attention output elements
     led = {
-        "norm1_input": z + p * sbh / t_out,
+        "norm1_input": z + layer_input_bytes(s, b, h, t, sp, p),
         "norm1_stats": z + stats,
         "norm1_upcast": z + upcast,
         "norm1_normalized": z + normalized,
@@ -464,8 +473,8 @@ LEDGER_INPUTS = ("seq_len", "micro_batch", "d_model", "n_heads", "n_kv_heads", "
                  "lora_targets", "mamba_layers", "mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups",
                  "mamba_norm", "mamba_parallel")
 LEDGER_DEFAULTS = {"training": "full", "lora_rank": 16, "lora_targets": "all"}  # + model.ARCH_DEFAULTS
-MOE_ROUTING_INPUTS = ("moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity",  # defaults: core/inputs.py
-                      "fp8_recipe", "compute_dtype")
+# inputs the ledger reads whose defaults are the schema's own (core/inputs.py), not restated here
+SCHEMA_DEFAULTED = ("moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "fp8_recipe", "compute_dtype")
 
 
 def ledger(c, **over) -> dict:
@@ -473,13 +482,13 @@ def ledger(c, **over) -> dict:
     `Config.columns()`); keyword arguments override single inputs (e.g. recompute="none", tp=1)."""
     from .model import ARCH_DEFAULTS
     from .inputs import BY_NAME
-    dflt = {**ARCH_DEFAULTS, **LEDGER_DEFAULTS, **{k: BY_NAME[k].default for k in MOE_ROUTING_INPUTS}}
+    dflt = {**ARCH_DEFAULTS, **LEDGER_DEFAULTS, **{k: BY_NAME[k].default for k in SCHEMA_DEFAULTED}}
     get = lambda k: over[k] if k in over else c[k] if k in c else dflt[k]  # noqa: E731
     kw = {k: get(k) for k in LEDGER_INPUTS}
     from .model import moe_load_factor
     from . import lowp as LP
     recipe = LP.effective(get("fp8_recipe"), get("compute_dtype"))
-    saved = np.where(recipe != "none", LP.number(recipe, "saved_input_bytes"), 2.0) if np.any(recipe != "none") else None
+    saved = LP.number(recipe, "saved_input_bytes") if np.any(recipe != "none") else None  # data/lowp.csv (none: 2)
     led = layer_ledger(**kw, moe_load=moe_load_factor(get("moe_capacity_factor"), get("moe_load_imbalance"),
                                                       get("moe_pad_to_capacity")), saved_input_bytes=saved)
     if not np.any(np.asarray(get("mamba_layers")) > 0):

@@ -121,7 +121,7 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     n_shared = _f(g("n_shared_experts", 0))
     # hybrid Mamba-2 models (core/model.py block_counts): each unit's components weigh by the layers that have it
     n_attn, n_ssm, n_mlp = block_counts(L, g("mamba_layers", 0), g("attention_layers", 0), g("mlp_layers", 0))
-    hybrid = n_ssm > 0
+    has_ssm = n_ssm > 0
     w_attn, w_ssm = n_attn / L, n_ssm / L
     n_dense, n_moe = layer_counts(n_mlp, E, g("n_dense_layers", 0))
     trained = _f(g("trained_frac", 1.0))
@@ -194,7 +194,7 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     shared_out = np.where(n_shared > 0, lin(T, h, n_shared * fs / t), 0.0)
     moe_in = lin(tok_e, gated * fe / etp, h, E / ep) + gemm(T_moe, E, h) + shared_in
     moe_out = lin(tok_e, h, fe / etp, E / ep) + shared_out
-    mixed = (moe & (n_dense > 0) & (n_moe > 0)) | hybrid  # layers differ: the components are the layers' average
+    mixed = (moe & (n_dense > 0) & (n_moe > 0)) | has_ssm  # layers differ: the components are the layers' average
     moe_share = np.where(moe, np.where(mixed, n_moe / L, 1.0), 0.0)
 
     def avg(dense_v, moe_v):  # an MLP component per layer: over the dense and the MoE layers (a hybrid: ÷ all layers)
@@ -237,16 +237,16 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     # SSD kernel efficiency; ~3 % of the layer's FLOPs), and never faster than its bytes; the causal conv1d, dt, the
     # gating and the gated norm are memory-bound (read + write of zxbcdt's and the output's elements, the fp32 chunk
     # states written and read: d_inner·N/Q per token)
-    if np.any(hybrid):
+    if np.any(has_ssm):
         dm = mamba_dims(h, g("mamba_heads", 0), g("mamba_head_dim", 0), g("mamba_state", 0), g("mamba_groups", 0),
                         g("mamba_conv", 0), g("mamba_chunk", 0))
         ssd_flops = T * (2.0 * dm["Q"] * (dm["G"] * dm["N"] + dm["d_inner"]) + 4.0 * dm["N"] * dm["d_inner"]) / t
         ssd_bytes = T * (2.0 * 2.0 * (dm["in_width"] + dm["d_inner"]) + 4.0 * 2.0 * dm["d_inner"] * dm["N"]
                          / dm["Q"]) / t
-        ssm_core = np.where(hybrid, np.maximum(ssd_flops / (peak * attn_eff), ssd_bytes / hbm), 0.0)
-        ssm_elem = np.where(hybrid, T * (dm["conv_width"] * 2.0 * 2.0 + dm["d_inner"] * 3.0 * 2.0) / t / hbm, 0.0)
-        ssm_in = np.where(hybrid, lin(T, dm["in_width"] / t, h), 0.0)
-        ssm_out = np.where(hybrid, lin(T, h, dm["d_inner"] / t), 0.0)
+        ssm_core = np.where(has_ssm, np.maximum(ssd_flops / (peak * attn_eff), ssd_bytes / hbm), 0.0)
+        ssm_elem = np.where(has_ssm, T * (dm["conv_width"] * 2.0 * 2.0 + dm["d_inner"] * 3.0 * 2.0) / t / hbm, 0.0)
+        ssm_in = np.where(has_ssm, lin(T, dm["in_width"] / t, h), 0.0)
+        ssm_out = np.where(has_ssm, lin(T, h, dm["d_inner"] / t), 0.0)
     else:  # a chunk without hybrids skips the Mamba-2 terms
         dm = {"d_inner": 0.0, "in_width": 0.0}
         ssm_core = ssm_elem = ssm_in = ssm_out = 0.0
@@ -328,7 +328,7 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     tp_one = C.collective_time_s("all_reduce", act_bytes, t, tp_bw, lat)
     # two all-reduces per sublayer (forward and backward; + one per recomputed forward); an MoE layer's MLP collectives
     # are the dispatcher's; a hybrid's sublayers are its attention, Mamba-2 and dense MLP blocks per layer
-    n_tp = (2.0 + full_share) * np.where(hybrid, (n_attn + n_ssm + n_mlp - n_moe) / L, 2.0 - moe_share)
+    n_tp = (2.0 + full_share) * np.where(has_ssm, (n_attn + n_ssm + n_mlp - n_moe) / L, 2.0 - moe_share)
     tp_total = n_tp * tp_one
     tp_ov = np.asarray(c["tp_overlap"], dtype=bool)
     tp_exposed = np.where(tp_ov, np.maximum(0.0, tp_total - 3.0 * gemm_fwd), tp_total)
@@ -339,10 +339,10 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     # a Mamba-2 layer under context parallelism (Megatron-Core ssm/mamba_context_parallel.py): an all-to-all turns
     # the sequence-sharded in_proj output into head-sharded full sequences before the conv and the SSD, and another
     # turns the SSD output back; the backward does the reverse (+ one forward's worth per full recompute)
-    if np.any(hybrid & (cp > 1)):
+    if np.any(has_ssm & (cp > 1)):
         ssm_a2a = (C.collective_time_s("all_to_all", cp * T * dm["in_width"] * 2.0 / t, cp, cp_bw, lat)
                    + C.collective_time_s("all_to_all", cp * T * dm["d_inner"] * 2.0 / t, cp, cp_bw, lat))
-        cp_layer = cp_layer + w_ssm * np.where(hybrid, (2.0 + rec_full * full_share) * ssm_a2a, 0.0)
+        cp_layer = cp_layer + w_ssm * np.where(has_ssm, (2.0 + rec_full * full_share) * ssm_a2a, 0.0)
     ep_bw = C.group_bus_bandwidth(ep, etp, **link)  # expert ranks in Megatron's order: etp, then ep, then edp
     etp_bw = C.group_bus_bandwidth(etp, 1.0, **link)
     a2a = C.collective_time_s("all_to_all", T_moe * topk * load * h * 2.0, ep, ep_bw, lat)
