@@ -227,7 +227,7 @@ def _fixed_input_problem(inputs: dict, n_gpus: int) -> str | None:
     except ValueError as e:
         field = str(e).partition(":")[0]
         names = set(field.replace("·", " ").replace("/", " ").split())
-        if not names & {*LAYOUT, "n_gpus", "global_batch", "micro_batch", "ep", "etp", "cp"}:
+        if not names & {*LAYOUT, "n_gpus", "global_batch", "etp"}:
             return str(e)
     return None
 
