@@ -104,7 +104,8 @@ def connect(path: str | Path | None = None, threads: int | None = None, memory_l
     `return_memory` (a long-running server): DuckDB's allocator (jemalloc on Linux) gives freed memory back to the
     system from background threads, and flushes after any task that peaked above 32 MiB or freed more than 64 MiB
     at once (DuckDB's defaults: no background threads, 128 MiB, 512 MiB — memory a dropped table held stays with
-    the process). DuckDB 2.0 settings allocator_background_threads, allocator_flush_threshold,
+    the process). The two thresholds are chosen (a quarter and an eighth of the defaults), not fitted: the load
+    benchmark measured their effect (bench/RESULTS.md "Load": +307 → +212 MB after the sessions closed). DuckDB 2.0 settings allocator_background_threads, allocator_flush_threshold,
     allocator_bulk_deallocation_flush_threshold (duckdb.org/docs/2.0/internals/jemalloc)."""
     config = {"enable_external_access": False, "autoinstall_known_extensions": False,
               "autoload_known_extensions": False, "preserve_insertion_order": False, "lock_configuration": True}
