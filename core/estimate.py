@@ -377,7 +377,10 @@ def evaluate(**c) -> dict:
     subtotal = state + buffers + lowp_w + activations + logits_here
     # the overhead is a GPU runtime's (CUDA context, NCCL, the caching allocator): XLA on TPU assigns buffers statically
     on_tpu = np.asarray(c.get("family_index", -1.0), dtype=np.float64) == float(family_names().index("tpu"))
-    overhead = np.where(on_tpu, 0.0, M.overhead_bytes(subtotal, c["overhead_fixed_bytes"], c["fragmentation_frac"]))
+    # fragmentation is of what is allocated and freed every step (activations, logits, gathered and communication
+    # buffers); the model state lives in tensors allocated once (memory.overhead_bytes)
+    overhead = np.where(on_tpu, 0.0, M.overhead_bytes(buffers + activations + logits_here, c["overhead_fixed_bytes"],
+                                                      c["fragmentation_frac"]))
     total = subtotal + overhead
     cap = np.asarray(c["gpu_memory_bytes"], dtype=np.float64)
     groups = np.stack(np.broadcast_arrays(state + buffers, activations, logits_here, overhead))
@@ -743,7 +746,7 @@ def gpu_columns(g: Accelerator, compute_dtype: str, price_per_gpu_hour: float | 
 
 # the accelerator's step-time constants, as `evaluate` columns (data/accelerators.csv, data/efficiency.csv)
 GPU_STEP_FIELDS = ("memory_bandwidth_bytes_per_s", "intra_node_bytes_per_s", "inter_node_bytes_per_s",
-                   "host_link_bytes_per_s", "family_index", "fa2_attention_efficiency",
+                   "host_link_bytes_per_s", "gpus_per_grace", "family_index", "fa2_attention_efficiency",
                    "gpus_per_node", "sm_count", "matmul_efficiency", "attention_efficiency", "causal_ratio",
                    "sustained_fraction",
                    "hbm_efficiency", "intra_node_efficiency", "inter_node_efficiency", "collective_latency_s",

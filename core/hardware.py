@@ -34,6 +34,9 @@ class Accelerator:
     intra_node_bytes_per_s: float = math.nan
     inter_node_bytes_per_s: float = math.nan
     host_link_bytes_per_s: float = math.nan  # GPU ↔ host (PCIe / NVLink-C2C), one direction
+    # GPUs per Grace CPU on Grace superchips (GH200: one Grace and one Hopper, NVIDIA GH200 datasheet; GB200 and GB300
+    # NVL72: 36 Grace CPUs for 72 GPUs, NVIDIA GB200/GB300 NVL72 pages); NaN: an x86 host shared by the node's GPUs
+    gpus_per_grace: float = math.nan
     price_usd_per_gpu_hour: float = math.nan
     # step-time constants (data/accelerators.csv and, by family, data/efficiency.csv; sources in their rows)
     family: str = "hopper"
@@ -42,7 +45,7 @@ class Accelerator:
     matmul_efficiency: float = 0.8
     attention_efficiency: float = 0.55
     fa2_attention_efficiency: float = 0.33  # FlashAttention-2-class kernels (PyTorch SDPA, flash-attn 2)
-    causal_ratio: float = 0.85
+    causal_ratio: float = 0.83  # at 2,048 tokens (core/steptime.attention_length_factor)
     sustained_fraction: float = 0.84
     hbm_efficiency: float = 0.9
     intra_node_efficiency: float = 0.8
@@ -177,6 +180,7 @@ def catalog() -> dict[str, Accelerator]:
                 intra_node_bytes_per_s=_f(row, "intra_node_gb_per_s", GB),
                 inter_node_bytes_per_s=_f(row, "inter_node_gb_per_s", GB),
                 host_link_bytes_per_s=_f(row, "host_gb_per_s", GB),
+                gpus_per_grace=_f(row, "gpus_per_grace"),
                 price_usd_per_gpu_hour=_f(row, "price_usd_per_gpu_hour"),
                 family=row["family"],
                 gpus_per_node=int(row["gpus_per_node"]),

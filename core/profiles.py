@@ -26,7 +26,7 @@ ELEMENTWISE_OPS = ("rmsnorm", "layernorm", "swiglu", "gelu", "rope", "residual",
 IMPLS = ("fused", "eager")
 # the numbers of a profile (everything else is a word or a list)
 NUMERIC = ("kernels_per_layer", "kernels_per_layer_compiled", "host_s_per_kernel",
-           "cpu_optimizer_params_per_s_per_node")
+           "cpu_optimizer_params_per_s_per_node", "cpu_optimizer_params_per_s_per_grace")
 # fitted by bench/fit_profiles.py (data/fitted.csv); the value each takes before any fit
 FITTED_DEFAULTS = {"sustained_scale": 1.0, "overlap_cost": 0.0, "unit_host_s": 0.0, "step_host_s": 0.0,
                    "interval_low": 0.85, "interval_high": 1.15, "calibrated_low": 0.90, "calibrated_high": 1.10}

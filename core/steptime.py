@@ -22,7 +22,8 @@ One micro-batch through one layer on one GPU, forward, split into components (co
   faster than its bytes at HBM speed (roofline). Dense-first MoE models average their dense and MoE layers.
 - core: flash attention (Dao et al. 2022/2023): causal, half of the 4·b·(s/c)·s·width/t FLOPs, at peak ×
   the profile's attention kernel efficiency (the family's best kernel, or FlashAttention-2's: data/efficiency.csv)
-  × causal_ratio, forward 1/3.5 of forward+backward (backward = 2.5 × forward); a sliding window's layers only over
+  × attention_length_factor (the tile pipeline's start-up and the causal mask's deficit at the length s/c),
+  forward 1/3.5 of forward+backward (backward = 2.5 × forward); a sliding window's layers only over
   their window. Without flash (Megatron 2021): QKᵀ and AV as batched GEMMs over every score, the softmax (read +
   write 4 B each) and its dropout (5 B) at HBM speed.
 - memory-bound components at HBM speed × hbm_efficiency × sustained, bytes per element from data/kernels.csv for the
@@ -52,8 +53,9 @@ Host: each layer's kernels cost the profile's `host_s_per_kernel` of CPU; what e
 layer is exposed (eager PyTorch on small layers); plus `unit_host_s` per sharded unit and micro-batch (FSDP/ZeRO-3
 hooks; fitted). XLA dispatches one program: none. Offload (ZeRO-Offload, ZeRO-Infinity, activation offload): host
 ↔ device transfers at the host link's rate (data/accelerators.csv host_gb_per_s) and the CPU optimizer step at the
-profile's CPU-Adam rate, overlapped as the framework does (gradients down during the backward; the CPU step and the
-parameters back after it: max of the two; parameter fetches per micro-batch behind the compute).
+profile's CPU-Adam rate on the host (an x86 node's CPUs shared by its GPUs, or a Grace per 1-2 GPUs), overlapped
+as the framework does (gradients down during the backward; the CPU step and the parameters back after it: max of
+the two; parameter fetches per micro-batch behind the compute).
 
 Step = the sum of the terms in TERMS (the CLI, the record and the charts read the table); `step_parts` returns each
 term and their sum.
@@ -98,6 +100,24 @@ def gemm_time_s(m, n, k, peak_flops_per_s, matmul_efficiency, sm_count, hbm_byte
 # ---------------------------------------------------------------------------------------------------------------
 # The shared quantities of one layout: a layer's components, the critical stage, the groups' links
 # ---------------------------------------------------------------------------------------------------------------
+
+ATTN_TILE_STARTUP_TOKENS = 238.0  # FlashAttention-3 forward, H100, head dim 128: 430, 517, 566, 590, 614, 621 TFLOP/s
+# at 0.5k-16k tokens (pytorch/benchmark PR #2391, the FA3 paper's shapes) follow R·s/(s + 238) within 1 % (derived)
+ATTN_REF_TOKENS = 2048.0  # the length the catalog's attention efficiencies and causal ratio are quoted at
+
+
+def attention_length_factor(s, causal_ratio_ref):
+    """The flash kernel's causal efficiency at length `s` relative to the catalog's attention efficiency (quoted at
+    2,048 tokens): (a) the tile pipeline's start-up, s/(s + 238) ÷ its value at 2,048 (FlashAttention-3 forward on
+    H100, pytorch/benchmark PR #2391: 430 → 621 TFLOP/s from 0.5k to 16k, derived); (b) the causal mask's partly
+    masked tiles and load imbalance, a deficit 1 − causal_ratio at 2,048 that shrinks as √(2048/s) (FlashAttention-2
+    causal / non-causal on A100, head dim 128: 155/187, 173/196, 182/201 at 2k, 4k, 8k = 0.83, 0.88, 0.91; the law
+    gives 0.83, 0.88, 0.915; Dao 2023, flash2_a100_fwd_bwd_benchmark.png; derived). At 256K tokens: 1.11 × 0.985."""
+    s = np.maximum(_f(s), 1.0)
+    startup = (s / (s + ATTN_TILE_STARTUP_TOKENS)) / (ATTN_REF_TOKENS / (ATTN_REF_TOKENS + ATTN_TILE_STARTUP_TOKENS))
+    causal = 1.0 - (1.0 - _f(causal_ratio_ref)) * np.sqrt(ATTN_REF_TOKENS / s)
+    return startup * np.maximum(causal, 0.05)
+
 
 def _f(x):
     return np.asarray(x, dtype=np.float64)
@@ -215,8 +235,8 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     n_global = np.where(every > 0, np.floor(L / np.maximum(every, 1.0)), 0.0)
     s_eff = np.where(windowed, local_keys(s, window, g("chunked_attention", False)), s) if np.any(windowed) else s
     window_factor = np.where(windowed, ((L - n_global) * s_eff + n_global * s) / (L * s), 1.0)
-    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (peak * attn_eff * _f(c["causal_ratio"]))) \
-        * window_factor
+    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD)
+                / (peak * attn_eff * attention_length_factor(s / cp, c["causal_ratio"]))) * window_factor
     scores = b * (a / t) * (s / cp) * s
     heads = b * a / t
     bmm = gemm(s / cp, s, hd, heads) + gemm(s / cp, vd, s, heads)
@@ -413,7 +433,11 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     host_bw = np.where(_f(g("host_link_bytes_per_s", np.nan)) > 0, _f(g("host_link_bytes_per_s", np.nan)), 16e9)
     off_state = _f(g("offloaded_state_bytes", 0.0))
     n_params_local = _f(g("offloaded_params", 0.0))  # parameters whose optimizer runs on the host (per GPU)
-    cpu_rate = P.number(fw, "cpu_optimizer_params_per_s_per_node") / np.minimum(gpn, n)
+    # an x86 host's CPUs are shared by the node's GPUs; a Grace superchip's Grace by its 1-2 GPUs (data/accelerators.csv
+    # gpus_per_grace): the two rates are the profile's, each measured on such a host (data/frameworks.csv)
+    per_grace = _f(g("gpus_per_grace", np.nan))
+    cpu_rate = np.where(per_grace > 0, P.number(fw, "cpu_optimizer_params_per_s_per_grace") / per_grace,
+                        P.number(fw, "cpu_optimizer_params_per_s_per_node") / np.minimum(gpn, n))
     cpu_step = np.where(n_params_local > 0, n_params_local / np.where(cpu_rate > 0, cpu_rate, np.inf), 0.0)
     grads_down = n_params_local * grad_b / host_bw
     params_up = n_params_local * weight_b / host_bw

@@ -9,6 +9,7 @@ import pytest
 
 from core import flops as F
 from core.estimate import config_from_inputs, estimate, evaluate
+from core.steptime import attention_length_factor
 from core.model import (HF_MODEL_TYPES, Model, from_hf_config, get_preset, lora_params, param_breakdown,
                         preset_info, unit_params)
 
@@ -370,7 +371,8 @@ def test_sweep_over_new_fields_broadcasts():
 def _gemm_flops_of_step(cfg):
     """FLOPs the predicted step's kernels stand for, on an idealised chip: no wave quantisation (no SM count),
     matmuls at exactly the peak, HBM and links infinitely fast, flash attention at peak. Then compute_s · peak is
-    the GEMM FLOPs plus the attention core's, which is taken out (7·b·s²·w per layer: half the scores, fwd + 2.5×)."""
+    the GEMM FLOPs plus the attention core's, which is taken out (7·b·s²·w per layer: half the scores, fwd + 2.5×,
+    at the kernel's start-up factor for the length)."""
     c = cfg.columns()
     peak = 1e15
     c.update(peak_flops_per_s=peak, sm_count=np.nan, matmul_efficiency=1.0, sustained_fraction=1.0,
@@ -380,7 +382,8 @@ def _gemm_flops_of_step(cfg):
     s, b = cfg.seq_len, cfg.micro_batch
     hd = m.head_dim or m.d_model / m.n_heads
     w = m.n_heads * (hd + (m.v_head_dim or hd)) / 2
-    attention = m.n_layers * 7.0 * b * s * s * w
+    # the flash kernel's length dependence (steptime.attention_length_factor) stays: at causal_ratio 1 its start-up
+    attention = m.n_layers * 7.0 * b * s * s * w / float(attention_length_factor(s, 1.0))
     return float(parts["compute_s"]) * peak - attention
 
 
@@ -410,7 +413,7 @@ def test_step_mtp_and_lora_gemms():
     h = 7168
     block = 187_107_328 - 1536 - 512 + (8 + 1) * 3 * h * 2048 + h * 256  # attention w/o latent norms, 9 experts, router
     extra = 2 * h * h + block + 129280 * h  # the projection [h; emb] → h, the block, the shared head
-    attention_core = 7.0 * 64 * 64 * 128 * (192 + 128) / 2
+    attention_core = 7.0 * 64 * 64 * 128 * (192 + 128) / 2 / float(attention_length_factor(64, 1.0))
     got = _gemm_flops_of_step(mtp) - _gemm_flops_of_step(base)
     assert got == pytest.approx(6.0 * extra * 64 + attention_core, rel=1e-9)
     full = config_from_inputs(conventions="paper", model="llama-3.1-8b", seq_len=64, flash_attention=True)
