@@ -33,7 +33,7 @@ from .tables import OVERHEADS
 DEFAULT_MARGIN = "realistic"
 MARGIN_FLOOR_FRAC = 0.05  # never less free memory than this share of the GPU (allocator spikes, NCCL growth)
 MARGIN_HELP = ("headroom every suggestion keeps free: 'realistic' = the realistic overhead (1.5 GiB CUDA context + "
-               "NCCL buffers, 10 % fragmentation) where the setup does not count it, at least "
+               "NCCL buffers, 10 % fragmentation of the per-step tensors) where the setup does not count it, at least "
                f"{MARGIN_FLOOR_FRAC:.0%} of GPU memory; or a fraction (0–1) of GPU memory; default: realistic")
 SEQ_MULTIPLE = 1024  # suggested sequence lengths are multiples of this
 MAX_OPTIONS = 3
@@ -52,6 +52,10 @@ def check_margin(margin) -> str | float:
     return x
 
 
+# the record columns margin_bytes reads
+MARGIN_COLUMNS = ("gpu_memory_bytes", "overhead_bytes", "activations_bytes", "logits_bytes", "param_buffer_bytes")
+
+
 def margin_bytes(rec: dict, margin="realistic"):
     """Free memory a setup should keep, per GPU (vectorised over record columns). 'realistic': the realistic
     overhead preset (core/tables.py OVERHEADS) minus the overhead the setup already counts, never below
@@ -60,11 +64,10 @@ def margin_bytes(rec: dict, margin="realistic"):
     cap = np.asarray(rec["gpu_memory_bytes"], dtype=np.float64)
     if margin != "realistic":
         return margin * cap
-    from .memory import overhead_bytes
+    from .memory import dynamic_bytes, overhead_bytes
     counted = np.asarray(rec["overhead_bytes"], dtype=np.float64)
-    subtotal = np.asarray(rec["total_bytes"], dtype=np.float64) - counted
     o = OVERHEADS["realistic"]
-    realistic = overhead_bytes(subtotal, o.overhead_fixed_bytes, o.fragmentation_frac)
+    realistic = overhead_bytes(dynamic_bytes(rec), o.overhead_fixed_bytes, o.fragmentation_frac)
     return np.maximum(realistic - counted, MARGIN_FLOOR_FRAC * cap)
 
 
@@ -73,7 +76,7 @@ def describe_margin(margin="realistic") -> str:
     if margin == "realistic":
         o = OVERHEADS["realistic"]
         return (f"the realistic overhead ({o.overhead_fixed_bytes / 2**30:g} GiB + {o.fragmentation_frac:.0%} "
-                f"fragmentation) where not counted, at least {MARGIN_FLOOR_FRAC:.0%} of GPU memory")
+                f"fragmentation of the per-step tensors) where not counted, at least {MARGIN_FLOOR_FRAC:.0%} of GPU memory")
     return f"{margin:.0%} of GPU memory"
 
 
@@ -156,8 +159,7 @@ def _grid(base: dict, axes: dict, margin, last: str | None = None) -> list[dict]
     g_axes = [G.plain_axis(n, axes[n]) for n in names]
     with np.errstate(all="ignore"):
         out, shape, _ = G.evaluate_box(base, g_axes)
-    full = {k: np.broadcast_to(out[k], shape) for k in ("valid", "headroom_bytes", "total_bytes", "overhead_bytes",
-                                                          "gpu_memory_bytes")}
+    full = {k: np.broadcast_to(out[k], shape) for k in ("valid", "headroom_bytes", *MARGIN_COLUMNS)}
     marg = margin_bytes(full, margin)
     ok = full["valid"] & (full["headroom_bytes"] >= marg)
     if last is not None:

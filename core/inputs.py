@@ -312,7 +312,8 @@ INPUTS: tuple[Input, ...] = (
           "GPU (CUDA context, NCCL buffers; default: the realistic preset's); GPUs only: XLA on TPU plans HBM "
           "statically, with no CUDA context and no caching-allocator fragmentation", "memory", lo=-1e18, hi=1e18),
     Input("fragmentation_frac", "float", T.OVERHEADS["realistic"].fragmentation_frac, "fraction (0–1)", "allocator "
-          "fragmentation as a share of the rest (default: the realistic preset's)", "memory", lo=-1e18, hi=1e18),
+          "fragmentation as a share of the tensors allocated every step: activations, logits, gathered buffers "
+          "(default: the realistic preset's)", "memory", lo=-1e18, hi=1e18),
     Input("offload", "choice", "none", "", "host (CPU) offload: optimizer = gradients, master copy and moments "
           "(ZeRO-Offload); optimizer_params = the weights too (ZeRO-Infinity, ZeRO-3)", "memory",
           choices=T.OFFLOAD_MODES),

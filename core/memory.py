@@ -587,8 +587,20 @@ REALISTIC_OVERHEAD_BYTES = OVERHEADS["realistic"].overhead_fixed_bytes
 REALISTIC_FRAGMENTATION_FRAC = OVERHEADS["realistic"].fragmentation_frac
 
 
-def overhead_bytes(subtotal_bytes, overhead_fixed_bytes=0.0, fragmentation_frac=0.0):
-    """Overhead = fixed bytes (CUDA context, communication buffers) + fragmentation_frac × the rest.
-    0 by default so the seeds' numbers reproduce; `REALISTIC_*` above is the documented realistic setting."""
+def overhead_bytes(dynamic_bytes_, overhead_fixed_bytes=0.0, fragmentation_frac=0.0):
+    """Overhead = fixed bytes (CUDA context, communication buffers) + fragmentation_frac × the bytes allocated and
+    freed every step (`dynamic_bytes`: activations, logits, gathered and communication buffers). The model state
+    (weights, gradients, optimizer state, master weights, low-precision copies) is allocated once, in flat buffers —
+    Megatron-Core's contiguous param-and-grad buffers (core/distributed/param_and_grad_buffer.py), DeepSpeed's flat
+    ZeRO partitions, FSDP2's sharded parameters — which the caching allocator does not split, so it is not
+    fragmented (decided; it was before this round, which predicted published runs not to fit: GPT-OSS-120B on 64
+    B200 by 5 GB). 0 by default so the seeds' numbers reproduce; `REALISTIC_*` above is the realistic setting."""
     return np.asarray(overhead_fixed_bytes, dtype=np.float64) + np.asarray(fragmentation_frac,
-                                                                            dtype=np.float64) * subtotal_bytes
+                                                                            dtype=np.float64) * dynamic_bytes_
+
+
+def dynamic_bytes(rec: dict):
+    """A record's bytes allocated and freed every step, what fragments (overhead_bytes): activations, logits and the
+    gathered / communication buffers."""
+    return sum(np.asarray(rec[k], dtype=np.float64) for k in ("activations_bytes", "logits_bytes",
+                                                               "param_buffer_bytes"))

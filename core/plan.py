@@ -117,7 +117,7 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
         raise ValueError(f"objective: {objective!r} is not one of {', '.join(OBJECTIVES)}")
     if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= 1000:
         raise ValueError(f"top: must be an integer from 1 to 1000, got {top!r}")
-    from .advisor import check_margin, margin_bytes
+    from .advisor import MARGIN_COLUMNS, check_margin, margin_bytes
     margin = check_margin(margin)  # the advisor's margin: the same headroom kept everywhere
     spec = plan_spec(inputs, n_gpus, fixed)
     problem = _fixed_input_problem(inputs, int(n_gpus[0]))
@@ -144,8 +144,7 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
             for r, k in reasons.items():
                 reason_counts[r] = reason_counts.get(r, 0) + k
         headroom = np.nan_to_num(col("headroom_bytes"), nan=-1.0)
-        need = margin_bytes({k: np.nan_to_num(col(k)) for k in ("gpu_memory_bytes", "overhead_bytes", "total_bytes")},
-                            margin)
+        need = margin_bytes({k: np.nan_to_num(col(k)) for k in MARGIN_COLUMNS}, margin)
         ok = ok_rule & col("fits") & (headroom >= need)
         # the planner's constraints (issue 20): the run with failures within the deadline and the budget
         if max_days is not None:

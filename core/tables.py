@@ -99,10 +99,13 @@ class Overhead:
 
 # "realistic": CUDA context + NCCL communication buffers ≈ 1.5 GiB (PyTorch's CUDA context is typically 0.3–1 GiB
 # depending on the kernels loaded; NCCL allocates buffers per communicator), plus 10 % allocator fragmentation of
-# everything else (PyTorch caching allocator; its memory-management notes). A stated rule of thumb, not a fit.
+# what is allocated and freed every step — activations, logits, gathered buffers; the model state sits in buffers
+# allocated once (core/memory.overhead_bytes) — (PyTorch caching allocator; its memory-management notes). A stated
+# rule of thumb, not a fit.
 OVERHEADS = {o.name: o for o in (
     Overhead("none", 0.0, 0.0, "no overhead: the published ledgers (CS336, ZeRO, Korthikanti) count none"),
-    Overhead("realistic", 1.5 * GiB, 0.10, "CUDA context + NCCL buffers 1.5 GiB, + 10 % fragmentation "
+    Overhead("realistic", 1.5 * GiB, 0.10, "CUDA context + NCCL buffers 1.5 GiB, + 10 % fragmentation of the "
+             "per-step tensors "
              "(rule of thumb, see the comment above)"),
 )}
 

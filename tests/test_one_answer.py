@@ -323,10 +323,10 @@ def test_plan_merges_identical_results_into_one_row_naming_the_others():
 
 
 def test_plan_keeps_the_advisors_headroom_margin():
-    from core.advisor import DEFAULT_MARGIN, margin_bytes
+    from core.advisor import DEFAULT_MARGIN, MARGIN_COLUMNS, margin_bytes
     res = cli_json("plan", "--model", "llama-3.1-70b", "--n-gpus", "64", "--top", "10")
     for r in res["strategies"]:
-        need = margin_bytes({k: r[k] for k in ("gpu_memory_bytes", "overhead_bytes", "total_bytes")}, DEFAULT_MARGIN)
+        need = margin_bytes({k: r[k] for k in MARGIN_COLUMNS}, DEFAULT_MARGIN)
         assert r["gpu_memory_bytes"] - r["total_bytes"] >= float(need) > 0
 
 
