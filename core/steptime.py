@@ -24,7 +24,7 @@ One micro-batch through one layer on one GPU, forward, split into components (co
   the profile's attention kernel efficiency (the family's best kernel, or FlashAttention-2's: data/efficiency.csv)
   × attention_length_factor (the tile pipeline's start-up and the causal mask's deficit at the length s/c),
   forward 1/3.5 of forward+backward (backward = 2.5 × forward); a sliding window's layers only over
-  their window. Without flash (Megatron 2021): QKᵀ and AV as batched GEMMs over every score, the softmax (read +
+  their window, at the length factor of their window's keys. Without flash (Megatron 2021): QKᵀ and AV as batched GEMMs over every score, the softmax (read +
   write 4 B each) and its dropout (5 B) at HBM speed.
 - memory-bound components at HBM speed × hbm_efficiency × sustained, bytes per element from data/kernels.csv for the
   profile's implementation (fused kernels, or eager PyTorch's separate kernels): norm (n_norms norms of h, QK-norm),
@@ -234,9 +234,13 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     windowed = (window > 0) & (window < s) & ~np.asarray(g("attention_sinks", False), dtype=bool)
     n_global = np.where(every > 0, np.floor(L / np.maximum(every, 1.0)), 0.0)
     s_eff = np.where(windowed, local_keys(s, window, g("chunked_attention", False)), s) if np.any(windowed) else s
-    window_factor = np.where(windowed, ((L - n_global) * s_eff + n_global * s) / (L * s), 1.0)
-    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD)
-                / (peak * attn_eff * attention_length_factor(s / cp, c["causal_ratio"]))) * window_factor
+    # the kernel's efficiency follows the keys a query block iterates: s/c for global layers, the window (or chunk)
+    # for local ones, which run like short attention (attention_length_factor at their average keys)
+    per_global = 1.0 / attention_length_factor(s / cp, c["causal_ratio"])
+    window_factor = np.where(windowed, ((L - n_global) * (s_eff / s) / attention_length_factor(
+        np.minimum(s_eff, s / cp), c["causal_ratio"]) + n_global * per_global) / L, per_global) \
+        if np.any(windowed) else per_global
+    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (peak * attn_eff)) * window_factor
     scores = b * (a / t) * (s / cp) * s
     heads = b * a / t
     bmm = gemm(s / cp, s, hd, heads) + gemm(s / cp, vd, s, heads)

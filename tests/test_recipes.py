@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.estimate import config_from_inputs, estimate
+from core.estimate import config_from_inputs, estimate, evaluate
 from core.hardware import catalog
 from core.model import from_hf_config, get_preset, preset_info
 
@@ -117,6 +117,26 @@ def test_sinks_make_windowed_layers_cost_full_attention():
     assert with_sinks["compute_s"] > without["compute_s"]
     assert with_sinks["flops_per_token"] == pytest.approx(without["flops_per_token"], rel=1e-6)
     assert with_sinks["predicted_mfu"] < without["predicted_mfu"]
+
+
+def _core_s(**kw):
+    """The attention core's predicted time: compute_s less compute_s with an attention kernel at no cost."""
+    c = config_from_inputs(mfu="auto", **kw).columns()
+    fast = dict(c, attention_efficiency=1e12, fa2_attention_efficiency=1e12)
+    return float(evaluate(**c)["compute_s"]) - float(evaluate(**fast)["compute_s"])
+
+
+def test_a_window_runs_at_short_attentions_rate():
+    """A windowed layer's flash kernel iterates its window's keys, so it runs at the efficiency of attention that
+    short (steptime.attention_length_factor at the window's average keys): a 512-token window over 8K saves less
+    time than FLOPs, and a window as long as the sequence saves nothing."""
+    from core.flops import local_keys
+    base = dict(model="llama-3.1-8b", n_gpus=8, seq_len=8192)
+    full = _core_s(**base)
+    win = _core_s(**base, sliding_window=512, global_every=0)
+    flop_share = float(local_keys(8192, 512, False)) / 8192
+    assert flop_share * full < win < full
+    assert _core_s(**base, sliding_window=8192, global_every=0) == pytest.approx(full, rel=1e-9)
 
 
 @pytest.mark.parametrize("name,bf16,memory_gb,source_word", [
