@@ -50,6 +50,7 @@ class Profile:
     zero_convention: str
     dp_overlap: str  # yes | no | stage3 (only ZeRO-3 overlaps: DeepSpeed's overlap_comm default)
     tp_overlap: str  # yes | no
+    remat_dce: str = "no"  # yes: the compiler drops recomputed work the backward never reads (XLA)
     numbers: dict = field(default_factory=dict)
     sources: dict = field(default_factory=dict)
 
@@ -80,7 +81,7 @@ def profiles() -> dict[str, Profile]:
                             zero_stages=tuple(int(z) for z in kv["zero_stages"].split()),
                             layouts=tuple(kv["layouts"].split()), zero_convention=kv["zero_convention"],
                             dp_overlap=kv["dp_overlap"], tp_overlap=kv["tp_overlap"],
-                            numbers=nums, sources=sources[name])
+                            remat_dce=kv.get("remat_dce", "no"), numbers=nums, sources=sources[name])
     return out
 
 

@@ -35,7 +35,8 @@ Backward = (1 + trained share) × forward for GEMMs (frozen weights skip their w
 2 × forward for memory-bound work, 2.5/3.5 of flash's forward+backward. The last stage adds the LM head (GEMM
 n = V/t) and the loss (data/kernels.csv `loss` bytes per logit); MTP modules a projection, a block and the head.
 
-Recomputation (core/recompute.py): full = every layer's forward again (with its tensor-parallel communication; with
+Recomputation (core/recompute.py): full = every layer's forward again (under XLA less its last projection, which
+the backward never reads: profile remat_dce; with its tensor-parallel communication; with
 recompute_layers K only K of the stage's layers); otherwise the components the modules or remat policy name.
 
 Communication, per micro-batch and layer (core/comm.py for the link each group uses): tensor parallel (2
@@ -313,7 +314,11 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     Ls = np.ceil(L / p)
     K = _f(g("recompute_layers", 0))
     full_share = np.where(spec["full"], np.where(K > 0, np.minimum(K * v, Ls) / Ls, 1.0), 0.0)
-    layer_rec = full_share * layer_fwd + (1.0 - full_share) * partial
+    # under XLA (profile remat_dce) a fully rematerialised layer skips its last projection and residual add: only
+    # their outputs would be recomputed, and the backward reads their inputs (data/frameworks.csv remat_dce)
+    dce = np.asarray(P.word(fw, "remat_dce")) == "yes"
+    full_fwd = layer_fwd - np.where(dce, comp["mlp_out"] + 0.5 * comp["resid"], 0.0)
+    layer_rec = full_share * full_fwd + (1.0 - full_share) * partial
     rec_full = spec["full"]
 
     # --- the critical stage: ⌈L/p⌉ layers, and the LM head + loss (last stage) --------------------------------

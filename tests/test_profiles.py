@@ -34,12 +34,10 @@ KNOWN_MISSES = {
     "lf-h100l-1b-s2048-g512-mb12": 0.839, "lf-h100l-1b-s2048-g256-mb12": 0.785, "lf-h100l-1b-s2048-g128-mb12": 0.758,
     "ds-110": 1.156, "ds-111": 1.156, "ds-112": 1.202, "ds-113": 1.275, "ds-145": 0.732, "ds-146": 0.782,
     "ds-152": 1.342, "ds-155": 0.841, "ds-163": 0.847, "ds-165": 0.83, "ds-167": 0.836, "ds-169": 0.841,
-    "ds-170": 0.778, "ds-171": 0.739, "mt-v5e-32b-1x": 0.833, "mt-v5e-128b-1x": 0.816, "mt-v5e-128b-2x": 0.819,
-    "mt-v5e-128b-4x": 0.831, "mt-v5p-cfg-512b-1x-v5p-1024": 0.806, "mt-v5p-cfg-512b-2x-v5p-1024": 0.84,
-    "mt-v5p-cfg-1024b-1x-v5p-4096": 0.818, "mt-v5p-readme-512b-v5p-1024": 0.839, "mt-v5p-readme-1024b-v5p-2048": 0.838,
-    "mt-v5p-readme-1024b-v5p-4096": 0.828, "mt-a3-llama2-7b-4vm": 1.159, "mt-a3-llama2-7b-16vm": 1.252,
-    "tr-v6e-llama2-70b-256": 1.274, "tr-v6e-gpt3-175b-bf16": 1.193, "pax-126m-a100-80gb-tebf16": 0.723,
-    "pax-175b-a100-80gb-tebf16": 0.763, "pax-126m-h100-sxm-tebf16": 0.821
+    "ds-170": 0.778, "ds-171": 0.739, "mt-v5e-128b-1x": 0.843, "mt-v5e-128b-2x": 0.845,
+    "mt-v5p-cfg-512b-1x-v5p-1024": 0.833, "mt-v5p-readme-1024b-v5p-4096": 0.843, "mt-a3-llama2-7b-4vm": 1.159,
+    "mt-a3-llama2-7b-16vm": 1.252, "tr-v6e-llama2-70b-256": 1.226, "tr-v6e-gpt3-175b-bf16": 1.237,
+    "pax-126m-a100-80gb-tebf16": 0.74, "pax-175b-a100-80gb-tebf16": 0.827, "pax-126m-h100-sxm-tebf16": 0.839
 }
 
 
@@ -95,7 +93,7 @@ def test_fitted_constants_are_what_the_script_fits(refit):
         assert have[(scope, key)][0] == pytest.approx(value, rel=1e-4, abs=1e-9), (scope, key)
 
 
-@pytest.mark.parametrize("fw", [fw if fw in ("megatron", "maxtext") else pytest.param(
+@pytest.mark.parametrize("fw", [fw if fw in ("megatron",) else pytest.param(
     fw, marks=pytest.mark.xfail(strict=True, reason="leave-one-source-out median above 10 % (bench/RESULTS.md)"))
     for fw in PF.FRAMEWORKS])
 def test_leave_one_source_out_median_within_10_percent(refit, fw):
@@ -115,9 +113,8 @@ CAL_SOURCES = sorted({(r.framework, r.group) for r in RUNS
                       if sum(1 for o in RUNS if (o.framework, o.group) == (r.framework, r.group)) >= 3})
 # sources where calibrating on one of their runs leaves a median error above 10 % on the others (measured / calibrated
 # step, three anchors each; bench/RESULTS.md "Profiles" gives the figures)
-CAL_MISSES = {"DeepCompile blog", "DeepSpeed Azure blog", "JAX-Toolbox", "MaxText A3 README",
-              "MaxText README runtime table", "fms-fsdp README", "llm-foundry benchmarks README",
-              "ml-engineering GPU upgrade", "torchao float8 README"}
+CAL_MISSES = {"DeepCompile blog", "DeepSpeed Azure blog", "JAX-Toolbox", "MaxText A3 README", "fms-fsdp README",
+              "llm-foundry benchmarks README", "ml-engineering GPU upgrade", "torchao float8 README"}
 
 
 @pytest.fixture(scope="module")
@@ -263,6 +260,23 @@ def test_recompute_modules_between_none_and_full():
         "core_attn+mlp": dict(recompute="selective", recompute_modules="core_attn,mlp"),
         "full": dict(recompute="full")}.items()}
     assert t["core_attn"] < t["core_attn+mlp"] < t["full"]
+
+
+def test_xla_remat_skips_the_last_projection_torch_reruns_it():
+    """Full rematerialisation under XLA (profile remat_dce) recomputes a layer's forward but its last projection
+    (mlp wo), whose output the backward never reads; PyTorch's checkpoint reruns it. On an idealised chip (GEMMs at
+    peak, no waves, free attention and memory traffic) recompute_s ÷ compute_s is the recomputed share of 3 × the
+    forward GEMMs: for Llama-3.1-8B a layer's GEMMs are h·(6144 + 4096 + 2·14336 + 14336) parameters, wo h·14336."""
+    from core.estimate import evaluate
+
+    def share(fw):
+        c = config_from_inputs(model="llama-3.1-8b", gpu="h100-sxm", framework=fw, n_gpus=1, seq_len=1024,
+                               micro_batch=1, global_batch=1, recompute="full", zero_stage=0, mfu="auto").columns()
+        c.update(sm_count=np.nan, matmul_efficiency=1.0, memory_bandwidth_bytes_per_s=1e30,
+                 attention_efficiency=1e12, fa2_attention_efficiency=1e12)
+        r = evaluate(**c)
+        return float(r["recompute_s"]) / float(r["compute_s"])
+    assert share("maxtext") / share("megatron") == pytest.approx(1 - 14336 / 53248, rel=1e-6)
 
 
 def test_recompute_layers_interpolates_between_none_and_full():
