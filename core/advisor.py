@@ -26,6 +26,7 @@ import numpy as np
 
 from . import grid as G
 from .estimate import Config, estimate
+from .memory import PER_STEP_PARTS, dynamic_bytes, overhead_bytes
 from .record import BINDING_WORDS
 from .tables import OVERHEADS
 
@@ -52,8 +53,8 @@ def check_margin(margin) -> str | float:
     return x
 
 
-# the record columns margin_bytes reads
-MARGIN_COLUMNS = ("gpu_memory_bytes", "overhead_bytes", "activations_bytes", "logits_bytes", "param_buffer_bytes")
+# the record columns margin_bytes reads: the GPU's memory, the overhead counted, and what the overhead fragments
+MARGIN_COLUMNS = ("gpu_memory_bytes", "overhead_bytes") + PER_STEP_PARTS
 
 
 def margin_bytes(rec: dict, margin="realistic"):
@@ -64,7 +65,6 @@ def margin_bytes(rec: dict, margin="realistic"):
     cap = np.asarray(rec["gpu_memory_bytes"], dtype=np.float64)
     if margin != "realistic":
         return margin * cap
-    from .memory import dynamic_bytes, overhead_bytes
     counted = np.asarray(rec["overhead_bytes"], dtype=np.float64)
     o = OVERHEADS["realistic"]
     realistic = overhead_bytes(dynamic_bytes(rec), o.overhead_fixed_bytes, o.fragmentation_frac)
@@ -76,7 +76,8 @@ def describe_margin(margin="realistic") -> str:
     if margin == "realistic":
         o = OVERHEADS["realistic"]
         return (f"the realistic overhead ({o.overhead_fixed_bytes / 2**30:g} GiB + {o.fragmentation_frac:.0%} "
-                f"fragmentation of the per-step tensors) where not counted, at least {MARGIN_FLOOR_FRAC:.0%} of GPU memory")
+                f"fragmentation of the per-step tensors) where not counted, at least {MARGIN_FLOOR_FRAC:.0%} of GPU "
+                "memory")
     return f"{margin:.0%} of GPU memory"
 
 

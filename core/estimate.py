@@ -115,7 +115,8 @@ def training_split(c: dict, split: dict) -> dict:
 
 
 # inputs added after the column vocabulary settled (issues 19, 20): hand-built columns may lack them
-LATE_INPUTS = ("etp", "moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "fp8_recipe", "fp8_param_gather", "price_tier", "preemption_rate_per_gpu_hour",
+LATE_INPUTS = ("etp", "moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "fp8_recipe",
+               "fp8_param_gather", "price_tier", "preemption_rate_per_gpu_hour",
                "failure_rate_per_gpu_hour", "storage_bytes_per_s", "restart_s", "checkpoint_interval_s",
                "power_draw_frac", "node_overhead_frac", "pue", "carbon_kg_per_kwh")
 
@@ -365,7 +366,8 @@ def evaluate(**c) -> dict:
     # (the bytes per parameter depend on the family: core.lowp.weight_copy_bytes; rows without a recipe have none)
     copy_b = 0.0
     if np.any(recipe != "none"):
-        blackwell = np.asarray(c.get("family_index", -1.0), dtype=np.float64) == float(family_names().index("blackwell"))
+        blackwell = np.asarray(c.get("family_index", -1.0), dtype=np.float64) == float(
+            family_names().index("blackwell"))
         copy_b = np.maximum(LP.weight_copy_bytes(recipe, np.where(blackwell, "blackwell", "")) - np.where(
             fp8_params, 1.0, 0.0), 0.0)
     if np.any(copy_b > 0):
@@ -379,8 +381,8 @@ def evaluate(**c) -> dict:
     on_tpu = np.asarray(c.get("family_index", -1.0), dtype=np.float64) == float(family_names().index("tpu"))
     # fragmentation is of what is allocated and freed every step (activations, logits, gathered and communication
     # buffers); the model state lives in tensors allocated once (memory.overhead_bytes)
-    overhead = np.where(on_tpu, 0.0, M.overhead_bytes(buffers + activations + logits_here, c["overhead_fixed_bytes"],
-                                                      c["fragmentation_frac"]))
+    per_step = M.dynamic_bytes(dict(zip(M.PER_STEP_PARTS, (activations, logits_here, buffers))))
+    overhead = np.where(on_tpu, 0.0, M.overhead_bytes(per_step, c["overhead_fixed_bytes"], c["fragmentation_frac"]))
     total = subtotal + overhead
     cap = np.asarray(c["gpu_memory_bytes"], dtype=np.float64)
     groups = np.stack(np.broadcast_arrays(state + buffers, activations, logits_here, overhead))

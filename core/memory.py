@@ -599,8 +599,11 @@ def overhead_bytes(dynamic_bytes_, overhead_fixed_bytes=0.0, fragmentation_frac=
                                                                             dtype=np.float64) * dynamic_bytes_
 
 
-def dynamic_bytes(rec: dict):
-    """A record's bytes allocated and freed every step, what fragments (overhead_bytes): activations, logits and the
-    gathered / communication buffers."""
-    return sum(np.asarray(rec[k], dtype=np.float64) for k in ("activations_bytes", "logits_bytes",
-                                                               "param_buffer_bytes"))
+# the record's parts allocated and freed every step: what fragments (overhead_bytes)
+PER_STEP_PARTS = ("activations_bytes", "logits_bytes", "param_buffer_bytes")
+
+
+def dynamic_bytes(parts: dict):
+    """Bytes allocated and freed every step, what fragments (overhead_bytes): activations, logits and the gathered /
+    communication buffers, from a record or any mapping of PER_STEP_PARTS."""
+    return sum(np.asarray(parts[k], dtype=np.float64) for k in PER_STEP_PARTS)

@@ -23,9 +23,9 @@ One micro-batch through one layer on one GPU, forward, split into components (co
 - core: flash attention (Dao et al. 2022/2023): causal, half of the 4·b·(s/c)·s·width/t FLOPs, at peak ×
   the profile's attention kernel efficiency (the family's best kernel, or FlashAttention-2's: data/efficiency.csv)
   × attention_length_factor (the tile pipeline's start-up and the causal mask's deficit at the length s/c),
-  forward 1/3.5 of forward+backward (backward = 2.5 × forward); a sliding window's layers only over
-  their window, at the length factor of their window's keys. Without flash (Megatron 2021): QKᵀ and AV as batched GEMMs over every score, the softmax (read +
-  write 4 B each) and its dropout (5 B) at HBM speed.
+  forward 1/3.5 of forward+backward (backward = 2.5 × forward); a sliding window's layers only over their window,
+  at the length factor of their window's keys. Without flash (Megatron 2021): QKᵀ and AV as batched GEMMs over
+  every score, the softmax (read + write 4 B each) and its dropout (5 B) at HBM speed.
 - memory-bound components at HBM speed × hbm_efficiency × sustained, bytes per element from data/kernels.csv for the
   profile's implementation (fused kernels, or eager PyTorch's separate kernels): norm (n_norms norms of h, QK-norm),
   rope (q and k), act (SwiGLU or GeLU over d_ff/t), resid (two residual adds, dropout masks); outside tensor
@@ -117,6 +117,7 @@ def attention_length_factor(s, causal_ratio_ref):
     s = np.maximum(_f(s), 1.0)
     startup = (s / (s + ATTN_TILE_STARTUP_TOKENS)) / (ATTN_REF_TOKENS / (ATTN_REF_TOKENS + ATTN_TILE_STARTUP_TOKENS))
     causal = 1.0 - (1.0 - _f(causal_ratio_ref)) * np.sqrt(ATTN_REF_TOKENS / s)
+    # a guard, not a measurement: far below the benchmarks' 512 tokens the √ law would go negative (at 23 tokens)
     return startup * np.maximum(causal, 0.05)
 
 
