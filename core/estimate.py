@@ -115,8 +115,8 @@ def training_split(c: dict, split: dict) -> dict:
 
 
 # inputs added after the column vocabulary settled (issues 19, 20): hand-built columns may lack them
-LATE_INPUTS = ("etp", "moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "fp8_recipe",
-               "fp8_param_gather", "price_tier", "preemption_rate_per_gpu_hour",
+LATE_INPUTS = ("etp", "moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "moe_overlap",
+               "fp8_recipe", "fp8_param_gather", "price_tier", "preemption_rate_per_gpu_hour",
                "failure_rate_per_gpu_hour", "storage_bytes_per_s", "restart_s", "checkpoint_interval_s",
                "power_draw_frac", "node_overhead_frac", "pue", "carbon_kg_per_kwh")
 
@@ -433,7 +433,8 @@ def evaluate(**c) -> dict:
                               tr["first_trainable"] + tr["first_adapters"]) / tp / np.where(
                               np.asarray(c["zero_stage"]) >= 1, np.maximum(shard_gpus / (tp * pp), 1.0), 1.0), 0.0),
                           "offloaded_activation_bytes": act_moved},
-                         state, np.maximum(split["first_stage_params"], split["last_stage_params"]))
+                         state, np.maximum(split["first_stage_params"], split["last_stage_params"]),
+                         split["stage_expert_params"])
     peak = np.asarray(c["peak_flops_per_s"], dtype=np.float64)
     tokens_per_step = np.asarray(c["global_batch_used"], dtype=np.float64) * np.asarray(s_full, dtype=np.float64)
     pred_tps = tokens_per_step / step["step_time_s"]

@@ -220,6 +220,10 @@ INPUTS: tuple[Input, ...] = (
           "expert activations' size on the busiest rank, up to the capacity)", "layout", lo=1.0, hi=1024.0),
     Input("moe_pad_to_capacity", "bool", False, "", "MoE: every expert's input padded to the capacity (Megatron "
           "--moe-pad-expert-input-to-capacity): the experts compute capacity·T·k/E tokens each", "layout"),
+    Input("moe_overlap", "bool", False, "", "MoE: the expert-parallel all-to-all of one micro-batch runs while "
+          "another computes (Megatron --overlap-moe-expert-parallel-comm with --delay-wgrad-compute: the forward of "
+          "one micro-batch and the backward of another scheduled together, 1F1B); the pipeline's warm-up and "
+          "cool-down micro-batches stay exposed", "layout"),
     Input("dp_replicate", "int", 1, "count", "hybrid sharding (FSDP2 HSDP, ZeRO++ hpZ, MaxText dcn data axis): "
           "replicas of the sharded state; ZeRO shards over dp / dp_replicate ranks (torchtitan's "
           "data_parallel_replicate_degree)", "layout", lo=1, hi=MAX_INT),
@@ -437,7 +441,8 @@ WIDGETS = {
     "ep": Widget("ep", "EP"), "etp": Widget("etp", "expert TP (0 = tp)"),
     "moe_capacity_factor": Widget("moecf", "MoE capacity factor (0 = dropless)", step=0.25),
     "moe_load_imbalance": Widget("moeimb", "MoE busiest expert ÷ mean (1 = balanced)", step=0.1),
-    "moe_pad_to_capacity": Widget("moepad", "MoE pad to capacity"), "gpus_per_node": Widget("gpn", "GPUs per node (blank = catalog)"),
+    "moe_pad_to_capacity": Widget("moepad", "MoE pad to capacity"),
+    "moe_overlap": Widget("moeov", "MoE all-to-all overlapped (1F1B)"), "gpus_per_node": Widget("gpn", "GPUs per node (blank = catalog)"),
     "dp_replicate": Widget("dprep", "HSDP replicas (dp_replicate)"),
     "dp_shard": Widget("dpshard", "HSDP shard degree (0 = dp / replicas)"),
     "framework": Widget("fw", "Framework"),

@@ -9,6 +9,11 @@ per replica per step.
   stage holds p micro-batches of its L/p layers — L layers' worth — and the interleaved schedule
   (p − 1)·2 + (v − 1)·p + 1 chunks of L/(p·v) layers = L · (1 + (p − 1)/(p·v)) layers' worth, but never more than
   the m micro-batches a step has (m < p: only m are ever in flight).
+- Unpaired micro-batches (Megatron's num_warmup_microbatches, schedules.py): a schedule that runs one
+  micro-batch's forward beside another's backward (Megatron-Core's combined 1F1B, --overlap-moe-expert-parallel-comm)
+  pairs them only in the steady phase; the first stage's warm-up forwards and cool-down backwards run alone:
+  p − 1 micro-batches for 1F1B, (p − 1)·2 + (v − 1)·p chunks of 1/v micro-batch interleaved, and without a pipeline
+  the first forward and the last backward (one micro-batch's worth).
 """
 from __future__ import annotations
 
@@ -39,3 +44,13 @@ def in_flight_layers(n_layers, pp, virtual_stages, micro_batches=None) -> np.nda
         m = np.maximum(np.asarray(micro_batches, dtype=np.float64), 1.0)
         out = np.where(m < p, out * m / p, out)
     return out
+
+
+def unpaired_micro_batches(pp, virtual_stages, micro_batches) -> np.ndarray:
+    """Micro-batches' worth of the first stage's forwards and backwards that no other micro-batch's work runs beside:
+    max(1, p − 1) for 1F1B, max(1, ((p − 1)·2 + (v − 1)·p)/v) interleaved; never more than the m a step has."""
+    p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
+    v = np.maximum(np.asarray(virtual_stages, dtype=np.float64), 1.0)
+    m = np.maximum(np.asarray(micro_batches, dtype=np.float64), 1.0)
+    warm = np.where(v > 1, ((p - 1.0) * 2.0 + (v - 1.0) * p) / v, p - 1.0)
+    return np.minimum(np.maximum(warm, 1.0), m)

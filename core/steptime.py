@@ -125,7 +125,7 @@ def _f(x):
     return np.asarray(x, dtype=np.float64)
 
 
-def context(c: dict, state_bytes, stage_params) -> dict:
+def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     """Everything the terms read, computed once: per-layer component times (forward, one micro-batch), the
     critical stage's forward/backward, communication per collective, micro-batches. `c` holds `evaluate`'s
     columns with the accelerator's step constants."""
@@ -383,7 +383,18 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     gbs = _f(c["global_batch_used"])
     m = np.maximum(gbs / (d * b), 1.0)
     t_mb_compute = gemm_stage + core_stage + elem_stage + recompute
-    per_mb_comm = Ls * (tp_exposed + cp_layer + ep_layer)
+    # the all-to-all overlapped with another micro-batch's compute (moe_overlap, core/schedule.py): the unpaired
+    # micro-batches' all-to-all is exposed, the paired ones' only where it outlasts the compute beside it
+    ep_mb = Ls * ep_layer
+    moe_ov = np.asarray(g("moe_overlap", False), dtype=bool) & moe
+    if np.any(moe_ov):
+        u = S.unpaired_micro_batches(p, v, m)
+        ep_exp = (u * ep_mb + (m - u) * np.maximum(0.0, ep_mb - t_mb_compute)) / m
+        ep_hidden = np.where(moe_ov, ep_mb - ep_exp, 0.0)
+        ep_mb = np.where(moe_ov, ep_exp, ep_mb)
+    else:
+        ep_hidden = 0.0
+    per_mb_comm = Ls * (tp_exposed + cp_layer) + ep_mb
 
     # --- data parallel (hybrid sharding: shard over dp_shard·c ranks, replicate over dp_replicate) ------------
     rep = np.maximum(_f(g("dp_replicate", 1)), 1.0)
@@ -396,7 +407,15 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     # all-gather move 1 byte per parameter (the gradient reduce-scatter stays at grad_b)
     fp8_gather = np.asarray(g("fp8_param_gather", False), dtype=bool) & lowp
     weight_b = np.where(fp8_gather, 1.0, weight_b)
-    local = _f(stage_params) / t
+    # an MoE stage's routed experts are not replicated over the data-parallel ranks: each expert-parallel rank holds
+    # E/ep experts split over etp, and their gradients reduce over the expert-data-parallel group, n/(etp·ep·p) ranks
+    # strided by etp·ep (Megatron-Core parallel_state.py: the expert ranks ordered etp, ep, edp, pp;
+    # distributed/distributed_data_parallel.py keeps the expert parameters in their own buffers, reduced over
+    # expert_data_parallel_group); the dense rest reduces over the dp·cp ranks
+    experts_local = _f(expert_params) / (ep * etp)
+    local = (_f(stage_params) - _f(expert_params)) / t
+    edp = np.maximum(np.floor(n / (etp * ep * p)), 1.0)
+    edp_bw = C.group_bus_bandwidth(edp, etp * ep, **link)
     z3 = np.asarray(c["zero_stage"]) == 3
     # (terms no row of the chunk has are skipped: a sweep's chunk is mostly one kind)
     hybrid = bool(np.any(rep > 1))
@@ -405,10 +424,15 @@ def context(c: dict, state_bytes, stage_params) -> dict:
     # the distributed optimizer's reduce-scatter + all-gather (an all-reduce's bytes), the gather half at 1 byte with
     # fp8 parameter gathers
     ar_scale = np.where(fp8_gather & (np.asarray(c["zero_stage"]) >= 1), (grad_b + 1.0) / (2.0 * grad_b), 1.0)
-    ar = C.collective_time_s("all_reduce", local * grads * grad_b * ar_scale, shard_group, shard_bw, lat) + rep_ar
-    z3_mb = (2.0 * C.collective_time_s("all_gather", local * weight_b, shard_group, shard_bw, lat)
-             + C.collective_time_s("reduce_scatter", local * grads * grad_b, shard_group, shard_bw, lat)) \
-        if np.any(z3) else 0.0
+    ar = (C.collective_time_s("all_reduce", local * grads * grad_b * ar_scale, shard_group, shard_bw, lat) + rep_ar
+          + np.where(experts_local > 0, C.collective_time_s("all_reduce", experts_local * grads * grad_b * ar_scale,
+                                                            edp, edp_bw, lat), 0.0))
+
+    def z3_gathers(params, size, bw):  # ZeRO-3 per micro-batch: gather forward and backward, reduce-scatter the grads
+        return (2.0 * C.collective_time_s("all_gather", params * weight_b, size, bw, lat)
+                + C.collective_time_s("reduce_scatter", params * grads * grad_b, size, bw, lat))
+    z3_mb = (z3_gathers(local, shard_group, shard_bw)
+             + np.where(experts_local > 0, z3_gathers(experts_local, edp, edp_bw), 0.0)) if np.any(z3) else 0.0
     z3_step = rep_ar
     overlap = np.asarray(c["dp_overlap"], dtype=bool)
     # the fitted constants (data/fitted.csv); bench/fit_profiles.py passes trial values as fit_* columns
@@ -461,7 +485,7 @@ def context(c: dict, state_bytes, stage_params) -> dict:
 
 
 _CONTEXT = ("m", "fwd", "bwd", "gemm_stage", "core_stage", "elem_stage", "recompute", "Ls", "tp_exposed", "cp_layer",
-            "ep_layer", "dp_exposed", "dp_hidden", "tp_hidden", "cost", "t_mb", "p", "v", "p2p", "hbm", "host")
+            "ep_mb", "ep_hidden", "dp_exposed", "dp_hidden", "tp_hidden", "cost", "t_mb", "p", "v", "p2p", "hbm", "host")
 
 
 def _context_out(x: dict, offload) -> dict:
@@ -494,8 +518,9 @@ TERMS: tuple[Term, ...] = (
          lambda x: x["m"] * x["Ls"] * x["tp_exposed"] + x["cost"] * x["m"] * x["Ls"] * x["tp_hidden"]),
     Term("cp_comm_s", "context-parallel all-gather of K/V and reduce-scatter of their gradients", "#ffbb78",
          lambda x: x["m"] * x["Ls"] * x["cp_layer"]),
-    Term("ep_comm_s", "expert-parallel all-to-all (dispatch and combine)", "#8c564b",
-         lambda x: x["m"] * x["Ls"] * x["ep_layer"]),
+    Term("ep_comm_s", "expert-parallel all-to-all (dispatch and combine) not hidden behind another micro-batch's "
+         "compute (moe_overlap), and the slowdown of the kernels it overlaps", "#8c564b",
+         lambda x: x["m"] * (x["ep_mb"] + x["cost"] * x["ep_hidden"])),
     Term("dp_comm_s", "exposed data-parallel communication (gradient reduction; ZeRO-3/FSDP parameter gathers per "
          "micro-batch) and the slowdown of the kernels it overlaps", "#2ca02c",
          lambda x: x["dp_exposed"] + x["cost"] * x["dp_hidden"]),
@@ -515,10 +540,11 @@ STEP_PART_WORDS = {t.name: t.words for t in TERMS}
 STEP_PART_COLOURS = {t.name: t.colour for t in TERMS}
 
 
-def step_parts(c: dict, state_bytes, stage_params) -> dict:
+def step_parts(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     """The step-time terms (seconds) for the layout in `c` (`evaluate`'s columns, with the accelerator's step
-    constants), the GPU's model-state bytes and the parameters of the busiest pipeline stage (before tp)."""
-    x = context(c, state_bytes, stage_params)
+    constants), the GPU's model-state bytes and the parameters of the busiest pipeline stage (before tp), of which
+    `expert_params` are routed experts (split over ep·etp, reduced over the expert-data-parallel ranks)."""
+    x = context(c, state_bytes, stage_params, expert_params)
     parts = {t.name: t.seconds(x) for t in TERMS}
     parts["step_time_s"] = sum(parts[k] for k in STEP_PARTS)
     parts["micro_batches"] = x["m"]
