@@ -301,13 +301,18 @@ MOE_NOT_FIT = {"mb2511-deepseek-v3-gb200-256g-bf16-tp1pp4cp1ep64vp4mbs1gbs4096",
                "mb2511-qwen3-235b-a22b-gb300-256g-bf16-tp1pp4cp1ep16vp12mbs2gbs8192",
                "zoo-qwen3-235b-h100-256g-3"}
 MOE_WITHIN = {"mb2511-deepseek-v3-gb200-256g-bf16-tp1pp4cp1ep64vp4mbs1gbs4096",
+              "mb2511-deepseek-v3-gb300-256g-bf16-tp1pp2cp1ep32vp4mbs1gbs4096",
               "mb2511-qwen3-235b-a22b-gb200-256g-bf16-tp1pp8cp1ep32vp3mbs1gbs8192",
               "mcore-moe-readme-mixtral8x7b-h100-64g",
               "zoo-qwen3-235b-gb200-bf16-4096",
               "zoo-qwen3-235b-h100-256g-0",
-              "zoo-qwen3-235b-h100-256g-1",
               "zoo-qwen3-235b-h100-256g-3",
-              "zoo-qwen3-235b-h100-longctx-131072-dropless"}
+              "zoo-qwen3-235b-h100-longctx-131072-dropless",
+              "zoo-qwen3-235b-h100-longctx-131072-forcedbalance",
+              "zoo-qwen3-235b-h100-longctx-16384-forcedbalance",
+              "zoo-qwen3-235b-h100-longctx-32768-forcedbalance",
+              "zoo-qwen3-235b-h100-longctx-65536-dropless",
+              "zoo-qwen3-235b-h100-longctx-65536-forcedbalance"}
 
 
 def _moe(run):
