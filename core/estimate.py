@@ -40,7 +40,11 @@ def stage_split(c: dict, pp) -> dict:
     The transformer blocks split by layers: a stage holds ⌈L/p⌉ of them (uneven splits put the extra layers on
     the busiest stage). The input embedding and learned positions sit on the first stage, the LM head on the last;
     with tied embeddings the last stage keeps its own copy of the table for the head (Megatron-LM shares it by
-    all-reducing its gradient). With p = 1 one GPU holds all n_params. In raw-N mode the stand-in shape's split
+    all-reducing its gradient). With the embedding and the loss counted as layers in the split
+    (`pp_embedding_loss_slots`, core/schedule.stage_layers) the first and last stages hold one layer fewer than the
+    middle ones, and the "first" stage's figure is the larger of the first stage and the second (which holds a full
+    stage of layers and, in the 1F1B warm-up, one micro-batch fewer: it can hold the most activations). With p = 1
+    one GPU holds all n_params. In raw-N mode the stand-in shape's split
     is scaled to n_params (`outside_params` then scales too, so hardware FLOPs never fall below model FLOPs).
     Multi-token-prediction modules (DeepSeek-V3) train with the model (full training) and sit with the head on the
     last stage (`mtp_params`; DeepSeek-V3 §3.2.2); `block_share` is the blocks' share a stage holds.
@@ -54,7 +58,9 @@ def stage_split(c: dict, pp) -> dict:
     outside = inputs + pb["lm_head"] * scale
     blocks = N - outside
     L = np.asarray(c["n_layers"], dtype=np.float64)
-    share = np.ceil(L / pp) / L
+    sl = SC.stage_layers(L, pp, c.get("pp_embedding_loss_slots", False))
+    share = sl["middle"] / L
+    end_share = sl["first"] / L
     one = pp == 1
     experts = np.where(np.asarray(c["n_experts"]) > 1, pb["experts"] * scale, 0.0)  # routed expert MLPs
     mtp = MD.mtp_breakdown(**arch)
@@ -63,8 +69,9 @@ def stage_split(c: dict, pp) -> dict:
     return {
         "shape_params": pb["total"],
         "outside_params": outside,
-        "first_stage_params": np.where(one, N + mtp_p, blocks * share + inputs),
-        "last_stage_params": np.where(one, N + mtp_p, blocks * share + table + mtp_p),
+        "first_stage_params": np.where(one, N + mtp_p, np.where(sl["slots"], np.maximum(
+            blocks * end_share + inputs, blocks * share), blocks * share + inputs)),
+        "last_stage_params": np.where(one, N + mtp_p, blocks * end_share + table + mtp_p),
         "stage_expert_params": np.where(one, experts, experts * share),
         "mtp_params": mtp_p,
         "mtp_active_params": np.where(full, mtp["mtp_active"], 0.0),
@@ -116,6 +123,7 @@ def training_split(c: dict, split: dict) -> dict:
 
 # inputs added after the column vocabulary settled (issues 19, 20): hand-built columns may lack them
 LATE_INPUTS = ("etp", "moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "moe_overlap",
+               "pp_embedding_loss_slots",
                "fp8_recipe", "fp8_param_gather", "price_tier", "preemption_rate_per_gpu_hour",
                "failure_rate_per_gpu_hour", "storage_bytes_per_s", "restart_s", "checkpoint_interval_s",
                "power_draw_frac", "node_overhead_frac", "pue", "carbon_kg_per_kwh")
@@ -196,7 +204,7 @@ TRAINING_DEFAULTS = {"training": "full", "lora_rank": 16, "lora_targets": "all",
                      "frozen_frac": 0.0, "offload": "none"}
 # the issue-18 inputs with their "off" values (the framework's own rules fill profile and zero_convention)
 FRAMEWORK_DEFAULTS = {"framework": "megatron", "compile": False, "attention_kernel": "auto", "chunked_loss": False, "recompute_modules": "", "recompute_layers": 0,
-                      "remat_policy": "none", "activation_offload": False, "dp_shard": 0, "dp_replicate": 1,
+                      "remat_policy": "none", "activation_offload": False, "activation_offload_layers": 0, "dp_shard": 0, "dp_replicate": 1,
                       "efficiency_scale": 1.0, "network_scale": 1.0, "interval_low": 0.0, "interval_high": 0.0}
 
 
@@ -325,32 +333,43 @@ def evaluate(**c) -> dict:
     dropped = sum((share * led[t] for t, share in spec["drop"].items() if t in led), 0.0)
     partial = np.maximum(full_layer - dropped, layer_input)
     full = spec["full"]
-    Ls_act = np.ceil(np.asarray(L, dtype=np.float64) / pp)
+    sl = SC.stage_layers(L, pp, c["pp_embedding_loss_slots"])
+    Ls_act = sl["middle"]
     K = np.asarray(c["recompute_layers"], dtype=np.float64)
     vs = np.asarray(c["virtual_stages"], dtype=np.float64)
     phi = np.where(full, np.where(K > 0, np.minimum(K * vs, Ls_act) / Ls_act, 1.0), 0.0)  # share recomputed whole
     per_layer = np.where(full, phi * layer_input + (1.0 - phi) * full_layer, partial)
     rec_peak = np.where(full, full_layer - layer_input, 0.0) * (phi > 0)
-    in_flight = SC.in_flight_layers(L, pp, c["virtual_stages"])  # layers' worth the first stage holds (1F1B)
+    # layers' worth the first stage holds (1F1B); with embedding/loss slots the larger of the first rank (a layer
+    # fewer) and the second (a full stage, one micro-batch fewer in flight)
+    in_flight = np.where(sl["slots"], np.maximum(SC.in_flight_of_rank(sl["first"], pp, c["virtual_stages"], 0),
+                                                 SC.in_flight_of_rank(sl["middle"], pp, c["virtual_stages"], 1)),
+                         SC.in_flight_layers(L, pp, c["virtual_stages"]))
     # activation offload: everything but the two layers in flight (the one computed, the one moving) waits on the
-    # host; a MaxText *_offloaded policy keeps each layer's input on the device (decoder_layer_input: 'device')
+    # host; with activation_offload_layers K only K of the stage's Ls layers move (Megatron --cpu-offloading-num-layers):
+    # the share K/Ls of what the stage holds, the rest stays; a MaxText *_offloaded policy keeps each layer's input on
+    # the device (decoder_layer_input: 'device')
     flag = np.asarray(c["activation_offload"], dtype=bool)
+    K_off = np.asarray(c["activation_offload_layers"], dtype=np.float64)
+    off_share = np.where(flag, np.where(K_off > 0, np.minimum(K_off / Ls_act, 1.0), 1.0), 0.0)
     policy_off = spec["offload"] & ~flag
     rest = np.maximum(per_layer - layer_input, 0.0)
 
-    def on_device(layers):
-        return np.where(flag, 2.0 * per_layer, np.where(policy_off, np.minimum(per_layer, layer_input) * layers
-                                                          + 2.0 * rest, per_layer * layers))
+    def on_device(layers):  # Megatron offloads the first K layers: by the forward's end they are on the host;
+        moved = off_share * layers  # when every layer moves, the two in flight (computed, moving) stay
+        offloaded = per_layer * np.where(off_share >= 1.0, np.minimum(2.0, layers), layers - moved)
+        return np.where(flag, offloaded, np.where(policy_off, np.minimum(per_layer, layer_input) * layers
+                                                  + 2.0 * rest, per_layer * layers))
 
     kept_device = on_device(in_flight)
     act_host = per_layer * in_flight - kept_device
-    act_moved = np.where(flag, per_layer, np.where(policy_off, rest, 0.0)) * Ls_act  # per micro-batch, each way
+    act_moved = np.where(flag, off_share * per_layer, np.where(policy_off, rest, 0.0)) * Ls_act  # per micro-batch
     first = {"stored_bytes": kept_device, "recompute_peak_bytes": rec_peak + 0.0 * kept_device}
     n_mtp = np.where(np.asarray(c["training"]) == "full", np.asarray(c["n_mtp_layers"], dtype=np.float64), 0.0)
     mtp_acts = per_layer * n_mtp
     acts_first = first["stored_bytes"] + first["recompute_peak_bytes"] + np.where(pp == 1, mtp_acts, 0.0)
     # the last pipeline stage holds one micro-batch of its ⌈L/p⌉ layers (1F1B), and the logits
-    acts_last = on_device(Ls_act) + first["recompute_peak_bytes"] + mtp_acts
+    acts_last = on_device(sl["last"]) + first["recompute_peak_bytes"] + mtp_acts
     chunk = np.where(np.asarray(c["chunked_loss"], dtype=bool), np.minimum(1.0, M.LOSS_CHUNK_TOKENS / (
         np.asarray(s, dtype=np.float64) * np.asarray(b, dtype=np.float64))), 1.0)  # chunked: one chunk's logits
     logits = M.logits_bytes(s, b, c["vocab_size"], tp, c["fp32_loss"]) * (1.0 + n_mtp) * chunk

@@ -220,6 +220,10 @@ INPUTS: tuple[Input, ...] = (
           "expert activations' size on the busiest rank, up to the capacity)", "layout", lo=1.0, hi=1024.0),
     Input("moe_pad_to_capacity", "bool", False, "", "MoE: every expert's input padded to the capacity (Megatron "
           "--moe-pad-expert-input-to-capacity): the experts compute capacity·T·k/E tokens each", "layout"),
+    Input("pp_embedding_loss_slots", "bool", False, "", "pipeline split: the input embedding and the loss each "
+          "take one layer's slot (Megatron --account-for-embedding-in-pipeline-split "
+          "--account-for-loss-in-pipeline-split): ⌈(L + 2)/pp⌉ layers on the middle stages, one fewer on the first "
+          "and last", "layout"),
     Input("moe_overlap", "bool", False, "", "MoE: the expert-parallel all-to-all of one micro-batch runs while "
           "another computes (Megatron --overlap-moe-expert-parallel-comm with --delay-wgrad-compute: the forward of "
           "one micro-batch and the backward of another scheduled together, 1F1B); the pipeline's warm-up and "
@@ -301,6 +305,9 @@ INPUTS: tuple[Input, ...] = (
     Input("activation_offload", "bool", False, "", "move the activations kept for the backward to host memory "
           "(Megatron --cpu-offloading, torchtitan/MaxText activation offload): transfers over the host link, "
           "overlapped with compute", "activations"),
+    Input("activation_offload_layers", "int", 0, "count", "with activation_offload: only K of each pipeline stage's "
+          "layers move their activations to the host (Megatron --cpu-offloading-num-layers K); 0 = every layer",
+          "activations", lo=0, hi=MAX_INT),
     Input("chunked_loss", "bool", False, "", "the LM head and cross-entropy run in chunks of tokens and never "
           "hold the whole logits (Liger FusedLinearCrossEntropy, torchtitan/MaxText chunked loss): one 4,096-token "
           "chunk's logits are kept instead of s·b", "activations"),
@@ -442,7 +449,8 @@ WIDGETS = {
     "moe_capacity_factor": Widget("moecf", "MoE capacity factor (0 = dropless)", step=0.25),
     "moe_load_imbalance": Widget("moeimb", "MoE busiest expert ÷ mean (1 = balanced)", step=0.1),
     "moe_pad_to_capacity": Widget("moepad", "MoE pad to capacity"),
-    "moe_overlap": Widget("moeov", "MoE all-to-all overlapped (1F1B)"), "gpus_per_node": Widget("gpn", "GPUs per node (blank = catalog)"),
+    "moe_overlap": Widget("moeov", "MoE all-to-all overlapped (1F1B)"),
+    "pp_embedding_loss_slots": Widget("ppslots", "Embedding and loss take a pipeline slot each"), "gpus_per_node": Widget("gpn", "GPUs per node (blank = catalog)"),
     "dp_replicate": Widget("dprep", "HSDP replicas (dp_replicate)"),
     "dp_shard": Widget("dpshard", "HSDP shard degree (0 = dp / replicas)"),
     "framework": Widget("fw", "Framework"),
@@ -451,6 +459,7 @@ WIDGETS = {
     "attention_kernel": Widget("attk2", "Attention kernel"),
     "recompute_modules": Widget("rcmod", "Recompute modules (Megatron names; with selective)", multi=RC.MODULE_NAMES),
     "recompute_layers": Widget("rclay", "Recompute only K layers per stage (0 = all)"),
+    "activation_offload_layers": Widget("aoffl", "Offload only K layers per stage (0 = all)"),
     "remat_policy": Widget("remat", "MaxText remat policy"),
     "activation_offload": Widget("actoff", "Offload activations to host"),
     "chunked_loss": Widget("chunkce", "Chunked loss (logits never whole)"),
@@ -739,6 +748,10 @@ RULES: tuple[Rule, ...] = (
          & ~_is(g, "recompute", "selective")),
     Rule("recompute_layers", "needs recompute full (Megatron's block method)",
          lambda g: (g("recompute_layers") > 0) & ~_is(g, "recompute", "full")),
+    Rule("pp_embedding_loss_slots", "needs pp > 1 (the slots are in the pipeline split)",
+         lambda g: (np.asarray(g("pp_embedding_loss_slots")) == True) & ~(g("pp") > 1)),  # noqa: E712
+    Rule("activation_offload_layers", "needs activation_offload (Megatron's --cpu-offloading)",
+         lambda g: (g("activation_offload_layers") > 0) & ~(np.asarray(g("activation_offload")) == True)),  # noqa: E712
     Rule("remat_policy", "give either remat_policy (MaxText) or recompute, not both",
          lambda g: ~_is(g, "remat_policy", "none") & ~_is(g, "recompute", "none")),
     Rule("remat_policy", "unknown policy", lambda g: ~np.isin(g("remat_policy"), RC.REMAT_NAMES)),

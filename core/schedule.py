@@ -35,15 +35,36 @@ def sends_per_micro_batch(virtual_stages) -> np.ndarray:
 def in_flight_layers(n_layers, pp, virtual_stages, micro_batches=None) -> np.ndarray:
     """Layers' worth of one micro-batch's activations the first stage holds at its peak: L for 1F1B,
     L · (1 + (p − 1)/(p·v)) interleaved; with fewer micro-batches than stages (m < p), m/p of that."""
-    L = np.asarray(n_layers, dtype=np.float64)
+    p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
+    return in_flight_of_rank(np.asarray(n_layers, dtype=np.float64) / p, pp, virtual_stages, 0, micro_batches)
+
+
+def in_flight_of_rank(stage_layers, pp, virtual_stages, rank, micro_batches=None) -> np.ndarray:
+    """Layers' worth of one micro-batch's activations pipeline rank r holds at its peak, for a rank of
+    `stage_layers` layers: (p − r) micro-batches for 1F1B; interleaved (p − r − 1)·2 + (v − 1)·p + 1 chunks of
+    stage_layers/v, i.e. stage_layers · (p + (p − 1 − 2r)/v) (Megatron's num_warmup_microbatches + 1); with fewer
+    micro-batches than stages (m < p), m/p of that."""
+    n = np.asarray(stage_layers, dtype=np.float64)
     p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
     v = np.maximum(np.asarray(virtual_stages, dtype=np.float64), 1.0)
-    factor = np.where(v > 1, 1.0 + (p - 1.0) / (p * v), 1.0)
-    out = L * factor
+    r = np.minimum(np.asarray(rank, dtype=np.float64), p - 1.0)
+    out = n * np.where(v > 1, p + (p - 1.0 - 2.0 * r) / v, p - r)
     if micro_batches is not None:
         m = np.maximum(np.asarray(micro_batches, dtype=np.float64), 1.0)
         out = np.where(m < p, out * m / p, out)
     return out
+
+
+def stage_layers(n_layers, pp, embedding_loss_slots=False) -> dict:
+    """Transformer layers per pipeline stage: ⌈L/p⌉ on every stage (the busiest), or with the embedding and the loss
+    each taking one layer's slot in the split (Megatron --account-for-embedding-in-pipeline-split
+    --account-for-loss-in-pipeline-split): ⌈(L + 2)/p⌉ on the middle stages and one fewer on the first and last."""
+    L = np.asarray(n_layers, dtype=np.float64)
+    p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
+    slots = np.asarray(embedding_loss_slots, dtype=bool) & (p > 1)
+    mid = np.where(slots, np.ceil((L + 2.0) / p), np.ceil(L / p))
+    end = np.where(slots, mid - 1.0, mid)
+    return {"first": end, "middle": mid, "last": end, "slots": slots}
 
 
 def unpaired_micro_batches(pp, virtual_stages, micro_batches) -> np.ndarray:

@@ -312,7 +312,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     partial = (sum(r[k] * comp[k] for k in ("qkv", "out", "mlp_in", "mlp_out", "core") + elem_names)
                + np.maximum(r["k_proj"] - r["qkv"], 0.0) * comp["k_proj"]
                + np.maximum(r["mla_up"] - r["qkv"], 0.0) * comp["mla_up"])
-    Ls = np.ceil(L / p)
+    sl = S.stage_layers(L, p, g("pp_embedding_loss_slots", False))
+    Ls = sl["middle"]
     K = _f(g("recompute_layers", 0))
     full_share = np.where(spec["full"], np.where(K > 0, np.minimum(K * v, Ls) / Ls, 1.0), 0.0)
     # under XLA (profile remat_dce) a fully rematerialised layer skips its last projection and residual add: only
@@ -325,10 +326,16 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # --- the critical stage: ⌈L/p⌉ layers, and the LM head + loss (last stage) --------------------------------
     head_gemm = gemm(T, V / t, h)
     head_elem = T * P.element_bytes(impl, "loss") * V / t / hbm
-    gemm_stage = Ls * (gemm_fwd + bwd_gemm) + np.where(trained < 1, (2.0 + trained) * head_gemm, 3.0 * head_gemm)
+    # embedding/loss slots in the split (core/schedule.stage_layers): the last stage runs a layer fewer beside the
+    # head, so the critical stage is max(middle, last) = Ls layers + the head's time beyond one layer's
+    head_t = 3.0 * (head_gemm + head_elem)
+    over = np.maximum(0.0, head_t - 3.0 * layer_fwd) / np.maximum(head_t, 1e-30)
+    head_w = np.where(sl["slots"], over, 1.0)
+    gemm_stage = Ls * (gemm_fwd + bwd_gemm) + head_w * np.where(trained < 1, (2.0 + trained) * head_gemm,
+                                                                 3.0 * head_gemm)
     core_stage = Ls * (core_fwd + core_bwd)
-    elem_stage = Ls * 3.0 * elem_fwd + 3.0 * head_elem
-    fwd = Ls * layer_fwd + head_gemm + head_elem
+    elem_stage = Ls * 3.0 * elem_fwd + 3.0 * head_w * head_elem
+    fwd = Ls * layer_fwd + head_w * (head_gemm + head_elem)
     # the recipe's quantise / amax / transpose kernels (data/lowp.csv bytes per element) on each linear GEMM's
     # input (forward) and output gradient (backward), at HBM speed; TE quantises a sequence-parallel input on its shard
     if np.any(lowp):

@@ -302,6 +302,44 @@ def test_activation_offload_moves_activations_off_the_device_at_a_cost():
     assert b["predicted_step_time_s"] >= a["predicted_step_time_s"]
 
 
+def test_activation_offload_layers_offload_that_share_of_the_stage():
+    """Megatron --cpu-offloading-num-layers K: the first K of the stage's layers move their activations to the host
+    (on the host by the forward's end), the rest stay; K = the stage's layers is full offload (two layers in flight
+    stay), and K without activation_offload is refused by name."""
+    base = dict(model="llama-3.1-70b", gpu="gb300", n_gpus=64, seq_len=8192, micro_batch=2, zero_stage=3,
+                activation_offload=True)
+    none = _est(**{**base, "activation_offload": False})["activations_bytes"]
+    full = _est(**base)["activations_bytes"]
+    a20, a40 = (_est(**base, activation_offload_layers=k)["activations_bytes"] for k in (20, 40))
+    per_layer = none / 80  # 80 layers, pp 1: the stage holds each layer's activations once
+    assert none - a20 == pytest.approx(20 * per_layer, rel=1e-9)
+    assert a20 - a40 == pytest.approx(20 * per_layer, rel=1e-9)
+    assert _est(**base, activation_offload_layers=80)["activations_bytes"] == pytest.approx(full, rel=1e-12)
+    with pytest.raises(ValueError, match="activation_offload_layers"):
+        config_from_inputs(**{**base, "activation_offload": False}, activation_offload_layers=20).columns()
+
+
+def test_embedding_and_loss_slots_balance_the_pipeline():
+    """Megatron --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split (Megatron-Bridge's
+    Llama 3.1 405B recipe): 126 layers + 2 slots over 16 stages = 8 per middle stage, 7 on the first and last. The
+    second stage then holds the most activations when p exceeds its layers (8 layers × 15 in flight > 7 × 16), and
+    the last stage runs the head beside one layer fewer."""
+    from core.schedule import in_flight_of_rank, stage_layers
+    sl = stage_layers(126, 16, True)
+    assert (float(sl["first"]), float(sl["middle"]), float(sl["last"])) == (7.0, 8.0, 7.0)
+    assert float(stage_layers(126, 16)["middle"]) == 8.0
+    assert float(in_flight_of_rank(8, 16, 1, 1)) == 8 * 15 > float(in_flight_of_rank(7, 16, 1, 0)) == 7 * 16
+    # interleaved: rank r holds (p − r − 1)·2 + (v − 1)·p + 1 chunks of stage/v layers (Megatron's warm-up + 1)
+    assert float(in_flight_of_rank(8, 16, 4, 1)) == pytest.approx(8 / 4 * ((16 - 2) * 2 + 3 * 16 + 1))
+    base = dict(model="llama-3.1-405b", gpu="gb200", n_gpus=256, tp=4, pp=16, virtual_stages=4, seq_len=8192,
+                global_batch=1536, sequence_parallel=True)
+    a, b = _est(**base), _est(**base, pp_embedding_loss_slots=True)
+    assert b["activations_bytes"] < a["activations_bytes"]
+    assert b["predicted_step_time_s"] < a["predicted_step_time_s"]  # the head leaves the critical stage's path
+    with pytest.raises(ValueError, match="pp_embedding_loss_slots"):
+        config_from_inputs(model="llama-3.1-8b", n_gpus=8, pp_embedding_loss_slots=True).columns()
+
+
 def test_hybrid_sharding_keeps_a_copy_per_replica_group():
     """HSDP (torchtitan dp_shard × dp_replicate): the states are sharded over dp_shard GPUs only, so the per-GPU
     state is dp_replicate times the full-shard one; the gradient reduce gains a cross-group all-reduce."""
