@@ -48,21 +48,37 @@ def main(write: bool) -> str:
           "| run | gpu | measured / predicted | fits |", "|---|---|---|---|"]
     qs = _runs_table(L, "published_runs_moe.csv")
     ok = sum(abs(q - 1) <= 0.15 for q in qs)
-    L += ["", f"{ok} of {len(qs)} within 15 % (median |error| {statistics.median(abs(q - 1) for q in qs):.1%}) — "
-          "the target (every MoE run within 15 %) is not met. The token permutation is a step term (data/kernels.csv "
-          "`permute`: the alltoall dispatcher's permute, chunk sort and their reverses, 16 bytes per element of each "
-          "routed copy; derived, not fitted). GPT-OSS 120B (24 rows) runs 1.24–1.5× slower than predicted on every GPU "
-          "generation (64-wide heads with sinks, 128 small experts with top-4 routing). The Megatron-MoE-ModelZoo rows "
-          "are read with the FLOP convention of their code (Megatron-LM counts half the attention matrix since "
-          "2025-03-06) and, where the table prints it, the step time: three of the five 4K H100 rows are within 15 %, "
-          "the long-context ones (16K–128K, context parallel) 0.60–0.90 of the prediction (0.57–0.73 with the attention "
-          "rates before this round: core/steptime.attention_length_factor narrows the gap, the rest is not found). Load imbalance and capacity are inputs, but these benchmarks route "
-          "forced-balanced and dropless: imbalance 1. Four runs are predicted not to fit (GPT-OSS on H100 at "
-          "micro-batch 4, pp 4; DeepSeek-V3 on GB200 and Qwen3 on GB300 with vp 4–12; Qwen3 on 256 H100 at pp 32, vp "
-          "3): the in-flight activations of interleaved schedules (Megatron's warm-up count) and what DeepEP / "
-          "Megatron free are the likely gaps. Fragmentation is now counted on the per-step tensors only "
-          "(core/memory.overhead_bytes), which made four GPT-OSS B200 rows, DeepSeek-V3 on GB300 and two Qwen3 H100 rows fit (a "
-          "third, 'FSDP On', is now read as ZeRO-3: Megatron-FSDP).", "",
+    runs = V.read(ROOT / "data" / "published_runs_moe.csv")
+    rest = [q for r, q in zip(runs, qs) if "gpt-oss" not in r.id]
+    L += ["", f"{ok} of {len(qs)} within 15 % (median |error| {statistics.median(abs(q - 1) for q in qs):.1%}); "
+          f"without GPT-OSS {sum(abs(q - 1) <= 0.15 for q in rest)} of {len(rest)} (median "
+          f"{statistics.median(abs(q - 1) for q in rest):.1%}) — the target (every MoE run within 15 %) is not met. "
+          "Read as their recipes state: the zoo's long-context rows run expert-TP 1 (its Qwen3-235B model config), "
+          "which puts their EP-8 all-to-all inside a node (they read 0.60–0.90 with etp = tp = 4; forced-balanced "
+          "they are now 1.03–1.05, dropless 1.14–1.28: natural routing's imbalance, not published as a number); the "
+          "zoo's Qwen3 and Megatron-Bridge's Qwen3-235B recipes count the embedding and the loss as pipeline layers "
+          "(pp_embedding_loss_slots); rows whose recipe overlaps the all-to-all with another micro-batch's compute say "
+          "so (moe_overlap: the zoo's '+1f1b overlap' row, Megatron-Bridge's GBS-1280 GB200 GPT-OSS recipe at "
+          "26.04). The routed experts' gradients now reduce over the expert-data-parallel ranks only (they were "
+          "charged to the dense all-reduce: 0.3–1.0 s a step for GPT-OSS). GPT-OSS 120B (24 rows) runs 1.35–1.72× "
+          "slower than predicted on every GPU generation (64-wide heads with sinks, 128 small experts with top-4 "
+          "routing, biases, 201k vocabulary): the same model's MXFP8 rows in the 26.08 table, on a newer recipe "
+          "(full-iteration CUDA graphs, HybridEP, fused grouped MLP, the all-to-all overlap), are predicted within "
+          "1 % (GB300) and 12 % (GB200), so the BF16 rows' gap is in their older software recipe, which the model "
+          "cannot see; not fitted. The 26.02 B200/B300 EP-64 rows (2.7–2.9×) are the same table's outliers (its "
+          "26.02.01 rows on EP 8 are 1.35–1.52). Four runs are predicted not to fit (GPT-OSS on H100 at micro-batch "
+          "4, pp 4; DeepSeek-V3 on GB200 and Qwen3 on GB300 with vp 4–12; Qwen3 on 256 H100 at pp 32, vp 3): what "
+          "DeepEP / Megatron free and DeepSeek-V3's custom pipeline layout are the likely gaps.", "",
+          "Published dense low-precision runs (Megatron-Bridge 26.04: Llama 3 70B and Llama 3.1 405B, NVFP4 / MXFP8 "
+          "/ FP8 current scaling; data/published_runs_lowp.csv, each with the inputs its recipe states), measured / "
+          "predicted step:", "", "| run | gpu | measured / predicted | fits |", "|---|---|---|---|"]
+    lq = _runs_table(L, "published_runs_lowp.csv")
+    L += ["", f"{sum(abs(q - 1) <= 0.15 for q in lq)} of {len(lq)} within 15 % (median |error| "
+          f"{statistics.median(abs(q - 1) for q in lq):.1%}), absolute, with no constant fitted to them. The misses "
+          "are GB200 rows, 1.17–1.19 (measured slower than predicted); the same tables' GB300 rows (the same bf16 and fp8 "
+          "peaks; 288 GB lets the 70B run at tp 1) are within 5 %. GB200's 70B Megatron-FSDP row, with 40 of its 80 "
+          "layers' activations offloaded, is predicted 12 GB over its 186 GB: the caching allocator's 10 % "
+          "fragmentation is counted, as that recipe does not set expandable segments.", "",
           "Published hybrid Mamba-2 runs (Nemotron 3 Nano 30B-A3B, FP8 / MXFP8, Megatron-Bridge; "
           "data/published_runs_hybrid.csv), measured / predicted step:", "",
           "| run | gpu | measured / predicted | fits |", "|---|---|---|---|"]
