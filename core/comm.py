@@ -11,6 +11,17 @@ one node. If the whole group fits in a node it runs at the intra-node link; othe
 GPU/NIC pair, each crossing every node boundary once, so the bus bandwidth is the slower of the intra-node link
 and the m NICs the group has in a node: busbw = min(intra, m · inter). Each link runs at its achievable fraction
 (data/efficiency.csv: measured nccl-tests bus bandwidth over the link's rate).
+
+An all-to-all has no ring to spread over a node's NICs: each rank sends 1/n of its array to every other rank, the
+(m − 1)/n for ranks in its node over NVLink and the (n − m)/n for the other nodes through its own NIC (the catalog's
+inter-node figure is per GPU: one NIC per GPU on DGX/HGX nodes), both at once, so
+t = S · max((m − 1)/intra, (n − m)/inter)/n: the bus bandwidth for the (n − 1)/n factor is
+(n − 1)/max((m − 1)/intra, (n − m)/inter) (`all_to_all_bus_bandwidth`).
+
+MoE dispatch (`dispatch_time_s`): NCCL's all-to-all (Megatron's alltoall dispatcher) sends every routed copy; DeepEP
+and HybridEP (Megatron's flex dispatcher) send a token once per destination node over RDMA and forward it inside that
+node over NVLink (deepseek-ai/DeepEP README: "internode" kernels, NVLink forwarding), so the NIC carries T·h·2 bytes
+× the distinct other nodes a token's top-k experts sit on, (N − 1)·(1 − (1 − 1/N)^k) for N nodes and balanced routing.
 """
 from __future__ import annotations
 
@@ -31,16 +42,22 @@ def bytes_factor(op: str, n):
     raise ValueError(f"op: {op!r} is not one of {', '.join(FACTORS)}")
 
 
-def group_bus_bandwidth(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s, intra_frac, inter_frac):
-    """Achievable bus bandwidth (bytes/s) of a group of `size` ranks spaced `stride` apart (module docstring)."""
-    size = np.asarray(size, dtype=np.float64)
+def _placement(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s, intra_frac, inter_frac):
+    """Where a group's ranks sit: (n, m ranks per node, achievable intra and inter link rates, whether it fits a node)."""
+    n = np.maximum(np.asarray(size, dtype=np.float64), 1.0)
     stride = np.asarray(stride, dtype=np.float64)
     gpn = np.asarray(gpus_per_node, dtype=np.float64)
-    per_node = np.clip(np.floor(gpn / stride), 1.0, size)
+    m = np.clip(np.floor(gpn / stride), 1.0, n)
     intra = np.asarray(intra_bytes_per_s, dtype=np.float64) * intra_frac
     inter = np.asarray(inter_bytes_per_s, dtype=np.float64) * inter_frac
-    inside = (size <= per_node) & (stride * size <= gpn)
-    return np.where(inside, intra, np.minimum(intra, per_node * inter))
+    return n, m, intra, inter, (n <= 1.0) | ((n <= m) & (stride * n <= gpn))
+
+
+def group_bus_bandwidth(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s, intra_frac, inter_frac):
+    """Achievable bus bandwidth (bytes/s) of a group of `size` ranks spaced `stride` apart (module docstring)."""
+    _, m, intra, inter, inside = _placement(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s,
+                                            intra_frac, inter_frac)
+    return np.where(inside, intra, np.minimum(intra, m * inter))
 
 
 def collective_time_s(op: str, array_bytes, size, bus_bytes_per_s, latency_s):
@@ -48,3 +65,33 @@ def collective_time_s(op: str, array_bytes, size, bus_bytes_per_s, latency_s):
     t = (np.asarray(latency_s, dtype=np.float64)
          + np.asarray(array_bytes, dtype=np.float64) * bytes_factor(op, np.maximum(size, 1)) / bus_bytes_per_s)
     return np.where(np.asarray(size) > 1, t, 0.0)
+
+
+def all_to_all_bus_bandwidth(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s, intra_frac,
+                             inter_frac):
+    """Achievable bus bandwidth (bytes/s, for the (n − 1)/n factor) of an all-to-all over `size` ranks spaced `stride`
+    apart: the intra-node share over NVLink and the cross-node share through each rank's own NIC, concurrently
+    (module docstring)."""
+    n, m, intra, inter, inside = _placement(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s,
+                                            intra_frac, inter_frac)
+    worst = np.maximum((m - 1.0) / intra, (n - m) / inter)
+    return np.where(inside, intra, (n - 1.0) / np.where(worst > 0, worst, np.inf))
+
+
+def dispatch_time_s(copies_bytes, token_bytes, top_k, size, stride, gpus_per_node, intra_bytes_per_s,
+                    inter_bytes_per_s, intra_frac, inter_frac, latency_s, dedup):
+    """Seconds for one MoE dispatch (or combine) over `size` expert-parallel ranks spaced `stride` apart:
+    `copies_bytes` of routed copies (T·k·h·2), `token_bytes` of distinct tokens (T·h·2); across nodes NCCL sends every
+    copy through the rank's NIC (`all_to_all_bus_bandwidth`), DeepEP/HybridEP (`dedup`) each token once per other node
+    it routes to, with the NVLink forwarding beside it (module docstring)."""
+    n, m, intra, inter, inside = _placement(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s,
+                                            intra_frac, inter_frac)
+    S = np.asarray(copies_bytes, dtype=np.float64)
+    nccl = S * (n - 1.0) / n / all_to_all_bus_bandwidth(size, stride, gpus_per_node, intra_bytes_per_s,
+                                                          inter_bytes_per_s, intra_frac, inter_frac)
+    nodes = np.maximum(n / m, 1.0)
+    k = np.maximum(np.asarray(top_k, dtype=np.float64), 1.0)
+    remote_nodes = (nodes - 1.0) * (1.0 - (1.0 - 1.0 / nodes) ** k)
+    deep = np.maximum(S * (n - 1.0) / n / intra, np.asarray(token_bytes, dtype=np.float64) * remote_nodes / inter)
+    t = np.where(inside | ~np.asarray(dedup, dtype=bool), nccl, deep)
+    return np.where(n > 1, np.asarray(latency_s, dtype=np.float64) + t, 0.0)

@@ -220,6 +220,10 @@ INPUTS: tuple[Input, ...] = (
           "expert activations' size on the busiest rank, up to the capacity)", "layout", lo=1.0, hi=1024.0),
     Input("moe_pad_to_capacity", "bool", False, "", "MoE: every expert's input padded to the capacity (Megatron "
           "--moe-pad-expert-input-to-capacity): the experts compute capacity·T·k/E tokens each", "layout"),
+    Input("moe_dispatcher", "choice", "alltoall", "", "MoE token dispatcher (Megatron --moe-token-dispatcher-type "
+          "alltoall, or flex with --moe-flex-dispatcher-backend deepep | hybridep): across nodes DeepEP and HybridEP "
+          "send a token once per destination node, where NVLink forwards it to that node's experts; NCCL's "
+          "all-to-all sends every routed copy", "layout", choices=("alltoall", "deepep", "hybridep")),
     Input("pp_embedding_loss_slots", "bool", False, "", "pipeline split: the input embedding and the loss each "
           "take one layer's slot (Megatron --account-for-embedding-in-pipeline-split "
           "--account-for-loss-in-pipeline-split): ⌈(L + 2)/pp⌉ layers on the middle stages, one fewer on the first "
@@ -450,6 +454,7 @@ WIDGETS = {
     "moe_load_imbalance": Widget("moeimb", "MoE busiest expert ÷ mean (1 = balanced)", step=0.1),
     "moe_pad_to_capacity": Widget("moepad", "MoE pad to capacity"),
     "moe_overlap": Widget("moeov", "MoE all-to-all overlapped (1F1B)"),
+    "moe_dispatcher": Widget("moedisp", "MoE dispatcher"),
     "pp_embedding_loss_slots": Widget("ppslots", "Embedding and loss take a pipeline slot each"), "gpus_per_node": Widget("gpn", "GPUs per node (blank = catalog)"),
     "dp_replicate": Widget("dprep", "HSDP replicas (dp_replicate)"),
     "dp_shard": Widget("dpshard", "HSDP shard degree (0 = dp / replicas)"),

@@ -380,9 +380,11 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         ssm_a2a = (C.collective_time_s("all_to_all", cp * T * dm["in_width"] * 2.0 / t, cp, cp_bw, lat)
                    + C.collective_time_s("all_to_all", cp * T * dm["d_inner"] * 2.0 / t, cp, cp_bw, lat))
         cp_layer = cp_layer + w_ssm * np.where(has_ssm, (2.0 + rec_full * full_share) * ssm_a2a, 0.0)
-    ep_bw = C.group_bus_bandwidth(ep, etp, **link)  # expert ranks in Megatron's order: etp, then ep, then edp
+    # expert ranks in Megatron's order: etp, then ep, then edp; the dispatcher decides what crosses nodes (core/comm)
     etp_bw = C.group_bus_bandwidth(etp, 1.0, **link)
-    a2a = C.collective_time_s("all_to_all", T_moe * topk * load * h * 2.0, ep, ep_bw, lat)
+    dedup = np.isin(np.asarray(g("moe_dispatcher", "alltoall")), ("deepep", "hybridep"))
+    a2a = C.dispatch_time_s(T_moe * topk * load * h * 2.0, T_moe * load * h * 2.0, topk, ep, etp, **link,
+                            latency_s=lat, dedup=dedup)
     etp_ag = np.where(etp > 1, C.collective_time_s("all_gather", etp * T_moe * topk * load * h * 2.0, etp, etp_bw, lat),
                       0.0)
     # forward dispatch + combine, backward the same; + one forward's worth per full recompute

@@ -136,6 +136,48 @@ def test_bus_bandwidth_factors_are_nccl_tests():
     assert C.group_bus_bandwidth(32, 8, 8, 300e9, 25e9, 0.78, 0.8) == pytest.approx(20e9)
 
 
+def test_an_all_to_all_across_nodes_runs_at_one_nic_per_gpu():
+    """NCCL's maintainer (NVIDIA/nccl-tests #130, #267): an all-to-all cannot aggregate a node's NICs; its busBw is the
+    per-GPU network bandwidth × N/(N − 1) for N nodes (2× on two nodes, towards 1× with many), the NVLink share
+    running beside it; inside one node it runs at NVLink."""
+    link = dict(gpus_per_node=8, intra_bytes_per_s=450e9, inter_bytes_per_s=50e9, intra_frac=0.8, inter_frac=0.9)
+    nic = 50e9 * 0.9
+    assert C.all_to_all_bus_bandwidth(8, 1, **link) == pytest.approx(450e9 * 0.8)
+    assert C.all_to_all_bus_bandwidth(16, 1, **link) == pytest.approx(nic * 15 / 8)        # 2 nodes: ≈ 2 × NIC
+    assert C.all_to_all_bus_bandwidth(64, 1, **link) == pytest.approx(nic * 63 / 56)       # 8 nodes: ≈ 8/7 × NIC
+    assert C.all_to_all_bus_bandwidth(32, 8, **link) == pytest.approx(nic)                 # one rank per node
+    # the ring collectives keep aggregating the node's NICs: all-to-all is the slower one across nodes
+    assert C.group_bus_bandwidth(16, 1, **link) > 3 * C.all_to_all_bus_bandwidth(16, 1, **link)
+
+
+def test_deepep_sends_a_token_once_per_other_node():
+    """DeepEP / HybridEP (Megatron's flex dispatcher) send each token over RDMA once per destination node and forward
+    it over NVLink there; NCCL's all-to-all sends every routed copy. Qwen3's top-8 over four nodes of 8 ranks: a token
+    reaches 3·(1 − (3/4)^8) = 2.70 other nodes against 8 × 24/32 = 6 copies across nodes."""
+    link = dict(gpus_per_node=8, intra_bytes_per_s=450e9, inter_bytes_per_s=50e9, intra_frac=0.8, inter_frac=0.9)
+    T, h, k = 4096, 4096, 8
+    kw = dict(size=32, stride=1, **link, latency_s=0.0)
+    nccl = C.dispatch_time_s(T * k * h * 2, T * h * 2, k, **kw, dedup=False)
+    deep = C.dispatch_time_s(T * k * h * 2, T * h * 2, k, **kw, dedup=True)
+    assert nccl == pytest.approx(T * k * h * 2 * 24 / 32 / (50e9 * 0.9))
+    assert deep == pytest.approx(T * h * 2 * 3 * (1 - 0.75 ** 8) / (50e9 * 0.9))
+    assert nccl / deep == pytest.approx(6 / (3 * (1 - 0.75 ** 8)))
+    inside = dict(kw, size=8)  # one node: both run at NVLink
+    assert C.dispatch_time_s(T * k * h * 2, T * h * 2, k, **inside, dedup=True) == pytest.approx(
+        C.dispatch_time_s(T * k * h * 2, T * h * 2, k, **inside, dedup=False))
+
+
+def test_the_cross_node_ep64_gpt_oss_run_is_nic_bound():
+    """Megatron-Bridge 26.02's GPT-OSS 120B on 64 B200 at EP 64 (eight nodes, NCCL all-to-all): 8,047 tokens/s per GPU,
+    1.7× slower than at EP 8 inside each node in 26.02.01 (13,722): the dispatch's cross-node share goes through one
+    NIC per GPU. The prediction puts EP 64 within 15 % of its published step (it was 2.7× too fast)."""
+    from core import validation as V
+    runs = {r.id: r for r in V.read("data/published_runs_moe.csv")}
+    run = runs["mb2602-gpt-oss-120b-b200-64g-bf16-tp1pp1cp1ep64vp1mbs4gbs1280"]
+    rec = estimate(config_from_inputs(**{**run.inputs, "mfu": "auto"}))
+    assert V.step_ratio(run, V.metric_of(rec, run)) == pytest.approx(1.0, abs=0.15)
+
+
 def test_context_parallel_divides_activations_and_expert_parallel_divides_expert_state():
     base = dict(model="llama-3.1-8b", n_gpus=8, seq_len=32768, flash_attention=True, zero_stage=1)
     one = estimate(config_from_inputs(**base))
