@@ -310,7 +310,8 @@ def evaluate(**c) -> dict:
     buffers = M.param_buffer_bytes(c["zero_stage"], c["zero_convention"], c["offload"],
                                    units["largest_layer"] * scale, np.maximum(units["block"], units["root"]) * scale,
                                    tp, gathered, M.dtype_bytes_array(c["grad_dtype"]), trained_frac,
-                                   np.where(tr["quantized_total"] > 0, units["largest_linear"] * scale, 0.0))
+                                   np.where(tr["quantized_total"] > 0, units["largest_linear"] * scale, 0.0),
+                                   overlap=c["dp_overlap"])
 
     # --- activations ---------------------------------------------------------------------------------------
     led = M.ledger(c, recompute="none", tp=tp, seq_len=s)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .model import head_dims, moe_widths
-from .tables import (BASE_FORMATS, DEEPSPEED_PREFETCH_PARAMS, DTYPE_BYTES, GATED_MLPS, OPTIMIZERS,  # noqa: F401
+from .tables import (BASE_FORMATS, DEEPSPEED_PREFETCH_PARAMS, DEEPSPEED_REDUCE_BUCKET, DTYPE_BYTES, GATED_MLPS, OPTIMIZERS,  # noqa: F401
                      OPTIMIZERS_TABLE, OVERHEADS, PROFILES, RECIPES, RECOMPUTE_MODES, STATE_DTYPES)
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -153,12 +153,14 @@ def offload_split(parts: dict, offload="none") -> tuple[dict, np.ndarray]:
 
 def param_buffer_bytes(zero_stage, zero_convention, offload, largest_layer_params, unit_params, tp=1,
                        gathered_bytes_per_param=2.0, grad_bytes_per_param=2.0, trained_frac=1.0,
-                       dequant_params=0.0):
-    """Working buffers of sharded parameters, per GPU (0 under the ZeRO paper's accounting, the default).
+                       dequant_params=0.0, overlap=False):
+    """Working buffers of sharded parameters and gradients, per GPU (0 under the ZeRO paper's accounting, the default).
 
     deepspeed (ZeRO-3, or parameters offloaded): 4 bytes × the largest layer's parameters — its gathered 16-bit
       parameters and gradients, DeepSpeed's `estimate_zero3_model_states_mem_needs` — plus the prefetch bucket,
-      stage3_prefetch_bucket_size = 5e7 parameters in the gathered dtype (deepspeed/runtime/zero/config.py).
+      stage3_prefetch_bucket_size = 5e7 parameters in the gathered dtype (deepspeed/runtime/zero/config.py). And at
+      every ZeRO stage the gradient reduce bucket, reduce_bucket_size = 5e8 elements in the gradient dtype: one at
+      ZeRO-3, one at ZeRO-1/2 or two with overlap_comm (core/tables.DEEPSPEED_REDUCE_BUCKET); not divided by tp.
     fsdp (ZeRO-3): two units gathered (the one computing and the next, prefetched; FSDP's default
       backward_prefetch and limit_all_gathers) in their stored dtype, and one unit's unsharded gradients before their
       reduce-scatter (Zhao et al. 2023 §3.3); a unit is a transformer block or the root (embedding, LM head).
@@ -174,7 +176,10 @@ def param_buffer_bytes(zero_stage, zero_convention, offload, largest_layer_param
     ds_b = 4.0 * largest + DEEPSPEED_PREFETCH_PARAMS * gb
     fsdp_b = 2.0 * unit * gb + unit * np.asarray(grad_bytes_per_param, dtype=np.float64) * trained_frac
     out = np.where(ds, ds_b, np.where(fsdp, fsdp_b, 0.0)) + 2.0 * np.asarray(dequant_params, dtype=np.float64)
-    return out / np.asarray(tp, dtype=np.float64)
+    buckets = np.where((conv == "deepspeed") & (z >= 1),
+                       np.where((z < 3) & np.asarray(overlap, dtype=bool), 2.0, 1.0), 0.0)
+    return out / np.asarray(tp, dtype=np.float64) + buckets * DEEPSPEED_REDUCE_BUCKET * np.asarray(
+        grad_bytes_per_param, dtype=np.float64)
 
 
 # bytes of state per parameter for each recipe (12, 16, 18, 20, 16), derived rather than typed

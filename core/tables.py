@@ -194,6 +194,10 @@ ZERO_CONVENTIONS = {z.name: z for z in (
 )}
 ZERO_CONVENTION_NAMES = tuple(ZERO_CONVENTIONS)
 DEEPSPEED_PREFETCH_PARAMS = 5e7  # stage3_prefetch_bucket_size default (DeepSpeed config docs, ZeRO section)
+# reduce_bucket_size default, elements (deepspeed/runtime/zero/config.py: Field(pp_int(5e8))): with contiguous_gradients
+# (default True) ZeRO-3 keeps one such bucket on the GPU (stage3.py: bucket.buffer = torch.empty(reduce_bucket_size)),
+# ZeRO-1/2 one, or two with overlap_comm ("double buffers", stage_1_and_2.py)
+DEEPSPEED_REDUCE_BUCKET = 5e8
 
 
 @dataclass(frozen=True)
