@@ -67,6 +67,12 @@ def collective_time_s(op: str, array_bytes, size, bus_bytes_per_s, latency_s):
     return np.where(np.asarray(size) > 1, t, 0.0)
 
 
+def _a2a_worst(n, m, intra, inter):
+    """Seconds per byte of the array for an all-to-all's slower share: max((m − 1)/intra, (n − m)/inter)/n."""
+    inv = lambda bw: np.where(bw > 0, 1.0 / np.where(bw > 0, bw, 1.0), np.inf)  # noqa: E731
+    return np.maximum((m - 1.0) * inv(intra), np.where(n > m, (n - m) * inv(inter), 0.0)) / n
+
+
 def all_to_all_bus_bandwidth(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s, intra_frac,
                              inter_frac):
     """Achievable bus bandwidth (bytes/s, for the (n − 1)/n factor) of an all-to-all over `size` ranks spaced `stride`
@@ -74,8 +80,8 @@ def all_to_all_bus_bandwidth(size, stride, gpus_per_node, intra_bytes_per_s, int
     (module docstring)."""
     n, m, intra, inter, inside = _placement(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s,
                                             intra_frac, inter_frac)
-    worst = np.maximum((m - 1.0) / intra, (n - m) / inter)
-    return np.where(inside, intra, (n - 1.0) / np.where(worst > 0, worst, np.inf))
+    worst = _a2a_worst(n, m, intra, inter)
+    return np.where(inside, intra, (n - 1.0) / n / np.where(worst > 0, worst, np.inf))
 
 
 def dispatch_time_s(copies_bytes, token_bytes, top_k, size, stride, gpus_per_node, intra_bytes_per_s,
@@ -83,15 +89,16 @@ def dispatch_time_s(copies_bytes, token_bytes, top_k, size, stride, gpus_per_nod
     """Seconds for one MoE dispatch (or combine) over `size` expert-parallel ranks spaced `stride` apart:
     `copies_bytes` of routed copies (T·k·h·2), `token_bytes` of distinct tokens (T·h·2); across nodes NCCL sends every
     copy through the rank's NIC (`all_to_all_bus_bandwidth`), DeepEP/HybridEP (`dedup`) each token once per other node
-    it routes to, with the NVLink forwarding beside it (module docstring)."""
+    it routes to, forwarding the copies over NVLink inside the node (module docstring)."""
     n, m, intra, inter, inside = _placement(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s,
                                             intra_frac, inter_frac)
     S = np.asarray(copies_bytes, dtype=np.float64)
-    nccl = S * (n - 1.0) / n / all_to_all_bus_bandwidth(size, stride, gpus_per_node, intra_bytes_per_s,
-                                                          inter_bytes_per_s, intra_frac, inter_frac)
+    safe = lambda bw: np.where(bw > 0, bw, np.nan)  # noqa: E731  (a zero-rate link: the time is infinite)
+    nccl = np.where(inside, S * (n - 1.0) / n / safe(intra), S * _a2a_worst(n, m, intra, inter))
     nodes = np.maximum(n / m, 1.0)
     k = np.maximum(np.asarray(top_k, dtype=np.float64), 1.0)
     remote_nodes = (nodes - 1.0) * (1.0 - (1.0 - 1.0 / nodes) ** k)
-    deep = np.maximum(S * (n - 1.0) / n / intra, np.asarray(token_bytes, dtype=np.float64) * remote_nodes / inter)
+    forwarded = np.where(m > 1, S * (n - 1.0) / n / safe(intra), 0.0)  # nothing to forward with one rank a node
+    deep = np.maximum(forwarded, np.asarray(token_bytes, dtype=np.float64) * remote_nodes / safe(inter))
     t = np.where(inside | ~np.asarray(dedup, dtype=bool), nccl, deep)
-    return np.where(n > 1, np.asarray(latency_s, dtype=np.float64) + t, 0.0)
+    return np.where(n > 1, np.asarray(latency_s, dtype=np.float64) + np.nan_to_num(t, nan=np.inf), 0.0)

@@ -123,7 +123,7 @@ def training_split(c: dict, split: dict) -> dict:
 
 # inputs added after the column vocabulary settled (issues 19, 20): hand-built columns may lack them
 LATE_INPUTS = ("etp", "moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "moe_overlap",
-               "moe_dispatcher", "pp_embedding_loss_slots",
+               "moe_dispatcher", "pp_embedding_loss_slots", "activation_offload_layers",
                "fp8_recipe", "fp8_param_gather", "price_tier", "preemption_rate_per_gpu_hour",
                "failure_rate_per_gpu_hour", "storage_bytes_per_s", "restart_s", "checkpoint_interval_s",
                "power_draw_frac", "node_overhead_frac", "pue", "carbon_kg_per_kwh")
@@ -204,7 +204,7 @@ TRAINING_DEFAULTS = {"training": "full", "lora_rank": 16, "lora_targets": "all",
                      "frozen_frac": 0.0, "offload": "none"}
 # the issue-18 inputs with their "off" values (the framework's own rules fill profile and zero_convention)
 FRAMEWORK_DEFAULTS = {"framework": "megatron", "compile": False, "attention_kernel": "auto", "chunked_loss": False, "recompute_modules": "", "recompute_layers": 0,
-                      "remat_policy": "none", "activation_offload": False, "activation_offload_layers": 0, "dp_shard": 0, "dp_replicate": 1,
+                      "remat_policy": "none", "activation_offload": False, "dp_shard": 0, "dp_replicate": 1,
                       "efficiency_scale": 1.0, "network_scale": 1.0, "interval_low": 0.0, "interval_high": 0.0}
 
 
@@ -346,6 +346,10 @@ def evaluate(**c) -> dict:
     in_flight = np.where(sl["slots"], np.maximum(SC.in_flight_of_rank(sl["first"], pp, c["virtual_stages"], 0),
                                                  SC.in_flight_of_rank(sl["middle"], pp, c["virtual_stages"], 1)),
                          SC.in_flight_layers(L, pp, c["virtual_stages"]))
+    # the combined 1F1B of moe_overlap warms up one chunk more on the interleaved schedule (Megatron schedules.py)
+    vs_ = np.maximum(np.asarray(c["virtual_stages"], dtype=np.float64), 1.0)
+    in_flight = in_flight + np.where(np.asarray(c["moe_overlap"], dtype=bool) & (vs_ > 1) & (pp > 1),
+                                     sl["middle"] / vs_, 0.0)
     # activation offload: everything but the two layers in flight (the one computed, the one moving) waits on the
     # host; with activation_offload_layers K only K of the stage's Ls layers move (Megatron --cpu-offloading-num-layers):
     # the share K/Ls of what the stage holds, the rest stays; a MaxText *_offloaded policy keeps each layer's input on

@@ -754,9 +754,23 @@ RULES: tuple[Rule, ...] = (
     Rule("recompute_layers", "needs recompute full (Megatron's block method)",
          lambda g: (g("recompute_layers") > 0) & ~_is(g, "recompute", "full")),
     Rule("pp_embedding_loss_slots", "needs pp > 1 (the slots are in the pipeline split)",
-         lambda g: (np.asarray(g("pp_embedding_loss_slots")) == True) & ~(g("pp") > 1)),  # noqa: E712
+         lambda g: _is(g, "pp_embedding_loss_slots", True) & ~(g("pp") > 1)),
+    Rule("pp_embedding_loss_slots", "n_layers + 2 must be divisible by pp × virtual_stages (Megatron's split with the "
+         "embedding and loss slots)",
+         lambda g: _is(g, "pp_embedding_loss_slots", True) & (g("pp") > 1)
+         & _div(g("n_layers") + 2, g("pp") * np.maximum(g("virtual_stages"), 1))),
+    Rule("moe_overlap", "needs an MoE model with ep > 1",
+         lambda g: _is(g, "moe_overlap", True) & ~((g("n_experts") > 1) & (g("ep") > 1))),
+    Rule("moe_overlap", "needs pp = 1 or virtual_stages > 1 (Megatron's combined 1F1B runs on the interleaved "
+         "schedule), and no full recompute",
+         lambda g: _is(g, "moe_overlap", True) & (((g("pp") > 1) & ~(g("virtual_stages") > 1))
+                                                  | _is(g, "recompute", "full"))),
+    Rule("moe_dispatcher", "deepep and hybridep need an MoE model with ep > 1",
+         lambda g: ~_is(g, "moe_dispatcher", "alltoall") & ~((g("n_experts") > 1) & (g("ep") > 1))),
     Rule("activation_offload_layers", "needs activation_offload (Megatron's --cpu-offloading)",
-         lambda g: (g("activation_offload_layers") > 0) & ~(np.asarray(g("activation_offload")) == True)),  # noqa: E712
+         lambda g: (g("activation_offload_layers") > 0) & ~_is(g, "activation_offload", True)),
+    Rule("activation_offload_layers", "more than a pipeline stage's layers (⌈n_layers / pp⌉)",
+         lambda g: g("activation_offload_layers") > np.ceil(g("n_layers") / np.maximum(g("pp"), 1))),
     Rule("remat_policy", "give either remat_policy (MaxText) or recompute, not both",
          lambda g: ~_is(g, "remat_policy", "none") & ~_is(g, "recompute", "none")),
     Rule("remat_policy", "unknown policy", lambda g: ~np.isin(g("remat_policy"), RC.REMAT_NAMES)),

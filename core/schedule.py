@@ -48,11 +48,12 @@ def in_flight_of_rank(stage_layers, pp, virtual_stages, rank, micro_batches=None
     p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
     v = np.maximum(np.asarray(virtual_stages, dtype=np.float64), 1.0)
     r = np.minimum(np.asarray(rank, dtype=np.float64), p - 1.0)
-    out = n * np.where(v > 1, p + (p - 1.0 - 2.0 * r) / v, p - r)
-    if micro_batches is not None:
-        m = np.maximum(np.asarray(micro_batches, dtype=np.float64), 1.0)
-        out = np.where(m < p, out * m / p, out)
-    return out
+    if micro_batches is None:
+        return n * np.where(v > 1, p + (p - 1.0 - 2.0 * r) / v, p - r)
+    m = np.maximum(np.asarray(micro_batches, dtype=np.float64), 1.0)
+    # 1F1B: min(p − r, m) micro-batches; interleaved with m < p: m/p of the full count (as before)
+    inter = n * (p + (p - 1.0 - 2.0 * r) / v)
+    return np.where(v > 1, np.where(m < p, inter * m / p, inter), n * np.minimum(p - r, m))
 
 
 def stage_layers(n_layers, pp, embedding_loss_slots=False) -> dict:
@@ -64,14 +65,17 @@ def stage_layers(n_layers, pp, embedding_loss_slots=False) -> dict:
     slots = np.asarray(embedding_loss_slots, dtype=bool) & (p > 1)
     mid = np.where(slots, np.ceil((L + 2.0) / p), np.ceil(L / p))
     end = np.where(slots, mid - 1.0, mid)
+    mid = np.where(slots & (p == 2), end, mid)  # two stages: no middle one, both hold a layer fewer
     return {"first": end, "middle": mid, "last": end, "slots": slots}
 
 
 def unpaired_micro_batches(pp, virtual_stages, micro_batches) -> np.ndarray:
-    """Micro-batches' worth of the first stage's forwards and backwards that no other micro-batch's work runs beside:
-    max(1, p − 1) for 1F1B, max(1, ((p − 1)·2 + (v − 1)·p)/v) interleaved; never more than the m a step has."""
+    """Micro-batches' worth of the first stage's forwards and backwards that no other micro-batch's work runs beside,
+    under Megatron's combined 1F1B (--overlap-moe-expert-parallel-comm; which needs pp = 1 or virtual stages):
+    interleaved ((p − 1)·2 + (v − 1)·p + 1)/v (schedules.py adds one warm-up chunk when the overlap is on), without a
+    pipeline the first forward and the last backward (1), 1F1B p − 1; at least 1, never more than the step's m."""
     p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
     v = np.maximum(np.asarray(virtual_stages, dtype=np.float64), 1.0)
     m = np.maximum(np.asarray(micro_batches, dtype=np.float64), 1.0)
-    warm = np.where(v > 1, ((p - 1.0) * 2.0 + (v - 1.0) * p) / v, p - 1.0)
+    warm = np.where(v > 1, ((p - 1.0) * 2.0 + (v - 1.0) * p + 1.0) / v, p - 1.0)
     return np.minimum(np.maximum(warm, 1.0), m)

@@ -403,7 +403,6 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         ep_mb = np.where(moe_ov, ep_exp, ep_mb)
     else:
         ep_hidden = 0.0
-    per_mb_comm = Ls * (tp_exposed + cp_layer) + ep_mb
 
     # --- data parallel (hybrid sharding: shard over dp_shard·c ranks, replicate over dp_replicate) ------------
     rep = np.maximum(_f(g("dp_replicate", 1)), 1.0)
@@ -455,7 +454,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     tp_hidden = np.where(tp_ov, tp_total - tp_exposed, 0.0)
 
     # --- pipeline (core/schedule.py) ------------------------------------------------------------------------------
-    t_mb = t_mb_compute + per_mb_comm
+    # the bubble's micro-batches are the unpaired ones: their all-to-all is exposed in full
+    t_mb = t_mb_compute + Ls * (tp_exposed + cp_layer + ep_layer)
     pp_bw = C.group_bus_bandwidth(p, t * cp * d, **link)
     p2p = C.collective_time_s("p2p", act_bytes / t, p, pp_bw, lat)
 
@@ -487,7 +487,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     gpu_saved = 2.0 * off_state / hbm  # the GPU's optimizer pass over the state that moved (never credited)
     opt_off = np.where(off != "none", np.maximum(np.maximum(cpu_step, params_up), gpu_saved)
                        + np.maximum(0.0, grads_down - bwd), 0.0)
-    param_fetch = np.where(off == "optimizer_params", m * np.maximum(0.0, 2.0 * local * weight_b / shard / host_bw
+    param_fetch = np.where(off == "optimizer_params", m * np.maximum(0.0, 2.0 * (local / shard + experts_local / edp)
+                                                                      * weight_b / host_bw
                                                                       - fwdbwd), 0.0)
     act_off = m * np.maximum(0.0, 2.0 * act_off_bytes / host_bw - fwdbwd)
     return _context_out(locals(), opt_off + param_fetch + act_off)

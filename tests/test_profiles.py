@@ -338,6 +338,10 @@ def test_embedding_and_loss_slots_balance_the_pipeline():
     assert b["predicted_step_time_s"] < a["predicted_step_time_s"]  # the head leaves the critical stage's path
     with pytest.raises(ValueError, match="pp_embedding_loss_slots"):
         config_from_inputs(model="llama-3.1-8b", n_gpus=8, pp_embedding_loss_slots=True).columns()
+    with pytest.raises(ValueError, match="divisible"):  # 32 + 2 layers over 4 stages
+        config_from_inputs(model="llama-3.1-8b", n_gpus=8, pp=4, pp_embedding_loss_slots=True).columns()
+    two = stage_layers(30, 2, True)  # two stages have no middle one: both hold a layer fewer than ⌈32/2⌉
+    assert (float(two["first"]), float(two["middle"]), float(two["last"])) == (15.0, 15.0, 15.0)
 
 
 def test_hybrid_sharding_keeps_a_copy_per_replica_group():
