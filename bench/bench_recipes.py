@@ -83,7 +83,8 @@ def main(write: bool) -> str:
           "are predicted not to fit (GPT-OSS on H100 at micro-batch 4, pp 4; DeepSeek-V3 on GB200 and Qwen3 on GB300 "
           "with vp 4–12; Qwen3 on 256 H100 at pp 32, vp 3): what DeepEP / Megatron free and DeepSeek-V3's custom "
           "pipeline layout are the likely gaps.", "",
-          "Published dense low-precision runs (Megatron-Bridge 26.04: Llama 3 70B and Llama 3.1 405B, NVFP4 / MXFP8 "
+          "Published dense low-precision runs (Megatron-Bridge 26.04, and 26.04.01's 405B on 1,024 H100: Llama 3 70B and "
+          "Llama 3.1 405B, NVFP4 / MXFP8 "
           "/ FP8 current scaling; data/published_runs_lowp.csv, each with the inputs its recipe states), measured / "
           "predicted step:", "", "| run | gpu | measured / predicted | fits |", "|---|---|---|---|"]
     lq = _runs_table(L, "published_runs_lowp.csv")

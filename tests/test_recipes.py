@@ -322,7 +322,7 @@ def _published(run):
 
 # --- dense low-precision runs of NVIDIA's tables, absolute -----------------------------------------------------------
 # data/published_runs_lowp.csv: Megatron-Bridge 26.04 Llama 3 70B and Llama 3.1 405B in NVFP4, MXFP8 and FP8 (current
-# scaling) on GB300, GB200 and H100, each with the inputs its recipe states (fp8 parameters, TP overlap but under NVFP4,
+# scaling) on GB300, GB200 and H100 (and 26.04.01's 405B on 1,024 H100), each with the inputs its recipe states (fp8 parameters, TP overlap but under NVFP4,
 # Megatron-FSDP with K offloaded layers, the embedding and loss slots of the 405B split); not used by any fit.
 LOWP_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_lowp.csv")
 LOWP_NOT_FIT = {"mb2604-llama-3.1-70b-gb200-64g-current-tp1pp1cp1vp1mbs2gbs256-fsdp"}
@@ -334,7 +334,8 @@ LOWP_WITHIN = {"mb2604-llama-3.1-405b-gb200-256g-current-tp4pp16cp1vp4mbs1gbs153
                "mb2604-llama-3.1-70b-gb300-64g-current-tp1pp1cp1vp1mbs2gbs256-fsdp",
                "mb2604-llama-3.1-70b-gb300-64g-mxfp8-tp1pp4cp1vp5mbs1gbs256",
                "mb2604-llama-3.1-70b-gb300-64g-nvfp4-tp1pp4cp1vp5mbs1gbs256",
-               "mb2604-llama-3.1-70b-h100-sxm-64g-current-tp4pp8cp1vp5mbs1gbs256"}
+               "mb2604-llama-3.1-70b-h100-sxm-64g-current-tp4pp8cp1vp5mbs1gbs256",
+               "mb260401-llama-3.1-405b-h100-sxm-1024g-current-tp8pp8cp2vp8mbs1gbs1536"}
 
 
 
