@@ -107,6 +107,20 @@ ATTN_TILE_STARTUP_TOKENS = 238.0  # FlashAttention-3 forward, H100, head dim 128
 ATTN_REF_TOKENS = 2048.0  # the length the catalog's attention efficiencies and causal ratio are quoted at
 
 
+# flash attention's rate at head dim 64 relative to 128, the width the catalog's attention efficiency is quoted for
+# (Shah et al. 2024, FlashAttention-3, Fig. 5, forward on H100 SXM5, BF16: FlashAttention-3 460–497 against 625–648
+# TFLOP/s at 2K–16K = 0.74–0.77; FlashAttention-2 318–324 against 362–370 = 0.88); the backward assumed alike
+HEAD_DIM_64_FACTOR = {"native": 0.75, "fa2": 0.88}
+
+
+def head_dim_factor(hd, fa2):
+    """Flash kernel rate at head dim `hd` ÷ its rate at 128: 1 from 128 up, HEAD_DIM_64_FACTOR at 64 and below,
+    log-linear between (a narrower head does less work per tile load)."""
+    at64 = np.where(np.asarray(fa2, dtype=bool), HEAD_DIM_64_FACTOR["fa2"], HEAD_DIM_64_FACTOR["native"])
+    x = np.clip(np.log2(np.maximum(np.asarray(hd, dtype=np.float64), 1.0) / 64.0), 0.0, 1.0)
+    return at64 + (1.0 - at64) * x
+
+
 def attention_length_factor(s, causal_ratio_ref):
     """The flash kernel's causal efficiency at length `s` relative to the catalog's attention efficiency (quoted at
     2,048 tokens): (a) the tile pipeline's start-up, s/(s + 238) ÷ its value at 2,048 (FlashAttention-3 forward on
@@ -242,7 +256,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     window_factor = np.where(windowed, ((L - n_global) * (s_eff / s) / attention_length_factor(
         np.minimum(s_eff, s / cp), c["causal_ratio"]) + n_global * per_global) / L, per_global) \
         if np.any(windowed) else per_global
-    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (peak * attn_eff)) * window_factor
+    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (peak * attn_eff * head_dim_factor(hd, fa2))) \
+        * window_factor
     scores = b * (a / t) * (s / cp) * s
     heads = b * a / t
     bmm = gemm(s / cp, s, hd, heads) + gemm(s / cp, vd, s, heads)

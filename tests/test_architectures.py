@@ -9,7 +9,7 @@ import pytest
 
 from core import flops as F
 from core.estimate import config_from_inputs, estimate, evaluate
-from core.steptime import attention_length_factor
+from core.steptime import attention_length_factor, head_dim_factor
 from core.model import (HF_MODEL_TYPES, Model, from_hf_config, get_preset, lora_params, param_breakdown,
                         preset_info, unit_params)
 
@@ -382,9 +382,28 @@ def _gemm_flops_of_step(cfg):
     s, b = cfg.seq_len, cfg.micro_batch
     hd = m.head_dim or m.d_model / m.n_heads
     w = m.n_heads * (hd + (m.v_head_dim or hd)) / 2
-    # the flash kernel's length dependence (steptime.attention_length_factor) stays: at causal_ratio 1 its start-up
-    attention = m.n_layers * 7.0 * b * s * s * w / float(attention_length_factor(s, 1.0))
+    # the flash kernel's length and head-width dependence stay (steptime.attention_length_factor at causal_ratio 1:
+    # its start-up; steptime.head_dim_factor)
+    attention = m.n_layers * 7.0 * b * s * s * w / float(attention_length_factor(s, 1.0) * head_dim_factor(hd, False))
     return float(parts["compute_s"]) * peak - attention
+
+
+def test_a_narrow_head_runs_flash_attention_at_flashattention_3s_rate():
+    """FlashAttention-3 (Shah et al. 2024, Fig. 5, H100 BF16 forward) runs head dim 64 at 0.74–0.77 of its head-dim-128
+    rate (FlashAttention-2 at 0.88): 64 heads of 64 take the attention core 1/0.75 as long as 32 heads of 128 with the
+    same FLOPs; the GEMMs do not change (the same q, k, v widths)."""
+    def compute(**kw):
+        cfg = config_from_inputs(conventions="paper", model="llama-3.1-8b", seq_len=4096, flash_attention=True, **kw)
+        c = cfg.columns()
+        c.update(peak_flops_per_s=1e15, sm_count=np.nan, matmul_efficiency=1.0, sustained_fraction=1.0,
+                 memory_bandwidth_bytes_per_s=1e30, attention_efficiency=1.0, causal_ratio=1.0)
+        return float(evaluate(**c)["compute_s"])
+    wide, narrow = compute(), compute(n_heads=64, head_dim=64, n_kv_heads=16)
+    m = config_from_inputs(conventions="paper", model="llama-3.1-8b").model
+    core = m.n_layers * 7.0 * 4096 * 4096 * 4096 / float(attention_length_factor(4096, 1.0)) / 1e15
+    assert narrow - wide == pytest.approx(core * (1 / 0.75 - 1), rel=1e-6)
+    assert float(head_dim_factor(128, True)) == 1.0 and float(head_dim_factor(64, True)) == 0.88
+    assert 0.75 < float(head_dim_factor(96, False)) < 1.0
 
 
 @pytest.mark.parametrize("name", ["gemma-7b", "qwen3-30b-a3b", "deepseek-v3", "mistral-nemo-12b", "llama-3.1-8b"])
