@@ -102,6 +102,11 @@ def main(write: bool) -> str:
           f"{max(g300):.2f}. GB200's 70B Megatron-FSDP row, with 40 of its 80 layers' activations offloaded, is "
           f"predicted {over:.0f} GB (1e9) over its {fsdp['gpu_memory_bytes'] / 1e9:.0f} GB: the caching allocator's "
           "10 % fragmentation is counted, as that recipe does not set expandable segments.", "",
+          "These two tables are the interval of their kinds of row (data/recipe_intervals.csv, written by this "
+          "script; core/intervals.py): a Megatron MoE prediction carries the 10th–90th percentile of the MoE table's "
+          "measured / predicted steps, a low-precision dense one the low-precision table's — "
+          + "; ".join(f"{r['kind']} {r['interval_low']:.2f}–{r['interval_high']:.2f} × step ({r['runs']} runs)"
+                      for r in V.recipe_intervals()) + ".", "",
           "Published hybrid Mamba-2 runs (Nemotron 3 Nano 30B-A3B, FP8 / MXFP8, Megatron-Bridge; "
           "data/published_runs_hybrid.csv), measured / predicted step:", "",
           "| run | gpu | measured / predicted | fits |", "|---|---|---|---|"]
@@ -117,6 +122,12 @@ def main(write: bool) -> str:
         sys.path.insert(0, str(ROOT / "bench"))
         from results import write_section
         write_section("MoE and low precision", text)
+        import csv
+        rows = V.recipe_intervals()
+        with open(ROOT / "data" / "recipe_intervals.csv", "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
     return text
 
 

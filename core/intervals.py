@@ -10,6 +10,11 @@ otherwise its interval's log-width is multiplied by WIDEN and is at least FLOOR 
 layout nobody published is less certain than the runs' own spread says). A calibration (core/calibrate.py) gives
 its own bounds through the inputs interval_low / interval_high, which replace the profile's.
 
+MoE and low-precision rows: data/published_runs.csv holds dense bf16 runs only, but the recipe tables
+(data/published_runs_moe.csv, data/published_runs_lowp.csv), which no fit reads, measure how far the model is off for
+those kinds of row; where a table covers the row's framework, the row's interval is that table's 10th–90th percentile
+of measured / predicted step (data/recipe_intervals.csv), in place of the widened dense one.
+
 Layout class: the parallelism and sharding features a layout uses — tp, pp, cp, moe (experts), zero3 (ZeRO-2/3,
 FSDP: gradients or weights sharded), offload, hsdp (replicated shards) — joined by '+', or 'dp' for plain data
 parallelism.
@@ -34,7 +39,8 @@ FEATURES = ("tp", "pp", "cp", "moe", "zero3", "offload", "hsdp")
 # what an unvalidated prediction means, in words (the CLI and the app both say it)
 NOT_VALIDATED = ("no published run of this framework with this layout class (tp / pp / cp / MoE / ZeRO-3 / offload / "
                  "hybrid sharding), size, sequence length or precision is in data/published_runs.csv, so the interval "
-                 "is widened")
+                 "is widened (for Megatron MoE and low-precision rows it is the spread of the published recipe "
+                 "tables' runs, data/recipe_intervals.csv)")
 
 
 def class_code(tp, pp, cp, n_experts, zero_stage, offload, dp_replicate) -> np.ndarray:
@@ -108,18 +114,33 @@ def validated(framework, code, family_index, n_params, seq_len) -> np.ndarray:
     return ok
 
 
-def bounds(framework, is_validated, interval_low=0.0, interval_high=0.0) -> tuple:
+@lru_cache(maxsize=1)
+def recipe_interval_rows() -> dict:
+    """data/recipe_intervals.csv as {(framework, kind): (low, high)} (empty when the file is absent)."""
+    path = DATA_DIR / "recipe_intervals.csv"
+    if not path.exists():
+        return {}
+    with open(path, newline="") as fh:
+        return {(r["framework"], r["kind"]): (float(r["interval_low"]), float(r["interval_high"]))
+                for r in csv.DictReader(fh)}
+
+
+def bounds(framework, is_validated, interval_low=0.0, interval_high=0.0, kind="dense") -> tuple:
     """(low, high): the step time's 80 % interval as ratios to the predicted step, per row. The profile's
-    leave-one-source-out percentiles (or the calibration's, where interval_low/high > 0), widened off the validated
-    region; always low ≤ 1 ≤ high."""
+    leave-one-source-out percentiles widened off the validated region; for MoE and low-precision rows (`kind` "moe",
+    "lowp") the recipe table's spread where one covers the framework (module docstring); a calibration's
+    (interval_low/high > 0) replaces either. Always low ≤ 1 ≤ high."""
     lo = PF.number(framework, "interval_low")
     hi = PF.number(framework, "interval_high")
-    cal_lo, cal_hi = np.asarray(interval_low, dtype=np.float64), np.asarray(interval_high, dtype=np.float64)
-    cal = (cal_lo > 0) & (cal_hi > 0)
-    lo = np.where(cal, cal_lo, lo)
-    hi = np.where(cal, cal_hi, hi)
     lo, hi = np.minimum(lo, 1.0), np.maximum(hi, 1.0)
     v = np.asarray(is_validated, dtype=bool)
-    wide_lo = np.minimum(np.exp(WIDEN * np.log(lo)), FLOOR[0])
-    wide_hi = np.maximum(np.exp(WIDEN * np.log(hi)), FLOOR[1])
-    return np.where(v, lo, wide_lo), np.where(v, hi, wide_hi)
+    lo = np.where(v, lo, np.minimum(np.exp(WIDEN * np.log(lo)), FLOOR[0]))
+    hi = np.where(v, hi, np.maximum(np.exp(WIDEN * np.log(hi)), FLOOR[1]))
+    k, fw = np.asarray(kind), np.asarray(framework)
+    for (f, name), (rlo, rhi) in recipe_interval_rows().items():
+        use = (fw == f) & (k == name)
+        if np.any(use):
+            lo, hi = np.where(use, min(rlo, 1.0), lo), np.where(use, max(rhi, 1.0), hi)
+    cal_lo, cal_hi = np.asarray(interval_low, dtype=np.float64), np.asarray(interval_high, dtype=np.float64)
+    cal = (cal_lo > 0) & (cal_hi > 0)
+    return np.where(cal, np.minimum(cal_lo, 1.0), lo), np.where(cal, np.maximum(cal_hi, 1.0), hi)

@@ -124,3 +124,29 @@ def predict_columns(rows: list[Run], cols: dict, **extra) -> tuple[np.ndarray, d
     """Each run's predicted metric from prepared columns (`columns`), with extra columns (the fit's constants)."""
     rec = evaluate(**{**cols, **extra})
     return np.array([metric_of(rec, r, i) for i, r in enumerate(rows)]), rec
+
+
+# the out-of-sample recipe tables (not used by any fit) and the kind of row each validates (core/intervals.py)
+RECIPE_TABLES = {"moe": "published_runs_moe.csv", "lowp": "published_runs_lowp.csv"}
+
+
+def ratios(path: Path | str) -> list[float]:
+    """measured / predicted step of every run of a published-runs file."""
+    return [step_ratio(r, predicted(r)) for r in read(path)]
+
+
+def recipe_intervals() -> list[dict]:
+    """The 80 % interval (10th and 90th percentiles of measured / predicted step) of each recipe table's runs, per
+    framework: what data/recipe_intervals.csv holds (bench/bench_recipes.py --write writes it, a test checks it)."""
+    out = []
+    for kind, name in RECIPE_TABLES.items():
+        rows = read(DATA.parent / name)
+        q = np.asarray(ratios(DATA.parent / name))
+        for fw in sorted({r.framework for r in rows}):
+            sel = np.asarray([r.framework == fw for r in rows])
+            lo, hi = np.percentile(q[sel], [10, 90])
+            out.append({"framework": fw, "kind": kind, "interval_low": round(float(lo), 4),
+                        "interval_high": round(float(hi), 4), "runs": int(sel.sum()),
+                        "source": f"10th and 90th percentiles of measured / predicted step over the {int(sel.sum())} "
+                                  f"runs of data/{name} (not fitted)"})
+    return out

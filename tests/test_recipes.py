@@ -359,6 +359,33 @@ def test_published_run_of_the_recipe_tables_within_15_percent(run):
     assert _published(run)[0] == pytest.approx(1.0, abs=0.15)
 
 
+# --- the recipe tables' spread is the interval of MoE and low-precision rows ----------------------------------------
+def test_recipe_intervals_are_the_tables_spread():
+    """data/recipe_intervals.csv is reproducible: the 10th–90th percentiles of measured / predicted step over each recipe
+    table's runs, as core.validation.recipe_intervals computes them now (bench/bench_recipes.py --write rewrites it)."""
+    import csv
+    with open(Path(__file__).resolve().parent.parent / "data" / "recipe_intervals.csv", newline="") as fh:
+        stored = {(r["framework"], r["kind"]): r for r in csv.DictReader(fh)}
+    for want in V.recipe_intervals():
+        got = stored[(want["framework"], want["kind"])]
+        assert float(got["interval_low"]) == pytest.approx(want["interval_low"], abs=1e-3)
+        assert float(got["interval_high"]) == pytest.approx(want["interval_high"], abs=1e-3)
+        assert int(got["runs"]) == want["runs"]
+
+
+def test_an_moe_and_a_low_precision_row_carry_their_tables_interval():
+    """A Megatron MoE row's 80 % interval is the MoE table's spread (its runs run up to 1.5× the prediction: GPT-OSS),
+    a low-precision dense row's the low-precision table's; a dense bf16 row keeps the profile's."""
+    from core.intervals import recipe_interval_rows
+    moe = estimate(config_from_inputs(model="mixtral-8x7b", n_gpus=16, ep=8, mfu="auto"))
+    lowp = estimate(config_from_inputs(model="llama-3.1-8b", gpu="b200", n_gpus=8, fp8_recipe="mxfp8", mfu="auto"))
+    for rec, kind in ((moe, "moe"), (lowp, "lowp")):
+        lo, hi = recipe_interval_rows()[("megatron", kind)]
+        assert rec["predicted_step_time_low_s"] / rec["predicted_step_time_s"] == pytest.approx(min(lo, 1.0))
+        assert rec["predicted_step_time_high_s"] / rec["predicted_step_time_s"] == pytest.approx(max(hi, 1.0))
+    assert recipe_interval_rows()[("megatron", "moe")][1] > 1.25  # wider than the widened dense floor
+
+
 # --- low-precision memory against Transformer Engine's and torchao's published figures --------------------------------
 def test_fp8_weight_copies_per_parameter_as_transformer_engine_states():
     """NVIDIA/TransformerEngine #1880 and #1261 (TE maintainers): tensor-wise fp8 keeps the fp8 weight and its transpose
