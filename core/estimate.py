@@ -469,8 +469,8 @@ def evaluate(**c) -> dict:
     # low-precision runs: data/published_runs.csv holds bf16 runs only (the fp8 pairs check speed-ups, tests/
     # test_recipes.py), so a recipe's absolute prediction is outside the validated region
     is_valid = IV.validated(c["framework"], cls, fam_idx, c["n_params"], s_full) & (recipe == "none")
-    kind = np.where(np.asarray(c["n_experts"]) > 1, "moe", np.where(recipe != "none", "lowp", "dense"))
-    lo, hi = IV.bounds(c["framework"], is_valid, c["interval_low"], c["interval_high"], kind)
+    lo, hi = IV.bounds(c["framework"], is_valid, c["interval_low"], c["interval_high"],
+                       moe=np.asarray(c["n_experts"]) > 1, lowp=recipe != "none")
 
     tps = np.asarray(c["tokens_per_second"], dtype=np.float64)
     ach = np.asarray(c.get("achieved_flops_per_s", np.nan), dtype=np.float64)

@@ -125,10 +125,10 @@ def recipe_interval_rows() -> dict:
                 for r in csv.DictReader(fh)}
 
 
-def bounds(framework, is_validated, interval_low=0.0, interval_high=0.0, kind="dense") -> tuple:
+def bounds(framework, is_validated, interval_low=0.0, interval_high=0.0, moe=False, lowp=False) -> tuple:
     """(low, high): the step time's 80 % interval as ratios to the predicted step, per row. The profile's
-    leave-one-source-out percentiles widened off the validated region; for MoE and low-precision rows (`kind` "moe",
-    "lowp") the recipe table's spread where one covers the framework (module docstring); a calibration's
+    leave-one-source-out percentiles widened off the validated region; for MoE rows (`moe`) and low-precision dense
+    rows (`lowp`) the recipe table's spread where one covers the framework (module docstring); a calibration's
     (interval_low/high > 0) replaces either. Always low ≤ 1 ≤ high."""
     lo = PF.number(framework, "interval_low")
     hi = PF.number(framework, "interval_high")
@@ -136,11 +136,15 @@ def bounds(framework, is_validated, interval_low=0.0, interval_high=0.0, kind="d
     v = np.asarray(is_validated, dtype=bool)
     lo = np.where(v, lo, np.minimum(np.exp(WIDEN * np.log(lo)), FLOOR[0]))
     hi = np.where(v, hi, np.maximum(np.exp(WIDEN * np.log(hi)), FLOOR[1]))
-    k, fw = np.asarray(kind), np.asarray(framework)
+    kinds = {"moe": np.asarray(moe, dtype=bool), "lowp": np.asarray(lowp, dtype=bool) & ~np.asarray(moe, dtype=bool)}
+    fw = None
     for (f, name), (rlo, rhi) in recipe_interval_rows().items():
-        use = (fw == f) & (k == name)
-        if np.any(use):
-            lo, hi = np.where(use, min(rlo, 1.0), lo), np.where(use, max(rhi, 1.0), hi)
+        sel = kinds.get(name)
+        if sel is None or not np.any(sel):  # a sweep's chunk mostly has neither: skip the string compare
+            continue
+        fw = np.asarray(framework) if fw is None else fw
+        use = sel & (fw == f)
+        lo, hi = np.where(use, min(rlo, 1.0), lo), np.where(use, max(rhi, 1.0), hi)
     cal_lo, cal_hi = np.asarray(interval_low, dtype=np.float64), np.asarray(interval_high, dtype=np.float64)
     cal = (cal_lo > 0) & (cal_hi > 0)
     return np.where(cal, np.minimum(cal_lo, 1.0), lo), np.where(cal, np.maximum(cal_hi, 1.0), hi)
