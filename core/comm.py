@@ -61,16 +61,21 @@ def group_bus_bandwidth(size, stride, gpus_per_node, intra_bytes_per_s, inter_by
 
 
 def collective_time_s(op: str, array_bytes, size, bus_bytes_per_s, latency_s):
-    """Seconds for one collective of an `array_bytes` array over `size` ranks; 0 for a group of one."""
-    t = (np.asarray(latency_s, dtype=np.float64)
-         + np.asarray(array_bytes, dtype=np.float64) * bytes_factor(op, np.maximum(size, 1)) / bus_bytes_per_s)
-    return np.where(np.asarray(size) > 1, t, 0.0)
+    """Seconds for one collective of an `array_bytes` array over `size` ranks; 0 for a group of one or an empty
+    array (a collective that is never issued)."""
+    b = np.asarray(array_bytes, dtype=np.float64)
+    t = np.asarray(latency_s, dtype=np.float64) + b * bytes_factor(op, np.maximum(size, 1)) / bus_bytes_per_s
+    return np.where((np.asarray(size) > 1) & (b > 0), t, 0.0)
+
+
+def _per_byte(bw):
+    """Seconds per byte of a link (inf for a zero-rate one, without a division warning)."""
+    return np.where(bw > 0, 1.0 / np.where(bw > 0, bw, 1.0), np.inf)
 
 
 def _a2a_worst(n, m, intra, inter):
     """Seconds per byte of the array for an all-to-all's slower share: max((m − 1)/intra, (n − m)/inter)/n."""
-    inv = lambda bw: np.where(bw > 0, 1.0 / np.where(bw > 0, bw, 1.0), np.inf)  # noqa: E731
-    return np.maximum((m - 1.0) * inv(intra), np.where(n > m, (n - m) * inv(inter), 0.0)) / n
+    return np.maximum((m - 1.0) * _per_byte(intra), np.where(n > m, (n - m) * _per_byte(inter), 0.0)) / n
 
 
 def all_to_all_bus_bandwidth(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s, intra_frac,
@@ -93,12 +98,12 @@ def dispatch_time_s(copies_bytes, token_bytes, top_k, size, stride, gpus_per_nod
     n, m, intra, inter, inside = _placement(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s,
                                             intra_frac, inter_frac)
     S = np.asarray(copies_bytes, dtype=np.float64)
-    safe = lambda bw: np.where(bw > 0, bw, np.nan)  # noqa: E731  (a zero-rate link: the time is infinite)
-    nccl = np.where(inside, S * (n - 1.0) / n / safe(intra), S * _a2a_worst(n, m, intra, inter))
+    over_nvlink = S * (n - 1.0) / n * _per_byte(intra)
+    nccl = np.where(inside, over_nvlink, S * _a2a_worst(n, m, intra, inter))
     nodes = np.maximum(n / m, 1.0)
     k = np.maximum(np.asarray(top_k, dtype=np.float64), 1.0)
     remote_nodes = (nodes - 1.0) * (1.0 - (1.0 - 1.0 / nodes) ** k)
-    forwarded = np.where(m > 1, S * (n - 1.0) / n / safe(intra), 0.0)  # nothing to forward with one rank a node
-    deep = np.maximum(forwarded, np.asarray(token_bytes, dtype=np.float64) * remote_nodes / safe(inter))
+    forwarded = np.where(m > 1, over_nvlink, 0.0)  # nothing to forward with one rank a node
+    deep = np.maximum(forwarded, np.asarray(token_bytes, dtype=np.float64) * remote_nodes * _per_byte(inter))
     t = np.where(inside | ~np.asarray(dedup, dtype=bool), nccl, deep)
-    return np.where(n > 1, np.asarray(latency_s, dtype=np.float64) + np.nan_to_num(t, nan=np.inf), 0.0)
+    return np.where((n > 1) & (S > 0), np.asarray(latency_s, dtype=np.float64) + t, 0.0)

@@ -343,13 +343,14 @@ def evaluate(**c) -> dict:
     rec_peak = np.where(full, full_layer - layer_input, 0.0) * (phi > 0)
     # layers' worth the first stage holds (1F1B); with embedding/loss slots the larger of the first rank (a layer
     # fewer) and the second (a full stage, one micro-batch fewer in flight)
-    in_flight = np.where(sl["slots"], np.maximum(SC.in_flight_of_rank(sl["first"], pp, c["virtual_stages"], 0),
-                                                 SC.in_flight_of_rank(sl["middle"], pp, c["virtual_stages"], 1)),
-                         SC.in_flight_layers(L, pp, c["virtual_stages"]))
-    # the combined 1F1B of moe_overlap warms up one chunk more on the interleaved schedule (Megatron schedules.py)
-    vs_ = np.maximum(np.asarray(c["virtual_stages"], dtype=np.float64), 1.0)
-    in_flight = in_flight + np.where(np.asarray(c["moe_overlap"], dtype=bool) & (vs_ > 1) & (pp > 1),
-                                     sl["middle"] / vs_, 0.0)
+    # (the combined 1F1B of moe_overlap warms up one chunk more on the interleaved schedule: schedule.warmup_chunks)
+    ov = np.asarray(c["moe_overlap"], dtype=bool) & (pp > 1)
+    in_flight = np.where(sl["slots"], np.maximum(SC.in_flight_of_rank(sl["first"], pp, c["virtual_stages"], 0,
+                                                                      overlap=ov),
+                                                 SC.in_flight_of_rank(sl["middle"], pp, c["virtual_stages"], 1,
+                                                                      overlap=ov)),
+                         SC.in_flight_of_rank(np.asarray(L, dtype=np.float64) / pp, pp, c["virtual_stages"], 0,
+                                              overlap=ov))
     # activation offload: everything but the two layers in flight (the one computed, the one moving) waits on the
     # host; with activation_offload_layers K only K of the stage's Ls layers move (Megatron --cpu-offloading-num-layers):
     # the share K/Ls of what the stage holds, the rest stays; a MaxText *_offloaded policy keeps each layer's input on

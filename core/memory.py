@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from .model import head_dims, moe_widths
-from .tables import (BASE_FORMATS, DEEPSPEED_PREFETCH_PARAMS, DEEPSPEED_REDUCE_BUCKET, DTYPE_BYTES, GATED_MLPS, OPTIMIZERS,  # noqa: F401
-                     OPTIMIZERS_TABLE, OVERHEADS, PROFILES, RECIPES, RECOMPUTE_MODES, STATE_DTYPES)
+from .tables import (BASE_FORMATS, DEEPSPEED_PREFETCH_PARAMS, DEEPSPEED_REDUCE_BUCKET, DTYPE_BYTES,  # noqa: F401
+                     GATED_MLPS, OPTIMIZERS, OPTIMIZERS_TABLE, OVERHEADS, PROFILES, RECIPES, RECOMPUTE_MODES, STATE_DTYPES)
 
 # ---------------------------------------------------------------------------------------------------------------
 # Model state (optimizers, recipes and dtypes are rows of core/tables.py)

@@ -9,11 +9,12 @@ per replica per step.
   stage holds p micro-batches of its L/p layers — L layers' worth — and the interleaved schedule
   (p − 1)·2 + (v − 1)·p + 1 chunks of L/(p·v) layers = L · (1 + (p − 1)/(p·v)) layers' worth, but never more than
   the m micro-batches a step has (m < p: only m are ever in flight).
-- Unpaired micro-batches (Megatron's num_warmup_microbatches, schedules.py): a schedule that runs one
-  micro-batch's forward beside another's backward (Megatron-Core's combined 1F1B, --overlap-moe-expert-parallel-comm)
-  pairs them only in the steady phase; the first stage's warm-up forwards and cool-down backwards run alone:
-  p − 1 micro-batches for 1F1B, (p − 1)·2 + (v − 1)·p chunks of 1/v micro-batch interleaved, and without a pipeline
-  the first forward and the last backward (one micro-batch's worth).
+- Unpaired micro-batches: a schedule that runs one micro-batch's forward beside another's backward (Megatron-Core's
+  combined 1F1B, --overlap-moe-expert-parallel-comm) pairs them only in the steady phase; the first stage's warm-up
+  forwards and cool-down backwards run alone. The overlap adds one warm-up chunk on the interleaved schedule.
+- The warm-up count is `warmup_chunks`, the one owner of Megatron's num_warmup_microbatches
+  (megatron/core/pipeline_parallel/schedules.py @d98e8a6, l.957-970): p − r − 1 micro-batches for 1F1B,
+  (p − r − 1)·2 + (v − 1)·p chunks interleaved, + 1 with the overlap.
 """
 from __future__ import annotations
 
@@ -32,28 +33,29 @@ def sends_per_micro_batch(virtual_stages) -> np.ndarray:
     return 2.0 * np.maximum(np.asarray(virtual_stages, dtype=np.float64), 1.0)
 
 
-def in_flight_layers(n_layers, pp, virtual_stages, micro_batches=None) -> np.ndarray:
-    """Layers' worth of one micro-batch's activations the first stage holds at its peak: L for 1F1B,
-    L · (1 + (p − 1)/(p·v)) interleaved; with fewer micro-batches than stages (m < p), m/p of that."""
-    p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
-    return in_flight_of_rank(np.asarray(n_layers, dtype=np.float64) / p, pp, virtual_stages, 0, micro_batches)
-
-
-def in_flight_of_rank(stage_layers, pp, virtual_stages, rank, micro_batches=None) -> np.ndarray:
-    """Layers' worth of one micro-batch's activations pipeline rank r holds at its peak, for a rank of
-    `stage_layers` layers: (p − r) micro-batches for 1F1B; interleaved (p − r − 1)·2 + (v − 1)·p + 1 chunks of
-    stage_layers/v, i.e. stage_layers · (p + (p − 1 − 2r)/v) (Megatron's num_warmup_microbatches + 1); with fewer
-    micro-batches than stages (m < p), m/p of that."""
-    n = np.asarray(stage_layers, dtype=np.float64)
+def warmup_chunks(pp, virtual_stages, rank=0, overlap=False) -> np.ndarray:
+    """Megatron's num_warmup_microbatches on pipeline rank r (module docstring): micro-batches for 1F1B (v = 1),
+    model chunks of 1/v micro-batch interleaved (v > 1), one more chunk there with the all-to-all overlap."""
     p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
     v = np.maximum(np.asarray(virtual_stages, dtype=np.float64), 1.0)
     r = np.minimum(np.asarray(rank, dtype=np.float64), p - 1.0)
+    inter = (p - r - 1.0) * 2.0 + (v - 1.0) * p + np.asarray(overlap, dtype=np.float64)
+    return np.where(v > 1, inter, p - r - 1.0)
+
+
+def in_flight_of_rank(stage_layers, pp, virtual_stages, rank, micro_batches=None, overlap=False) -> np.ndarray:
+    """Layers' worth of one micro-batch's activations pipeline rank r holds at its peak, for a rank of
+    `stage_layers` layers: the warm-up and the one computing — (p − r) micro-batches for 1F1B; interleaved
+    warmup_chunks + 1 chunks of stage_layers/v, i.e. stage_layers · (p + (p − 1 − 2r)/v) without the overlap; with
+    fewer micro-batches than stages (m < p), min(p − r, m) micro-batches for 1F1B and m/p of the count interleaved."""
+    n = np.asarray(stage_layers, dtype=np.float64)
+    p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
+    v = np.maximum(np.asarray(virtual_stages, dtype=np.float64), 1.0)
+    held = (warmup_chunks(pp, virtual_stages, rank, overlap) + 1.0) / np.where(v > 1, v, 1.0)  # micro-batches' worth
     if micro_batches is None:
-        return n * np.where(v > 1, p + (p - 1.0 - 2.0 * r) / v, p - r)
+        return n * held
     m = np.maximum(np.asarray(micro_batches, dtype=np.float64), 1.0)
-    # 1F1B: min(p − r, m) micro-batches; interleaved with m < p: m/p of the full count (as before)
-    inter = n * (p + (p - 1.0 - 2.0 * r) / v)
-    return np.where(v > 1, np.where(m < p, inter * m / p, inter), n * np.minimum(p - r, m))
+    return n * np.where(v > 1, np.where(m < p, held * m / p, held), np.minimum(held, m))
 
 
 def stage_layers(n_layers, pp, embedding_loss_slots=False) -> dict:
@@ -74,8 +76,7 @@ def unpaired_micro_batches(pp, virtual_stages, micro_batches) -> np.ndarray:
     under Megatron's combined 1F1B (--overlap-moe-expert-parallel-comm; which needs pp = 1 or virtual stages):
     interleaved ((p − 1)·2 + (v − 1)·p + 1)/v (schedules.py adds one warm-up chunk when the overlap is on), without a
     pipeline the first forward and the last backward (1), 1F1B p − 1; at least 1, never more than the step's m."""
-    p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
     v = np.maximum(np.asarray(virtual_stages, dtype=np.float64), 1.0)
     m = np.maximum(np.asarray(micro_batches, dtype=np.float64), 1.0)
-    warm = np.where(v > 1, ((p - 1.0) * 2.0 + (v - 1.0) * p + 1.0) / v, p - 1.0)
+    warm = warmup_chunks(pp, virtual_stages, 0, overlap=True) / np.where(v > 1, v, 1.0)
     return np.minimum(np.maximum(warm, 1.0), m)

@@ -448,14 +448,13 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # fp8 parameter gathers
     ar_scale = np.where(fp8_gather & (np.asarray(c["zero_stage"]) >= 1), (grad_b + 1.0) / (2.0 * grad_b), 1.0)
     ar = (C.collective_time_s("all_reduce", local * grads * grad_b * ar_scale, shard_group, shard_bw, lat) + rep_ar
-          + np.where(experts_local > 0, C.collective_time_s("all_reduce", experts_local * grads * grad_b * ar_scale,
-                                                            edp, edp_bw, lat), 0.0))
+          + C.collective_time_s("all_reduce", experts_local * grads * grad_b * ar_scale, edp, edp_bw, lat))
 
     def z3_gathers(params, size, bw):  # ZeRO-3 per micro-batch: gather forward and backward, reduce-scatter the grads
         return (2.0 * C.collective_time_s("all_gather", params * weight_b, size, bw, lat)
                 + C.collective_time_s("reduce_scatter", params * grads * grad_b, size, bw, lat))
-    z3_mb = (z3_gathers(local, shard_group, shard_bw)
-             + np.where(experts_local > 0, z3_gathers(experts_local, edp, edp_bw), 0.0)) if np.any(z3) else 0.0
+    z3_mb = (z3_gathers(local, shard_group, shard_bw) + z3_gathers(experts_local, edp, edp_bw)) \
+        if np.any(z3) else 0.0
     z3_step = rep_ar
     overlap = np.asarray(c["dp_overlap"], dtype=bool)
     # the fitted constants (data/fitted.csv); bench/fit_profiles.py passes trial values as fit_* columns
