@@ -22,6 +22,15 @@ MoE dispatch (`dispatch_time_s`): NCCL's all-to-all (Megatron's alltoall dispatc
 and HybridEP (Megatron's flex dispatcher) send a token once per destination node over RDMA and forward it inside that
 node over NVLink (deepseek-ai/DeepEP README: "internode" kernels, NVLink forwarding), so the NIC carries T·h·2 bytes
 × the distinct other nodes a token's top-k experts sit on, (N − 1)·(1 − (1 − 1/N)^k) for N nodes and balanced routing.
+
+TPU slices (`torus_fraction`): chips of one slice talk over a 2D (v5e, v6e, v3) or 3D (v4, v5p) torus of ICI links
+and slices over DCN (the JAX scaling book, jax-ml/scaling-book tpus.md and sharding.md @0819a7d8). A collective over
+a mesh axis runs at the bidirectional link rate per physical axis it spans ("AllGather ... bytes / (bidirectional ICI
+bandwidth * num_axes)", sharding.md), so a group of k chips of an S-chip slice gets the share ln k / ln S of the
+slice's all-axes rate (the axes a compact sub-torus of k chips spans, D·ln k / ln S of D, taken continuously; at
+least one axis), and half of it where the slice's axes are too short to close a ring ("smaller topologies ... with no
+wraparounds ... typically doubles the time of most communication", tpus.md: an axis of 16 on v5e/v6e, a multiple of
+4 on v4/v5p). Switched fabrics (NVLink, NVSwitch, xGMI) have no torus: `torus_axes` NaN.
 """
 from __future__ import annotations
 
@@ -42,21 +51,42 @@ def bytes_factor(op: str, n):
     raise ValueError(f"op: {op!r} is not one of {', '.join(FACTORS)}")
 
 
-def _placement(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s, intra_frac, inter_frac):
-    """Where a group's ranks sit: (n, m ranks per node, achievable intra and inter link rates, whether it fits a node)."""
+def torus_fraction(ranks, slice_chips, torus_axes, torus_wrap):
+    """The share of a TPU slice's all-axes ICI rate that a group of `ranks` chips gets (module docstring): the axes
+    it spans, ln k / ln S of them (at least one of the slice's `torus_axes`), halved when the slice's axis, S^(1/D),
+    is shorter than `torus_wrap` chips (no wraparound link); 1 for a switched fabric (`torus_axes` NaN or 0)."""
+    k = np.maximum(np.asarray(ranks, dtype=np.float64), 1.0)
+    D = np.asarray(torus_axes, dtype=np.float64)
+    torus = np.isfinite(D) & (D > 0)
+    if not np.any(torus):
+        return np.ones(np.broadcast(k, D).shape)
+    S = np.maximum(np.asarray(slice_chips, dtype=np.float64), 2.0)
+    Dv = np.where(torus, D, 1.0)
+    share = np.clip(np.log(k) / np.log(S), 1.0 / Dv, 1.0)
+    wrapped = ~(S ** (1.0 / Dv) < np.asarray(torus_wrap, dtype=np.float64) - 1e-9)  # NaN: no rule, wrapped
+    return np.where(torus, share * np.where(wrapped, 1.0, 0.5), 1.0)
+
+
+def _placement(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s, intra_frac, inter_frac,
+               torus_axes=np.nan, torus_wrap=np.nan, slice_chips=np.nan):
+    """Where a group's ranks sit: (n, m ranks per node, achievable intra and inter link rates, whether it fits a node).
+    On a TPU torus the intra-slice rate is the share of the axes the group's m in-slice chips span."""
     n = np.maximum(np.asarray(size, dtype=np.float64), 1.0)
     stride = np.asarray(stride, dtype=np.float64)
     gpn = np.asarray(gpus_per_node, dtype=np.float64)
     m = np.clip(np.floor(gpn / stride), 1.0, n)
-    intra = np.asarray(intra_bytes_per_s, dtype=np.float64) * intra_frac
+    intra = np.asarray(intra_bytes_per_s, dtype=np.float64) * intra_frac \
+        * torus_fraction(m, np.where(np.isfinite(slice_chips), slice_chips, gpn), torus_axes, torus_wrap)
     inter = np.asarray(inter_bytes_per_s, dtype=np.float64) * inter_frac
     return n, m, intra, inter, (n <= 1.0) | ((n <= m) & (stride * n <= gpn))
 
 
-def group_bus_bandwidth(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s, intra_frac, inter_frac):
-    """Achievable bus bandwidth (bytes/s) of a group of `size` ranks spaced `stride` apart (module docstring)."""
+def group_bus_bandwidth(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s, intra_frac, inter_frac,
+                        **torus):
+    """Achievable bus bandwidth (bytes/s) of a group of `size` ranks spaced `stride` apart (module docstring; `torus`:
+    a TPU slice's torus_axes, torus_wrap and slice_chips)."""
     _, m, intra, inter, inside = _placement(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s,
-                                            intra_frac, inter_frac)
+                                            intra_frac, inter_frac, **torus)
     return np.where(inside, intra, np.minimum(intra, m * inter))
 
 
@@ -79,24 +109,24 @@ def _a2a_worst(n, m, intra, inter):
 
 
 def all_to_all_bus_bandwidth(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s, intra_frac,
-                             inter_frac):
+                             inter_frac, **torus):
     """Achievable bus bandwidth (bytes/s, for the (n − 1)/n factor) of an all-to-all over `size` ranks spaced `stride`
     apart: the intra-node share over NVLink and the cross-node share through each rank's own NIC, concurrently
     (module docstring)."""
     n, m, intra, inter, inside = _placement(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s,
-                                            intra_frac, inter_frac)
+                                            intra_frac, inter_frac, **torus)
     worst = _a2a_worst(n, m, intra, inter)
     return np.where(inside, intra, (n - 1.0) / n / np.where(worst > 0, worst, np.inf))
 
 
 def dispatch_time_s(copies_bytes, token_bytes, top_k, size, stride, gpus_per_node, intra_bytes_per_s,
-                    inter_bytes_per_s, intra_frac, inter_frac, latency_s, dedup):
+                    inter_bytes_per_s, intra_frac, inter_frac, latency_s, dedup, **torus):
     """Seconds for one MoE dispatch (or combine) over `size` expert-parallel ranks spaced `stride` apart:
     `copies_bytes` of routed copies (T·k·h·2), `token_bytes` of distinct tokens (T·h·2); across nodes NCCL sends every
     copy through the rank's NIC (`all_to_all_bus_bandwidth`), DeepEP/HybridEP (`dedup`) each token once per other node
     it routes to, forwarding the copies over NVLink inside the node (module docstring)."""
     n, m, intra, inter, inside = _placement(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s,
-                                            intra_frac, inter_frac)
+                                            intra_frac, inter_frac, **torus)
     S = np.asarray(copies_bytes, dtype=np.float64)
     over_nvlink = S * (n - 1.0) / n * _per_byte(intra)
     nccl = np.where(inside, over_nvlink, S * _a2a_worst(n, m, intra, inter))

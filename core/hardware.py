@@ -37,6 +37,10 @@ class Accelerator:
     # GPUs per Grace CPU on Grace superchips (GH200: one Grace and one Hopper, NVIDIA GH200 datasheet; GB200 and GB300
     # NVL72: 36 Grace CPUs for 72 GPUs, NVIDIA GB200/GB300 NVL72 pages); NaN: an x86 host shared by the node's GPUs
     gpus_per_grace: float = math.nan
+    # TPU slices: the ICI torus's dimensions (2: v5e, v6e, v3; 3: v4, v5p) and the axis length that closes a ring
+    # (16 on v5e/v6e, 4 on v4/v5p: jax-ml/scaling-book tpus.md @0819a7d8); NaN: a switched fabric (core/comm.py)
+    ici_axes: float = math.nan
+    ici_wrap: float = math.nan
     price_usd_per_gpu_hour: float = math.nan
     # step-time constants (data/accelerators.csv and, by family, data/efficiency.csv; sources in their rows)
     family: str = "hopper"
@@ -181,6 +185,8 @@ def catalog() -> dict[str, Accelerator]:
                 inter_node_bytes_per_s=_f(row, "inter_node_gb_per_s", GB),
                 host_link_bytes_per_s=_f(row, "host_gb_per_s", GB),
                 gpus_per_grace=_f(row, "gpus_per_grace"),
+                ici_axes=_f(row, "ici_axes"),
+                ici_wrap=_f(row, "ici_wrap"),
                 price_usd_per_gpu_hour=_f(row, "price_usd_per_gpu_hour"),
                 family=row["family"],
                 gpus_per_node=int(row["gpus_per_node"]),

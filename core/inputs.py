@@ -239,7 +239,8 @@ INPUTS: tuple[Input, ...] = (
           "data_parallel_shard_degree); dp_shard × dp_replicate = dp; 0 = dp / dp_replicate", "layout", lo=0,
           hi=MAX_INT),
     Input("gpus_per_node", "int", None, "count", "GPUs that share the fast intra-node link (default: the "
-          "catalog's, e.g. 8 for a DGX/HGX node, 72 for GB200 NVL72)", "layout", lo=1, hi=MAX_INT),
+          "catalog's, e.g. 8 for a DGX/HGX node, 72 for GB200 NVL72); on a TPU, the chips of one ICI slice (default: "
+          "the pod; a multi-slice run gives chips per slice, the slices talk over DCN)", "layout", lo=1, hi=MAX_INT),
     Input("global_batch", "int", None, "count (sequences)", "sequences per optimizer step: drives the predicted "
           "step (default: the smallest multiple of dp·micro_batch holding target_batch_tokens); with step_time_s a "
           "measured step gives the throughput", "layout", lo=1, hi=MAX_INT),

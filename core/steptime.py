@@ -192,9 +192,13 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     hbm = _f(c["memory_bandwidth_bytes_per_s"]) * _f(c["hbm_efficiency"]) * sus
     lat = _f(c["collective_latency_s"])
     gpn = _f(c["gpus_per_node"])
+    # a TPU's "node" is its ICI slice (the catalog's pod, or gpus_per_node chips per slice for a multi-slice run):
+    # a slice's collectives run on its torus (core/comm.torus_fraction), slices talk over DCN (inter-node)
     link = dict(gpus_per_node=gpn, intra_bytes_per_s=_f(c["intra_node_bytes_per_s"]) * net_scale,
                 inter_bytes_per_s=_f(c["inter_node_bytes_per_s"]) * net_scale,
-                intra_frac=_f(c["intra_node_efficiency"]), inter_frac=_f(c["inter_node_efficiency"]))
+                intra_frac=_f(c["intra_node_efficiency"]), inter_frac=_f(c["inter_node_efficiency"]),
+                torus_axes=_f(g("ici_axes", np.nan)), torus_wrap=_f(g("ici_wrap", np.nan)),
+                slice_chips=np.minimum(n, gpn))
     sp = np.asarray(c["sequence_parallel"], dtype=bool)
     flash = np.asarray(c["flash_attention"], dtype=bool)
     drop = np.asarray(c["dropout"], dtype=bool)

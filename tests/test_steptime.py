@@ -150,6 +150,56 @@ def test_an_all_to_all_across_nodes_runs_at_one_nic_per_gpu():
     assert C.group_bus_bandwidth(16, 1, **link) > 3 * C.all_to_all_bus_bandwidth(16, 1, **link)
 
 
+def test_tpu_torus_follows_the_scaling_book():
+    """The JAX scaling book (jax-ml/scaling-book @0819a7d8). sharding.md, Question 1 (1): an AllGather of 34e6 bytes
+    over one axis of 4 chips of a TPU v5e 4x4 slice has no wraparound ("we actually can't do a fully bidirectional
+    AllGather"): "more like 3 * 8.4e6 / 4.5e10 = 560us" (a profile shows 680 us). The model: ln 4 / ln 16 = half of
+    the slice's two axes, halved again without a wrap, of the all-axes 4 × 4.5e10 → one one-way link, 34e6 · 3/4 /
+    4.5e10 = 567 us. With the wrap (a 16x16 slice) a group spanning one axis gets one bidirectional link (9e10), the
+    whole slice both axes ("increases the available bandwidth by a factor of n_axes")."""
+    v5e = dict(gpus_per_node=16, intra_bytes_per_s=4 * 4.5e10, inter_bytes_per_s=3.125e9, intra_frac=1.0,
+               inter_frac=1.0, torus_axes=2.0, torus_wrap=16.0, slice_chips=16.0)
+    bw = C.group_bus_bandwidth(4, 4, **v5e)
+    assert bw == pytest.approx(4.5e10)
+    assert C.collective_time_s("all_gather", 34e6, 4, bw, 0.0) == pytest.approx(560e-6, rel=0.015)
+    pod = dict(v5e, gpus_per_node=256, slice_chips=256.0)
+    assert C.group_bus_bandwidth(16, 16, **pod) == pytest.approx(9e10)      # one full axis, ring closed
+    assert C.group_bus_bandwidth(256, 1, **pod) == pytest.approx(1.8e11)    # both axes
+    # across slices (DCN): one chip's share of its host's network
+    assert C.group_bus_bandwidth(2, 256, **pod) == pytest.approx(3.125e9)
+    # a switched fabric (NVSwitch) has no torus: every group in the node at the full rate
+    gpu = dict(v5e, torus_axes=np.nan)
+    assert C.group_bus_bandwidth(4, 4, **gpu) == C.group_bus_bandwidth(16, 1, **gpu) == pytest.approx(1.8e11)
+
+
+def test_tpu_catalog_links_from_the_scaling_book():
+    """data/accelerators.csv TPU rows against the JAX scaling book's tables (tpus.md @0819a7d8): the all-axes ICI rate
+    is 2·D links × the one-way link rate (v5e 4 × 4.5e10, v5p 6 × 9e10, v4 6 × 4.5e10); DCN is "around 2.5e10 bytes /
+    second per host" over the host's chips (v5e 4x2, v5p and v4 2x2x1)."""
+    from core.hardware import catalog
+    cat = catalog()
+    for name, links, one_way, host_chips, axes in (("tpu-v5e", 4, 4.5e10, 8, 2), ("tpu-v5p", 6, 9e10, 4, 3),
+                                                    ("tpu-v4", 6, 4.5e10, 4, 3)):
+        g = cat[name]
+        assert g.intra_node_bytes_per_s == pytest.approx(links * one_way), name
+        assert g.inter_node_bytes_per_s == pytest.approx(2.5e10 / host_chips), name
+        assert g.ici_axes == axes and 2 * g.ici_axes == links, name
+    assert all(math.isnan(g.ici_axes) for g in cat.values() if g.family != "tpu")
+
+
+@given(k=st.integers(1, 8960), s=st.integers(2, 8960), axes=st.sampled_from([2.0, 3.0]),
+       wrap=st.sampled_from([4.0, 16.0]))
+@settings(max_examples=200, deadline=None)
+def test_a_torus_group_never_beats_its_slice(k, s, axes, wrap):
+    """A group's share of its slice's ICI rate lies in (0, 1], grows with the group, and is at least one axis's
+    (half of it without a wraparound)."""
+    k = min(k, s)
+    f = C.torus_fraction(k, s, axes, wrap)
+    assert 0.0 < f <= 1.0
+    assert f >= 0.5 / axes - 1e-12
+    assert C.torus_fraction(min(k + 1, s), s, axes, wrap) >= f - 1e-12
+
+
 def test_deepep_sends_a_token_once_per_other_node():
     """DeepEP / HybridEP (Megatron's flex dispatcher) send each token over RDMA once per destination node and forward
     it over NVLink there; NCCL's all-to-all sends every routed copy. Qwen3's top-8 over four nodes of 8 ranks: a token
