@@ -5,9 +5,9 @@ A calibration file is a JSON list of runs, each an object of planner inputs (mod
 one measurement: `step_time_s` (seconds per optimizer step, with `global_batch`) or `tokens_per_s` (whole job).
 Every run must name the same framework and accelerator (a calibration is of one stack on one machine).
 
-What is refitted: `efficiency_scale`, a factor on every kernel rate (GEMM, attention, HBM) — the user's clocks,
-libraries and kernels against the published constants — and, with three runs or more that differ in their
-communication, `network_scale`, a factor on every link's bandwidth. Both are inputs of the schema
+What is refitted: one factor on every kernel rate (GEMM, attention, HBM) and every link's bandwidth together
+(`efficiency_scale` = `network_scale`) — the user's clocks, libraries, kernels and network against the published
+constants — and, with three runs or more that differ in their communication, `network_scale` apart from it. Both are inputs of the schema
 (core/inputs.py), so a calibrated prediction is reproducible from its inputs alone (a shared link carries them).
 The interval: with three runs or more, the 10th–90th percentile of the leave-one-run-out ratios (at least
 CAL_FLOOR either way); with fewer, the profile's calibrated interval — how well one run of a source predicts the
@@ -103,13 +103,15 @@ def fit(runs: list[dict]) -> dict:
     def loss(eff, net):
         return float(np.mean(np.log(meas / _steps(cfgs, eff, net)) ** 2))
 
-    # the step is nearly 1/eff in its compute terms: a coarse grid, then a refinement around the best
-    best = min((loss(e, 1.0), e) for e in EFF_GRID[::8])
+    # one factor first, on the kernels and the links together (the machine and its stack as one: leave-one-source-out,
+    # a source's runs share their error across compute- and communication-bound runs alike, bench/fit_profiles.py
+    # "Calibration"); the step is nearly 1/factor: a coarse grid, then a refinement around the best
+    best = min((loss(e, e), e) for e in EFF_GRID[::8])
     lo, hi = best[1] / 1.25, best[1] * 1.25
-    best = min((loss(e, 1.0), e) for e in np.exp(np.linspace(math.log(lo), math.log(hi), 25)))
-    eff, net = best[1], 1.0
-    if two:
-        cand = min(((loss(eff, n), n) for n in NET_GRID[::4]), key=lambda x: x[0])
+    best = min((loss(e, e), e) for e in np.exp(np.linspace(math.log(lo), math.log(hi), 25)))
+    eff = net = best[1]
+    if two:  # three runs or more: the links may differ from the kernels
+        cand = min(((loss(eff, n), n) for n in NET_GRID[::4] * eff), key=lambda x: x[0])
         if cand[0] < best[0] * 0.98:  # the links explain something the kernels do not
             net = cand[1]
             best = min((loss(e, net), e) for e in np.exp(np.linspace(math.log(eff / 1.3), math.log(eff * 1.3), 25)))

@@ -389,9 +389,11 @@ INPUTS: tuple[Input, ...] = (
           "ledgers' conventions — no flash, ZeRO-0, no overhead, seq 2048 on 1 GPU, 50 % MFU — so their numbers "
           "reproduce); explicit inputs win over either", "run", "preset", tuple(T.CONVENTIONS)),
     # --- calibration (core/calibrate.py: --calibrate fits these to a user's measured runs) ----------------------------
-    Input("efficiency_scale", "float", 1.0, "factor", "calibration: every kernel rate (GEMM, attention, HBM) × this; "
-          "1 = the published constants; --calibrate fits it to your measured runs", "calibration", lo=0.05, hi=20.0),
-    Input("network_scale", "float", 1.0, "factor", "calibration: every link's bandwidth × this; 1 = the catalog's",
+    Input("efficiency_scale", "float", 1.0, "factor", "calibration: every kernel rate (GEMM, attention, HBM) and "
+          "the host's work (launches, hooks, CPU optimizer) × this; 1 = the published constants; --calibrate fits it "
+          "to your measured runs", "calibration", lo=0.05, hi=20.0),
+    Input("network_scale", "float", 1.0, "factor", "calibration: every link's bandwidth (host link included) × this; "
+          "1 = the catalog's; one measured run sets it equal to efficiency_scale",
           "calibration", lo=0.01, hi=100.0),
     Input("interval_low", "float", 0.0, "fraction", "calibration: the 80 % interval's lower bound on the step time "
           "as a ratio to the point (e.g. 0.93); 0 = the profile's, from its leave-one-source-out errors",

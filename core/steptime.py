@@ -478,27 +478,29 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     p2p = C.collective_time_s("p2p", act_bytes / t, p, pp_bw, lat)
 
     # --- host: kernels' CPU time beyond the GPU's, per layer and micro-batch; sharded units' hooks -----------------
+    # (a calibration's efficiency_scale speeds the host's work as the GPU's: the stack on this machine as one)
     kernels = P.kernels_per_layer(fw, compiled) * 3.0  # forward and about twice as many in the backward
-    host_layer = np.maximum(0.0, kernels * P.number(fw, "host_s_per_kernel")
+    host_layer = np.maximum(0.0, kernels * P.number(fw, "host_s_per_kernel") / eff_scale
                             - (layer_fwd * 3.0 + layer_rec))
     units = np.where(z3 | (np.asarray(c["zero_stage"]) == 2), Ls, 0.0)
     unit_host = _f(c["fit_unit_host_s"]) if "fit_unit_host_s" in c else P.number(fw, "unit_host_s")
     step_host = _f(c["fit_step_host_s"]) if "fit_step_host_s" in c else P.number(fw, "step_host_s")
-    host = m * (Ls * host_layer + units * unit_host) + step_host
+    host = m * (Ls * host_layer + units * unit_host / eff_scale) + step_host / eff_scale
 
     # --- offload: host link transfers and the CPU optimizer ----------------------------------------------------
     off = np.asarray(g("offload", "none"))
     act_off_bytes = _f(g("offloaded_activation_bytes", 0.0))  # per micro-batch, both ways
     if not (np.any(off != "none") or np.any(act_off_bytes > 0)):
         return _context_out(locals(), 0.0)
-    host_bw = np.where(_f(g("host_link_bytes_per_s", np.nan)) > 0, _f(g("host_link_bytes_per_s", np.nan)), 16e9)
+    host_bw = np.where(_f(g("host_link_bytes_per_s", np.nan)) > 0, _f(g("host_link_bytes_per_s", np.nan)), 16e9) \
+        * net_scale
     off_state = _f(g("offloaded_state_bytes", 0.0))
     n_params_local = _f(g("offloaded_params", 0.0))  # parameters whose optimizer runs on the host (per GPU)
     # an x86 host's CPUs are shared by the node's GPUs; a Grace superchip's Grace by its 1-2 GPUs (data/accelerators.csv
     # gpus_per_grace): the two rates are the profile's, each measured on such a host (data/frameworks.csv)
     per_grace = _f(g("gpus_per_grace", np.nan))
     cpu_rate = np.where(per_grace > 0, P.number(fw, "cpu_optimizer_params_per_s_per_grace") / per_grace,
-                        P.number(fw, "cpu_optimizer_params_per_s_per_node") / np.minimum(gpn, n))
+                        P.number(fw, "cpu_optimizer_params_per_s_per_node") / np.minimum(gpn, n)) * eff_scale
     cpu_step = np.where(n_params_local > 0, n_params_local / np.where(cpu_rate > 0, cpu_rate, np.inf), 0.0)
     grads_down = n_params_local * grad_b / host_bw
     params_up = n_params_local * weight_b / host_bw

@@ -34,10 +34,9 @@ KNOWN_MISSES = {
     "lf-h100l-1b-s2048-g512-mb12": 0.839, "lf-h100l-1b-s2048-g256-mb12": 0.785, "lf-h100l-1b-s2048-g128-mb12": 0.758,
     "ds-110": 1.156, "ds-111": 1.156, "ds-112": 1.202, "ds-113": 1.275, "ds-145": 0.732, "ds-146": 0.782,
     "ds-152": 1.342, "ds-155": 0.841, "ds-163": 0.847, "ds-165": 0.83, "ds-167": 0.836, "ds-169": 0.841,
-    "ds-170": 0.778, "ds-171": 0.739, "mt-v5e-128b-1x": 0.843, "mt-v5e-128b-2x": 0.845,
-    "mt-v5p-cfg-512b-1x-v5p-1024": 0.833, "mt-v5p-readme-1024b-v5p-4096": 0.843, "mt-a3-llama2-7b-4vm": 1.159,
-    "mt-a3-llama2-7b-16vm": 1.252, "tr-v6e-llama2-70b-256": 1.226, "tr-v6e-gpt3-175b-bf16": 1.237,
-    "pax-126m-a100-80gb-tebf16": 0.74, "pax-175b-a100-80gb-tebf16": 0.827, "pax-126m-h100-sxm-tebf16": 0.839
+    "ds-170": 0.778, "ds-171": 0.739, "mt-a3-llama2-7b-4vm": 1.176, "mt-a3-llama2-7b-8vm": 1.169,
+    "mt-a3-llama2-7b-16vm": 1.275, "tr-v6e-llama2-70b-256": 1.232, "tr-v6e-gpt3-175b-bf16": 1.309,
+    "pax-126m-a100-80gb-tebf16": 0.728, "pax-175b-a100-80gb-tebf16": 0.831, "pax-126m-h100-sxm-tebf16": 0.826
 }
 
 
@@ -93,7 +92,7 @@ def test_fitted_constants_are_what_the_script_fits(refit):
         assert have[(scope, key)][0] == pytest.approx(value, rel=1e-4, abs=1e-9), (scope, key)
 
 
-@pytest.mark.parametrize("fw", [fw if fw in ("megatron",) else pytest.param(
+@pytest.mark.parametrize("fw", [fw if fw in ("megatron", "maxtext") else pytest.param(
     fw, marks=pytest.mark.xfail(strict=True, reason="leave-one-source-out median above 10 % (bench/RESULTS.md)"))
     for fw in PF.FRAMEWORKS])
 def test_leave_one_source_out_median_within_10_percent(refit, fw):
@@ -114,7 +113,7 @@ CAL_SOURCES = sorted({(r.framework, r.group) for r in RUNS
 # sources where calibrating on one of their runs leaves a median error above 10 % on the others (measured / calibrated
 # step, three anchors each; bench/RESULTS.md "Profiles" gives the figures)
 CAL_MISSES = {"DeepCompile blog", "DeepSpeed Azure blog", "JAX-Toolbox", "MaxText A3 README", "fms-fsdp README",
-              "llm-foundry benchmarks README", "ml-engineering GPU upgrade", "torchao float8 README"}
+              "llm-foundry benchmarks README", "torchao float8 README"}
 
 
 @pytest.fixture(scope="module")
