@@ -124,7 +124,7 @@ def training_split(c: dict, split: dict) -> dict:
 # inputs added after the column vocabulary settled (issues 19, 20): hand-built columns may lack them
 LATE_INPUTS = ("etp", "moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "moe_overlap",
                "moe_dispatcher", "pp_embedding_loss_slots", "activation_offload_layers",
-               "fp8_recipe", "fp8_param_gather", "price_tier", "preemption_rate_per_gpu_hour",
+               "fp8_recipe", "fp8_param_gather", "fp8_attention", "price_tier", "preemption_rate_per_gpu_hour",
                "failure_rate_per_gpu_hour", "storage_bytes_per_s", "restart_s", "checkpoint_interval_s",
                "power_draw_frac", "node_overhead_frac", "pue", "carbon_kg_per_kwh")
 

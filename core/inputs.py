@@ -262,6 +262,10 @@ INPUTS: tuple[Input, ...] = (
           choices=("none", "delayed", "current", "rowwise", "blockwise", "mxfp8", "nvfp4")),
     Input("fp8_param_gather", "bool", False, "", "gather parameters in fp8 (Megatron --fp8-param-gather): ZeRO-3 / "
           "distributed-optimizer gathers move 1 byte per parameter", "framework"),
+    Input("fp8_attention", "bool", False, "", "attention core in fp8 under a low-precision recipe (Transformer Engine / "
+          "Megatron --fp8-dot-product-attention: cuDNN's fp8 fused attention) at the fp8 peak × 0.81 of bf16 "
+          "attention's efficiency (FlashAttention-3 paper: fp8 1.2 PFLOP/s against bf16 740 TFLOP/s on H100); "
+          "the saved attention tensors stay 16-bit in the ledger", "framework"),
     Input("compile", "bool", False, "", "torch.compile the layers (fsdp, deepspeed): Inductor fuses the elementwise "
           "work; megatron fuses by hand and maxtext always compiles, so it changes nothing there", "framework"),
     Input("attention_kernel", "choice", "auto", "", "the attention kernel: native (the chip's best: cuDNN / "
@@ -465,6 +469,7 @@ WIDGETS = {
     "framework": Widget("fw", "Framework"),
     "compile": Widget("compile", "torch.compile (fsdp, deepspeed)"),
     "fp8_recipe": Widget("fp8r", "Low-precision recipe"), "fp8_param_gather": Widget("fp8pg", "fp8 parameter gather"),
+    "fp8_attention": Widget("fp8at", "fp8 attention"),
     "attention_kernel": Widget("attk2", "Attention kernel"),
     "recompute_modules": Widget("rcmod", "Recompute modules (Megatron names; with selective)", multi=RC.MODULE_NAMES),
     "recompute_layers": Widget("rclay", "Recompute only K layers per stage (0 = all)"),
@@ -803,6 +808,11 @@ RULES: tuple[Rule, ...] = (
     Rule("fp8_recipe", "the accelerator has no peak for the recipe's dtype (fp8; nvfp4: fp4), or its family does "
          "not run the recipe (mxfp8 and nvfp4 need Blackwell's block-scaled tensor cores)",
          lambda g: _lowp_unsupported(g)),
+    Rule("fp8_attention", "needs a low-precision recipe (fp8_recipe or compute_dtype fp8), flash attention and an "
+         "accelerator with an fp8 peak",
+         lambda g: np.asarray(_opt(g, "fp8_attention", False), dtype=bool)
+         & ((LP.effective(g("fp8_recipe"), g("compute_dtype")) == "none") | ~np.asarray(g("flash_attention"), dtype=bool)
+            | ~(np.asarray(_opt(g, "peak_fp8_flops_per_s", np.nan), dtype=np.float64) > 0))),
     Rule("offload", "the framework does not offload the optimizer to the host (maxtext)",
          lambda g: ~_is(g, "offload", "none") & ~(PF.number(g("framework"), "cpu_optimizer_params_per_s_per_node") > 0)),
     Rule("attention_kernel", "must be auto, native or fa2",

@@ -19,6 +19,12 @@ import numpy as np
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "lowp.csv"
 FP8_OVER_BF16_MAMF = 0.95
+# fp8 attention (TE / Megatron --fp8-dot-product-attention: cuDNN's fp8 fused attention): its share of the fp8 peak
+# against bf16 attention's share of the bf16 peak. FlashAttention-3 (Shah et al. 2024, arXiv:2407.08608, abstract and
+# §4.1, H100): bf16 "up to 740 TFLOPs/s (75% utilization)", fp8 "close to 1.2 PFLOPs/s": 1.2/1979 over 740/989 = 0.81,
+# a 1.62× faster attention core. Measured for the forward on Hopper; taken for the backward and for Blackwell's
+# cuDNN kernels (assumed: no published fp8 attention backward or Blackwell figure at hand).
+FP8_ATTENTION_OVER_BF16 = (1.2e15 / 1979e12) / (740e12 / 989e12)
 NUMERIC = ("fwd_bytes", "bwd_bytes", "weight_copy_bytes", "weight_copy_bytes_blackwell", "saved_input_bytes",
            "gemm_factor")
 

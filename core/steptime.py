@@ -260,7 +260,11 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     window_factor = np.where(windowed, ((L - n_global) * (s_eff / s) / attention_length_factor(
         np.minimum(s_eff, s / cp), c["causal_ratio"]) + n_global * per_global) / L, per_global) \
         if np.any(windowed) else per_global
-    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (peak * attn_eff * head_dim_factor(hd, fa2))) \
+    # fp8 attention (--fp8-dot-product-attention): the core at the fp8 peak, at LP.FP8_ATTENTION_OVER_BF16 of bf16
+    # attention's efficiency
+    fp8_attn = np.asarray(g("fp8_attention", False), dtype=bool) & lowp
+    attn_peak = np.where(fp8_attn, _f(g("peak_fp8_flops_per_s", np.nan)) * sus * LP.FP8_ATTENTION_OVER_BF16, peak)
+    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (attn_peak * attn_eff * head_dim_factor(hd, fa2))) \
         * window_factor
     scores = b * (a / t) * (s / cp) * s
     heads = b * a / t

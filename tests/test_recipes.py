@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from core import lowp as LP
 from core.estimate import config_from_inputs, estimate, evaluate
 from core.hardware import catalog
 from core.model import from_hf_config, get_preset, preset_info
@@ -137,6 +138,22 @@ def test_a_window_runs_at_short_attentions_rate():
     flop_share = float(local_keys(8192, 512, False)) / 8192
     assert flop_share * full < win < full
     assert _core_s(**base, sliding_window=8192, global_every=0) == pytest.approx(full, rel=1e-9)
+
+
+def test_fp8_attention_runs_the_core_at_the_flashattention3_fp8_rate():
+    """FlashAttention-3 (arXiv:2407.08608, H100): bf16 up to 740 TFLOP/s, fp8 close to 1.2 PFLOP/s. With
+    --fp8-dot-product-attention the attention core runs 1.2e15/740e12 = 1.62× faster; the GEMMs and the model FLOPs
+    do not change, and without a low-precision recipe it is refused by name."""
+    base = dict(model="llama-3.1-8b", gpu="h100-sxm", n_gpus=8, seq_len=8192, fp8_recipe="current")
+    assert LP.FP8_ATTENTION_OVER_BF16 == pytest.approx((1.2e15 / 1979e12) / (740e12 / 989e12))
+    bf16, fp8 = _core_s(**base), _core_s(**base, fp8_attention=True)
+    assert bf16 / fp8 == pytest.approx(1.2e15 / 740e12, rel=0.01)
+    a = estimate(config_from_inputs(**base, mfu="auto"))
+    b = estimate(config_from_inputs(**base, fp8_attention=True, mfu="auto"))
+    assert b["predicted_step_time_s"] < a["predicted_step_time_s"]
+    assert b["flops_per_token"] == a["flops_per_token"]
+    with pytest.raises(ValueError, match="fp8_attention: needs a low-precision recipe"):
+        config_from_inputs(model="llama-3.1-8b", fp8_attention=True)
 
 
 @pytest.mark.parametrize("name,bf16,memory_gb,source_word", [
@@ -299,13 +316,17 @@ MOE_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_r
 MOE_NOT_FIT = {"mb2511-deepseek-v3-gb200-256g-bf16-tp1pp4cp1ep64vp4mbs1gbs4096",
                "mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
                "mb2511-qwen3-235b-a22b-gb300-256g-bf16-tp1pp4cp1ep16vp12mbs2gbs8192",
+               "mb2608-qwen3-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
                "zoo-qwen3-235b-h100-256g-3"}
 MOE_WITHIN = {"mb2511-deepseek-v3-gb200-256g-bf16-tp1pp4cp1ep64vp4mbs1gbs4096",
               "mb2511-deepseek-v3-gb300-256g-bf16-tp1pp2cp1ep32vp4mbs1gbs4096",
               "mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
               "mb2511-qwen3-235b-a22b-gb200-256g-bf16-tp1pp8cp1ep32vp3mbs1gbs8192",
               "mb2602-gpt-oss-120b-b200-64g-bf16-tp1pp1cp1ep64vp1mbs4gbs1280",
-              "mb2608-gpt-oss-120b-gb300-64g-mxfp8-tp1pp1cp1ep16vp1mbs4gbs1280",
+              "mb2608-qwen3-235b-a22b-gb200-256g-mxfp8-tp1pp8cp1ep32vp3mbs1gbs8192",
+              "mb2608-qwen3-235b-a22b-gb300-256g-mxfp8-tp1pp4cp1ep32vp12mbs2gbs8192",
+              "mb2608-qwen3-30b-a3b-gb200-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512",
+              "mb2608-qwen3-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
               "mcore-moe-readme-mixtral8x7b-h100-64g",
               "zoo-qwen3-235b-gb200-bf16-4096",
               "zoo-qwen3-235b-h100-256g-0",
