@@ -174,15 +174,16 @@ def test_tpu_torus_follows_the_scaling_book():
 
 def test_tpu_catalog_links_from_the_scaling_book():
     """data/accelerators.csv TPU rows against the JAX scaling book's tables (tpus.md @0819a7d8): the all-axes ICI rate
-    is 2·D links × the one-way link rate (v5e 4 × 4.5e10, v5p 6 × 9e10, v4 6 × 4.5e10); DCN is "around 2.5e10 bytes /
-    second per host" over the host's chips (v5e 4x2, v5p and v4 2x2x1)."""
+    is 2·D links × the one-way link rate (v5e 4 × 4.5e10, v5p 6 × 9e10, v4 6 × 4.5e10, v6e 4 × 9e10); DCN is "around
+    2.5e10 bytes / second per host" over the host's chips (v5e 4x2, v5p and v4 2x2x1)."""
     from core.hardware import catalog
     cat = catalog()
     for name, links, one_way, host_chips, axes in (("tpu-v5e", 4, 4.5e10, 8, 2), ("tpu-v5p", 6, 9e10, 4, 3),
-                                                    ("tpu-v4", 6, 4.5e10, 4, 3)):
+                                                    ("tpu-v4", 6, 4.5e10, 4, 3), ("tpu-v6e", 4, 9e10, 8, 2)):
         g = cat[name]
         assert g.intra_node_bytes_per_s == pytest.approx(links * one_way), name
-        assert g.inter_node_bytes_per_s == pytest.approx(2.5e10 / host_chips), name
+        if name != "tpu-v6e":  # v6e: 4 x 200 Gb/s NICs per 8-chip host, 12.5 GB/s per chip (Google Cloud v6e docs)
+            assert g.inter_node_bytes_per_s == pytest.approx(2.5e10 / host_chips), name
         assert g.ici_axes == axes and 2 * g.ici_axes == links, name
     assert all(math.isnan(g.ici_axes) for g in cat.values() if g.family != "tpu")
 
