@@ -46,7 +46,7 @@ def main(write: bool) -> str:
           "(1.04–1.10) on the same hardware — one recipe, two sources that disagree; the August 2024 405B pair (1.62) "
           "changed more than the precision; torchao's MI300X tensor-wise pair (1.15) is predicted 1.30 since the "
           "fsdp profile keeps the GPU family's sustained fraction: its predicted bf16 step is more compute-bound "
-          "(GEMMs 62 % of it, 55 % with the fitted 1.08 scale), so fp8 speeds more of it.", "",
+          "(GEMMs 62 % of it, 55 % with the fitted 1.08 scale of 71a0fd7; 2026-12-02), so fp8 speeds more of it.", "",
           "Published MoE runs (Megatron-Core, BF16 but for the 26.08 MXFP8 rows; data/published_runs_moe.csv), "
           "measured / predicted step:", "",
           "| run | gpu | measured / predicted | fits |", "|---|---|---|---|"]
@@ -87,7 +87,8 @@ def main(write: bool) -> str:
           "(full-iteration CUDA graphs, HybridEP, a fused grouped MLP, the all-to-all overlap), are "
           f"{oss8.get('gb300', float('nan')):.2f} (GB300) and {oss8.get('gb200', float('nan')):.2f} (GB200): the gap "
           "narrows with the software recipe, which the model sees only through these inputs (their recipe also runs "
-          "the attention core in fp8, fp8_attention, which moves them from 1.08 and 1.22 to these figures); not "
+          "the attention core in fp8, fp8_attention, which moved them from 1.08 and 1.22 to 1.17 and 1.32 on "
+          "2026-12-02); not "
           "fitted. The 26.08 table's four Qwen3 MXFP8 rows (30B-A3B on 8 GPUs, 235B-A22B on 256; HybridEP, the "
           f"all-to-all overlap, fp8 attention as their recipe sets them) are {rng(qwen8)}. The tables' software "
           "moves as much as the hardware: the same Qwen3-30B-A3B MXFP8 layout on 8 GB300 ran 31,470 tokens/s/GPU in "

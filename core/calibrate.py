@@ -117,13 +117,15 @@ def fit(runs: list[dict]) -> dict:
             best = min((loss(e, net), e) for e in np.exp(np.linspace(math.log(eff / 1.3), math.log(eff * 1.3), 25)))
             eff = best[1]
     ratios = meas / _steps(cfgs, eff, net)
-    if len(runs) >= 3:  # leave one run out: refit the kernel factor without it, predict it
+    split = net != eff  # the links were fitted apart from the kernels
+    if len(runs) >= 3:  # leave one run out: refit the factor the fit above fitted without it, predict it
         loo = []
         for i in range(len(runs)):
             keep = [j for j in range(len(runs)) if j != i]
-            e_i = min((float(np.mean(np.log(meas[keep] / _steps([cfgs[j] for j in keep], e, net)) ** 2)), e)
+            e_i = min((float(np.mean(np.log(meas[keep] / _steps([cfgs[j] for j in keep], e, net if split else e))
+                                     ** 2)), e)
                       for e in np.exp(np.linspace(math.log(eff / 1.3), math.log(eff * 1.3), 13)))[1]
-            loo.append(meas[i] / _steps([cfgs[i]], e_i, net)[0])
+            loo.append(meas[i] / _steps([cfgs[i]], e_i, net if split else e_i)[0])
         lq = np.log(loo)
         low, high = float(np.exp(np.quantile(lq, 0.10))), float(np.exp(np.quantile(lq, 0.90)))
         basis = f"the leave-one-run-out ratios of your {len(runs)} runs"
@@ -142,8 +144,11 @@ def fit(runs: list[dict]) -> dict:
 def describe(cal: dict) -> str:
     """One paragraph for the CLI and the app."""
     i = cal["inputs"]
-    net = f", link bandwidths × {i['network_scale']:.3g}" if i["network_scale"] != 1.0 else ""
-    return (f"calibrated on {cal['runs']} measured run(s) of {cal['framework']} on {cal['gpu']}: kernel rates × "
-            f"{i['efficiency_scale']:.3g}{net}; 80 % interval {i['interval_low']:.2f}–{i['interval_high']:.2f} × the "
+    if i["network_scale"] == i["efficiency_scale"]:
+        rates = f"kernel, host and link rates × {i['efficiency_scale']:.3g}"
+    else:
+        rates = f"kernel and host rates × {i['efficiency_scale']:.3g}, link bandwidths × {i['network_scale']:.3g}"
+    return (f"calibrated on {cal['runs']} measured run(s) of {cal['framework']} on {cal['gpu']}: {rates}; "
+            f"80 % interval {i['interval_low']:.2f}–{i['interval_high']:.2f} × the "
             f"step ({cal['basis']}); measured / calibrated step of each run: "
             + ", ".join(f"{r:.3f}" for r in cal["ratios"]))

@@ -263,9 +263,10 @@ INPUTS: tuple[Input, ...] = (
     Input("fp8_param_gather", "bool", False, "", "gather parameters in fp8 (Megatron --fp8-param-gather): ZeRO-3 / "
           "distributed-optimizer gathers move 1 byte per parameter", "framework"),
     Input("fp8_attention", "bool", False, "", "attention core in fp8 under a low-precision recipe (Transformer Engine / "
-          "Megatron --fp8-dot-product-attention: cuDNN's fp8 fused attention) at the fp8 peak × 0.81 of bf16 "
-          "attention's efficiency (FlashAttention-3 paper: fp8 1.2 PFLOP/s against bf16 740 TFLOP/s on H100); "
-          "the saved attention tensors stay 16-bit in the ledger", "framework"),
+          "Megatron --fp8-dot-product-attention: cuDNN's fp8 fused attention) at the fp8 peak × "
+          f"{LP.FP8_ATTENTION_OVER_BF16:.2f} of bf16 attention's efficiency (FlashAttention-3 paper: fp8 "
+          f"{LP.FA3_FP8_TFLOPS / 1e3:.1f} PFLOP/s against bf16 {LP.FA3_BF16_TFLOPS:.0f} TFLOP/s on H100); the saved "
+          "attention tensors stay 16-bit in the ledger", "framework"),
     Input("compile", "bool", False, "", "torch.compile the layers (fsdp, deepspeed): Inductor fuses the elementwise "
           "work; megatron fuses by hand and maxtext always compiles, so it changes nothing there", "framework"),
     Input("attention_kernel", "choice", "auto", "", "the attention kernel: native (the chip's best: cuDNN / "
@@ -808,10 +809,12 @@ RULES: tuple[Rule, ...] = (
     Rule("fp8_recipe", "the accelerator has no peak for the recipe's dtype (fp8; nvfp4: fp4), or its family does "
          "not run the recipe (mxfp8 and nvfp4 need Blackwell's block-scaled tensor cores)",
          lambda g: _lowp_unsupported(g)),
-    Rule("fp8_attention", "needs a low-precision recipe (fp8_recipe or compute_dtype fp8), flash attention and an "
-         "accelerator with an fp8 peak",
+    Rule("fp8_attention", "needs a low-precision recipe (fp8_recipe or compute_dtype fp8), flash attention with the "
+         "native kernel (cuDNN / Transformer Engine: FlashAttention-2, fsdp's and deepspeed's auto, has no fp8 path) "
+         "and an accelerator with an fp8 peak",
          lambda g: np.asarray(_opt(g, "fp8_attention", False), dtype=bool)
-         & ((LP.effective(g("fp8_recipe"), g("compute_dtype")) == "none") | ~np.asarray(g("flash_attention"), dtype=bool)
+         & ((LP.effective(g("fp8_recipe"), g("compute_dtype")) == "none")
+            | ~np.asarray(g("flash_attention"), dtype=bool) | PF.runs_fa2(g("framework"), g("attention_kernel"))
             | ~(np.asarray(_opt(g, "peak_fp8_flops_per_s", np.nan), dtype=np.float64) > 0))),
     Rule("offload", "the framework does not offload the optimizer to the host (maxtext)",
          lambda g: ~_is(g, "offload", "none") & ~(PF.number(g("framework"), "cpu_optimizer_params_per_s_per_node") > 0)),

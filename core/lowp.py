@@ -20,11 +20,13 @@ import numpy as np
 DATA = Path(__file__).resolve().parent.parent / "data" / "lowp.csv"
 FP8_OVER_BF16_MAMF = 0.95
 # fp8 attention (TE / Megatron --fp8-dot-product-attention: cuDNN's fp8 fused attention): its share of the fp8 peak
-# against bf16 attention's share of the bf16 peak. FlashAttention-3 (Shah et al. 2024, arXiv:2407.08608, abstract and
-# §4.1, H100): bf16 "up to 740 TFLOPs/s (75% utilization)", fp8 "close to 1.2 PFLOPs/s": 1.2/1979 over 740/989 = 0.81,
-# a 1.62× faster attention core. Measured for the forward on Hopper; taken for the backward and for Blackwell's
-# cuDNN kernels (assumed: no published fp8 attention backward or Blackwell figure at hand).
-FP8_ATTENTION_OVER_BF16 = (1.2e15 / 1979e12) / (740e12 / 989e12)
+# against bf16 attention's share of the bf16 peak. FlashAttention-3 (Shah et al. 2024, arXiv:2407.08608, abstract,
+# H100): bf16 "up to 740 TFLOPs/s (75% utilization)", fp8 "close to 1.2 PFLOPs/s", on a chip whose dense fp8 peak is
+# twice its bf16 one: (1200 / 740) / 2 = 0.81, a 1.62× faster attention core. Measured for the forward on Hopper;
+# taken for the backward and for Blackwell's and CDNA's kernels (assumed: no published fp8 attention backward or
+# other-chip figure at hand).
+FA3_BF16_TFLOPS, FA3_FP8_TFLOPS, FP8_OVER_BF16_PEAK = 740.0, 1200.0, 2.0
+FP8_ATTENTION_OVER_BF16 = FA3_FP8_TFLOPS / FA3_BF16_TFLOPS / FP8_OVER_BF16_PEAK
 NUMERIC = ("fwd_bytes", "bwd_bytes", "weight_copy_bytes", "weight_copy_bytes_blackwell", "saved_input_bytes",
            "gemm_factor")
 

@@ -141,6 +141,13 @@ def word(framework, attr: str) -> np.ndarray:
     return _select(framework, lambda p: getattr(p, attr), dtype=object)
 
 
+def runs_fa2(framework, attention_kernel) -> np.ndarray:
+    """True per row where the attention kernel is FlashAttention-2 class: asked for (attention_kernel fa2), or the
+    profile's own kernel under auto (fsdp, deepspeed)."""
+    kernel = np.asarray(attention_kernel)
+    return (kernel == "fa2") | ((kernel == "auto") & (word(framework, "attention") == "fa2"))
+
+
 def elementwise_impl(framework, compile_) -> np.ndarray:
     """'fused' or 'eager' per row: the profile's elementwise kernels, fused where it compiles (always, or offered
     and asked for with --compile)."""

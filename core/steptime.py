@@ -207,8 +207,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     moe = E > 1
     T = b * s / cp
     impl = P.elementwise_impl(fw, compiled)
-    kernel = np.asarray(g("attention_kernel", "auto"))
-    fa2 = (kernel == "fa2") | ((kernel == "auto") & (P.word(fw, "attention") == "fa2"))
+    fa2 = P.runs_fa2(fw, g("attention_kernel", "auto"))
     attn_eff = np.where(fa2, _f(g("fa2_attention_efficiency", 0.33)), _f(c["attention_efficiency"]))
 
     def gemm(m_, n_, k_, batch=1.0):
@@ -260,8 +259,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     window_factor = np.where(windowed, ((L - n_global) * (s_eff / s) / attention_length_factor(
         np.minimum(s_eff, s / cp), c["causal_ratio"]) + n_global * per_global) / L, per_global) \
         if np.any(windowed) else per_global
-    # fp8 attention (--fp8-dot-product-attention): the core at the fp8 peak, at LP.FP8_ATTENTION_OVER_BF16 of bf16
-    # attention's efficiency
+    # fp8 attention (--fp8-dot-product-attention: cuDNN's fp8 fused attention; refused with FlashAttention-2, which
+    # has no fp8 path): the core at the fp8 peak, at LP.FP8_ATTENTION_OVER_BF16 of bf16 attention's efficiency
     fp8_attn = np.asarray(g("fp8_attention", False), dtype=bool) & lowp
     attn_peak = np.where(fp8_attn, _f(g("peak_fp8_flops_per_s", np.nan)) * sus * LP.FP8_ATTENTION_OVER_BF16, peak)
     flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (attn_peak * attn_eff * head_dim_factor(hd, fa2))) \

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from core import lowp as LP
 from core.estimate import config_from_inputs, estimate, evaluate
 from core.hardware import catalog
 from core.model import from_hf_config, get_preset, preset_info
@@ -145,7 +144,6 @@ def test_fp8_attention_runs_the_core_at_the_flashattention3_fp8_rate():
     --fp8-dot-product-attention the attention core runs 1.2e15/740e12 = 1.62× faster; the GEMMs and the model FLOPs
     do not change, and without a low-precision recipe it is refused by name."""
     base = dict(model="llama-3.1-8b", gpu="h100-sxm", n_gpus=8, seq_len=8192, fp8_recipe="current")
-    assert LP.FP8_ATTENTION_OVER_BF16 == pytest.approx((1.2e15 / 1979e12) / (740e12 / 989e12))
     bf16, fp8 = _core_s(**base), _core_s(**base, fp8_attention=True)
     assert bf16 / fp8 == pytest.approx(1.2e15 / 740e12, rel=0.01)
     a = estimate(config_from_inputs(**base, mfu="auto"))
@@ -154,6 +152,9 @@ def test_fp8_attention_runs_the_core_at_the_flashattention3_fp8_rate():
     assert b["flops_per_token"] == a["flops_per_token"]
     with pytest.raises(ValueError, match="fp8_attention: needs a low-precision recipe"):
         config_from_inputs(model="llama-3.1-8b", fp8_attention=True)
+    # FlashAttention-2 (fsdp's and deepspeed's own kernel) has no fp8 path
+    with pytest.raises(ValueError, match="fp8_attention: .*FlashAttention-2"):
+        config_from_inputs(**base, framework="fsdp", zero_stage=3, fp8_attention=True)
 
 
 @pytest.mark.parametrize("name,bf16,memory_gb,source_word", [
@@ -234,9 +235,10 @@ FP8_PAIRS = [  # (bf16 run, recipe, published speed-up, source of the fp8 figure
 ]
 # predicted speed-up off by more than 10 %: torchtitan's rowwise runs are slower than BF16 (0.81–1.00) where torchao's
 # own rowwise rows are faster (1.04–1.10) — one recipe, two sources that disagree; the August 2024 405B pair (1.62)
-# changed more than the precision between its two rows
-FP8_MISSES = {("tt-h100-405b-aug24-bf16", "current"), ("ao-mi300x-8b-bf16", "current"), ("tt-h100-jun25-70b-bf16-vanilla", "rowwise"),
-              ("tt-h100-jun25-70b-bf16-asynctp", "rowwise"), ("tt-h100-jun25-8b-bf16-vanilla", "rowwise"),
+# changed more than the precision between its two rows; torchao's MI300X tensor-wise pair (1.15) is predicted 1.30 since
+# the fsdp profile keeps the GPU family's sustained fraction (its bf16 step more compute-bound)
+FP8_MISSES = {("tt-h100-405b-aug24-bf16", "current"), ("ao-mi300x-8b-bf16", "current"),
+              ("tt-h100-jun25-70b-bf16-vanilla", "rowwise"), ("tt-h100-jun25-70b-bf16-asynctp", "rowwise"), ("tt-h100-jun25-8b-bf16-vanilla", "rowwise"),
               ("tt-h100-jun25-8b-bf16-asynctp", "rowwise")}
 
 
