@@ -327,7 +327,7 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
 - fsdp: torchtitan's June 2025 H100 runs (tp 8; 1.17–1.33 slower) against its December 2024 ones (tp 1; within
   14 %) on the same hardware; torchao's float8 README bf16 baseline on B200 (1.39 slower); fms-fsdp's compiled 7B
   rows and llm-foundry's 1–3B H100 rows at 128–256 GPUs faster than predicted (0.78–0.84). The fitted host time per
-  sharded unit and micro-batch ({fsdp_unit_host_ms:.1f} ms) is a compromise: with no host term the H100 rows run
+  sharded unit and micro-batch ({fsdp_unit_host_ms} ms) is a compromise: with no host term the H100 rows run
   1.02–1.52 slower than predicted and the A100 rows 0.89–1.00; the FSDP1 sources (fms-fsdp, llm-foundry) are best at
   about 3 ms, the FSDP2 ones (torchtitan, torchao) at 8–13 ms (measured 2026-12-02 by scanning the constant): the
   fsdp fit is shallow between its sources.
@@ -399,7 +399,7 @@ def section(out) -> str:
         if abs(a - 1) > 0.15:
             L.append(f"| {r.id} | {r.framework} | {r.group} | {a:.2f} | {b:.2f} |")
     unit_host = next((v for scope, k, v, _ in out["fitted"] if (scope, k) == ("fsdp", "unit_host_s")), float("nan"))
-    L += ["", WHY_MISSES.replace("{fsdp_unit_host_ms:.1f}", f"{unit_host * 1e3:.1f}").rstrip("\n")]
+    L += ["", WHY_MISSES.replace("{fsdp_unit_host_ms}", f"{unit_host * 1e3:.1f}").rstrip("\n")]
     fit = {(a, b): v for a, b, v, _ in out["fitted"]}
     L += ["", f"Fitted: GPU sustained fraction {fit[('gpu', 'sustained_fraction')]:.2f}, TPU "
               f"{fit[('tpu', 'sustained_fraction')]:.2f}.", ""]

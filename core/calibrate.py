@@ -117,15 +117,14 @@ def fit(runs: list[dict]) -> dict:
             best = min((loss(e, net), e) for e in np.exp(np.linspace(math.log(eff / 1.3), math.log(eff * 1.3), 25)))
             eff = best[1]
     ratios = meas / _steps(cfgs, eff, net)
-    split = net != eff  # the links were fitted apart from the kernels
     if len(runs) >= 3:  # leave one run out: refit the factor the fit above fitted without it, predict it
+        link = (lambda e: net) if net != eff else (lambda e: e)  # the links apart, or with the kernels
         loo = []
         for i in range(len(runs)):
             keep = [j for j in range(len(runs)) if j != i]
-            e_i = min((float(np.mean(np.log(meas[keep] / _steps([cfgs[j] for j in keep], e, net if split else e))
-                                     ** 2)), e)
+            e_i = min((float(np.mean(np.log(meas[keep] / _steps([cfgs[j] for j in keep], e, link(e))) ** 2)), e)
                       for e in np.exp(np.linspace(math.log(eff / 1.3), math.log(eff * 1.3), 13)))[1]
-            loo.append(meas[i] / _steps([cfgs[i]], e_i, net if split else e_i)[0])
+            loo.append(meas[i] / _steps([cfgs[i]], e_i, link(e_i))[0])
         lq = np.log(loo)
         low, high = float(np.exp(np.quantile(lq, 0.10))), float(np.exp(np.quantile(lq, 0.90)))
         basis = f"the leave-one-run-out ratios of your {len(runs)} runs"

@@ -54,15 +54,14 @@ def bytes_factor(op: str, n):
 def torus_fraction(ranks, slice_chips, torus_axes, torus_wrap):
     """The share of a TPU slice's all-axes ICI rate that a group of `ranks` chips gets (module docstring): the axes
     it spans, ln k / ln S of them (at least one of the slice's `torus_axes`), halved when the slice's axis, S^(1/D),
-    is shorter than `torus_wrap` chips (no wraparound link); 1 for a switched fabric (`torus_axes` NaN or 0). A
-    `slice_chips` not given (NaN) is taken as the group itself."""
+    is shorter than `torus_wrap` chips (no wraparound link); 1 for a switched fabric (`torus_axes` NaN or 0).
+    `slice_chips`: the slice's chips (`_placement` gives the node's when the caller does not)."""
     k = np.maximum(np.asarray(ranks, dtype=np.float64), 1.0)
     D = np.asarray(torus_axes, dtype=np.float64)
     torus = np.isfinite(D) & (D > 0)
     if not np.any(torus):
         return np.ones(np.broadcast(k, D).shape)
-    S = np.asarray(slice_chips, dtype=np.float64)
-    S = np.maximum(np.where(np.isfinite(S), S, k), 2.0)
+    S = np.maximum(np.asarray(slice_chips, dtype=np.float64), 2.0)
     Dv = np.where(torus, D, 1.0)
     share = np.clip(np.log(k) / np.log(S), 1.0 / Dv, 1.0)
     wrapped = ~(S ** (1.0 / Dv) < np.asarray(torus_wrap, dtype=np.float64) - 1e-9)  # NaN: no rule, wrapped
