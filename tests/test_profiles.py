@@ -27,12 +27,12 @@ RUNS = runs()
 # Published runs the model misses by more than 15 % with the constants of data/fitted.csv: measured step / predicted
 # step (> 1: slower than predicted). Why, as far as the sources say, is in bench/RESULTS.md ("Profiles").
 KNOWN_MISSES = {
-    "mlm-h100-weak-32b": 0.813, "tt-h100-jun25-70b-bf16-vanilla": 1.224, "tt-h100-jun25-70b-bf16-asynctp": 1.172,
-    "tt-h100-jun25-8b-bf16-vanilla": 1.328, "tt-h100-jun25-8b-bf16-asynctp": 1.268, "ao-b200-8b-bf16": 1.392,
-    "fms-compile-7b-a100": 0.789, "fms-compile-7b-h100": 0.782, "lf-h100l-3b-s2048-g256-mb8": 0.844,
-    "lf-h100l-3b-s2048-g128-mb8": 0.82, "lf-h100l-1b-s2048-g128-mb12": 0.842, "ds-110": 1.186, "ds-111": 1.187,
+    "mlm-h100-weak-32b": 0.813, "tt-h100-jun25-70b-bf16-vanilla": 1.156, "tt-h100-jun25-70b-bf16-asynctp": 1.153,
+    "tt-h100-jun25-8b-bf16-vanilla": 1.253, "tt-h100-jun25-8b-bf16-asynctp": 1.251, "ao-b200-8b-bf16": 1.416,
+    "fms-compile-7b-a100": 0.81, "fms-compile-7b-h100": 0.807, "lf-h100l-3b-s2048-g256-mb8": 0.85,
+    "lf-h100l-3b-s2048-g128-mb8": 0.826, "lf-h100l-1b-s2048-g128-mb12": 0.846, "ds-110": 1.186, "ds-111": 1.187,
     "ds-112": 1.234, "ds-113": 1.308, "ds-145": 0.719, "ds-146": 0.766, "ds-152": 1.355, "ds-170": 0.8,
-    "ds-171": 0.754, "mt-a3-llama2-7b-4vm": 1.176, "mt-a3-llama2-7b-8vm": 1.169, "mt-a3-llama2-7b-16vm": 1.275,
+    "ds-171": 0.754, "mt-a3-llama2-7b-4vm": 1.163, "mt-a3-llama2-7b-8vm": 1.154, "mt-a3-llama2-7b-16vm": 1.257,
     "tr-v6e-llama2-70b-256": 1.23, "tr-v6e-gpt3-175b-bf16": 1.305, "pax-126m-a100-80gb-tebf16": 0.728,
     "pax-175b-a100-80gb-tebf16": 0.831, "pax-126m-h100-sxm-tebf16": 0.826
 }
