@@ -326,9 +326,10 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   is wide: that is its honest width.
 - fsdp: torchtitan's H100 tables (2024-08, 2024-12, 2025-06) ran on Meta's Grand Teton H100s, as each states: 96 GB
   HBM2e at 2.4 TB/s, the default 500 W power limit, a peak 'between SXM and NVL' (catalog row h100-hbm2e-500w, the
-  midpoint 912 TFLOP/s assumed). Described as such, the December 2024 rows went from 1.10–1.14 to 0.98–1.02 and the
-  fsdp medians from 10.7 % to 7.5 % in-sample and from 13.7 % to 12.1 % leave-one-source-out. Left: the June 2025
-  tp-8 rows (1.15–1.25 slower); torchao's float8 README bf16 baseline on B200 (1.42 slower); fms-fsdp's compiled 7B
+  midpoint 912 TFLOP/s assumed). Described as such, the December 2024 rows went from 1.10–1.14 to 0.98–1.02; with the B100
+  row below, the fsdp medians went from 10.7 % to 7.5 % in-sample and from 13.7 % to 10.6 % leave-one-source-out. Left: the June 2025
+  tp-8 rows (1.15–1.25 slower); torchao's float8 README bf16 baseline on 8 B100s (its hardware line: '8xB100',
+  later 'power limited B200'; catalog row b100: 1.42 slower on B200's row, 1.24 on B100's); fms-fsdp's compiled 7B
   rows and llm-foundry's 1–3B H100 rows at 128–256 GPUs faster than predicted (0.81–0.85). The fitted host time per
   sharded unit and micro-batch ({fsdp_unit_host_ms} ms) is a compromise: scanned alone (2026-12-02), the A100 sources
   (torchtitan 2024-04, fms-fsdp) are best near 0–2 ms and the H100/B200 ones near 6–14 ms, whichever FSDP version;

@@ -227,9 +227,9 @@ FP8_PAIRS = [  # (bf16 run, recipe, published speed-up, source of the fp8 figure
     ("ao-h100-sxm-8b-bf16", "rowwise", 6768 / 6150, "pytorch/ao torchao/float8 README"),
     ("ao-mi300x-8b-bf16", "current", 6166.0 / 5376.5, "pytorch/ao torchao/float8 README, MI300X"),
     ("ao-mi300x-8b-bf16", "rowwise", 5891.0 / 5376.5, "pytorch/ao torchao/float8 README, MI300X"),
-    ("ao-b200-8b-bf16", "current", 10417.0 / 8307.5, "pytorch/ao torchao/float8 README, B200"),
-    ("ao-b200-8b-bf16", "mxfp8", 9969.0 / 8307.5, "pytorch/ao torchao/float8 README, B200 MXFP8 (cuBLAS)"),
-    ("ao-b200-8b-bf16", "rowwise", 8640.5 / 8307.5, "pytorch/ao torchao/float8 README, B200"),
+    ("ao-b200-8b-bf16", "current", 10417.0 / 8307.5, "pytorch/ao torchao/float8 README, B100 (power-limited B200)"),
+    ("ao-b200-8b-bf16", "mxfp8", 9969.0 / 8307.5, "pytorch/ao torchao/float8 README, B100 MXFP8 (cuBLAS)"),
+    ("ao-b200-8b-bf16", "rowwise", 8640.5 / 8307.5, "pytorch/ao torchao/float8 README, B100 (power-limited B200)"),
     ("pax-5b-h100-sxm-tebf16", "delayed", 4863304 / 3394028, "NVIDIA JAX-Toolbox Pax 5B, TE fp8"),
     ("pax-175b-h100-sxm-tebf16", "delayed", 172954 / 104448, "NVIDIA JAX-Toolbox Pax 175B, TE fp8"),
 ]
