@@ -326,16 +326,16 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   is wide: that is its honest width.
 - fsdp: torchtitan's H100 tables (2024-08, 2024-12, 2025-06) ran on Meta's Grand Teton H100s, as each states: 96 GB
   HBM2e at 2.4 TB/s, the default 500 W power limit, a peak 'between SXM and NVL' (catalog row h100-hbm2e-500w, the
-  midpoint 912 TFLOP/s assumed). Described as such, the December 2024 rows went from 1.10–1.14 to 0.98–1.02; with the B100
-  row below, the fsdp medians went from 10.7 % to 7.5 % in-sample and from 13.7 % to 10.6 % leave-one-source-out. Left: the June 2025
-  tp-8 rows (1.15–1.25 slower); torchao's float8 README bf16 baseline on 8 B100s (its hardware line: '8xB100',
-  later 'power limited B200'; catalog row b100: 1.42 slower on B200's row, 1.24 on B100's); fms-fsdp's compiled 7B
-  rows and llm-foundry's 1–3B H100 rows at 128–256 GPUs faster than predicted (0.81–0.85). The fitted host time per
-  sharded unit and micro-batch ({fsdp_unit_host_ms} ms) is a compromise: scanned alone (2026-12-02), the A100 sources
-  (torchtitan 2024-04, fms-fsdp) are best near 0–2 ms and the H100/B200 ones near 6–14 ms, whichever FSDP version;
-  exposing the hooks' host time only where it exceeds the layer's GPU time (the CPU running ahead, as the kernel
-  launches are treated) did not separate them (in-sample median 8.1 % at best against 7.5 %): the fsdp fit is
-  shallow between its sources.
+  midpoint 912 TFLOP/s assumed). Described as such, the December 2024 rows went from 1.10–1.14 to 0.98–1.02; with
+  the B100 row below, the fsdp medians went from 10.7 % to 7.5 % in-sample and from 13.7 % to 10.6 %
+  leave-one-source-out. Left: the June 2025 tp-8 rows (1.15–1.25 slower); torchao's float8 README bf16 baseline on 8
+  B100s (its hardware line: '8xB100', later 'power limited B200'; catalog row b100: 1.42 slower on B200's row, 1.24
+  on B100's); fms-fsdp's compiled 7B rows and llm-foundry's 1–3B H100 rows at 128–256 GPUs faster than predicted
+  (0.81–0.85). The fitted host time per sharded unit and micro-batch ({fsdp_unit_host_ms} ms) is a compromise:
+  scanned alone (2026-12-02), the A100 sources (torchtitan 2024-04, fms-fsdp) are best near 0–2 ms and the H100/B200
+  ones near 6–14 ms, whichever FSDP version; exposing the hooks' host time only where it exceeds the layer's GPU
+  time (the CPU running ahead, as the kernel launches are treated) did not separate them (in-sample median 8.1 % at
+  best against 7.5 %): the fsdp fit is shallow between its sources.
 - maxtext: TPU collectives now run on the slice's torus and slices talk over DCN (core/comm.torus_fraction, from
   the JAX scaling book: a group spanning one mesh axis gets one axis's bidirectional links, the whole slice all D
   axes; DCN 2.5e10 bytes/s per host), and the multi-slice v4/v5p rows name their slices (gpus_per_node = chips per
@@ -347,9 +347,9 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   level with the table's other sizes). The same physics without the sub-slice axis share gave 9.0 %. Left: multi-slice runs lose 5–15 % more than the DCN all-reduce explains (v5e 64B 0.94 at 1
   slice, 1.12 at 32; v5p 2-slice rows 1.08–1.13 against 0.98–1.03 at one); v6e (tpu-recipes) 23–31 % slower (its
   matmul efficiency is the assumed 0.80 of every TPU; no published v6e GEMM figure at hand); JAX-Toolbox's Pax TE
-  rows 17–27 % faster; MaxText A3 on H100 15–26 % slower from 2 VMs up (1 VM: 0.98), although its rows
-  now name A3 High's 1,000 Gbps per VM (catalog row h100-a3-high) instead of 400 Gb/s per GPU: the data-parallel
-  all-reduce between VMs is modelled as overlapped with the backward, and exposed in full it would give 1.03–1.11.
+  rows 17–27 % faster; MaxText A3 on H100 15–26 % slower from 2 VMs up (1 VM: 0.98), although its rows now name A3
+  High's 1,000 Gbps per VM (catalog row h100-a3-high) instead of 400 Gb/s per GPU: the data-parallel all-reduce
+  between VMs is modelled as overlapped with the backward, and exposed in full it would give 1.03–1.11.
 - megatron: the 32B row of the Megatron-LM H100 weak-scaling table (19 % faster than its neighbours predict).
 """
 
