@@ -40,7 +40,8 @@ def dtype_bytes_array(dtype) -> np.ndarray:
 def optimizer_bytes_per_param(optimizer) -> np.ndarray:
     """Optimizer-state bytes per parameter, excluding the master copy (counted separately).
 
-    adamw: two fp32 moments = 8 (Loshchilov & Hutter 2019; seed 000). adamw8bit: two 8-bit moments = 2
+    adamw: two fp32 moments = 8 (Loshchilov & Hutter 2019; seed 000). adamw_bf16: two bf16 moments = 4 (Megatron-Core's
+    precision-aware optimizer). adamw8bit: two 8-bit moments = 2
     (Dettmers et al. 2022; per-block fp32 absmax constants, 8 bytes per 2048 values, are ignored).
     sgd_momentum: one fp32 buffer = 4. lion: one fp32 momentum = 4 (Chen et al. 2023). sgd: 0.
     adafactor: factored second moment, handled by `adafactor_state_elements` (returns NaN here).

@@ -234,7 +234,7 @@ def test_adafactor_factored_state_is_small():
 
 def test_optimizer_bytes_per_param():
     n = 1e9
-    for opt, bpp in (("adamw", 8), ("adamw8bit", 2), ("sgd_momentum", 4), ("lion", 4), ("sgd", 0)):
+    for opt, bpp in (("adamw", 8), ("adamw_bf16", 4), ("adamw8bit", 2), ("sgd_momentum", 4), ("lion", 4), ("sgd", 0)):
         r = estimate(config_from_inputs(conventions="paper", n_params=n, optimizer=opt))
         assert r["optimizer_bytes"] == bpp * n
 
