@@ -31,7 +31,7 @@ PLANS = [("Llama 3.1 8B on 64 H100, seq 8192, global batch 512",
 
 
 def _unit(metric: str, v: float) -> str:
-    return f"{v:.1%}" if metric == "mfu" else f"{v:.1f}"
+    return f"{v:.1%}" if metric == "mfu" else f"{v:.3g} s" if metric == "step_time_s" else f"{v:.1f}"
 
 
 def section(repeat: int) -> str:
@@ -40,22 +40,23 @@ def section(repeat: int) -> str:
          f"Python {platform.python_version()} · date: {dt.date.today().isoformat()} · code: "
          + subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
                           ).stdout.strip(), "",
-         "Published vs predicted (data/published_runs.csv; `set` visible = the rows the one fitted constant, "
-         "`sustained_fraction` 0.84, was fitted to; check = out of sample). Metric: hardware TFLOP/s per GPU "
-         "(recomputation counted, as Narayanan et al. 2021), model TFLOP/s per GPU, or MFU.", "",
-         "| run | set | metric | published | predicted | error | source |", "|---|---|---|---|---|---|---|"]
-    errs = {"visible": [], "check": []}
+         "Published vs predicted (data/published_runs.csv, every run with its framework profile and the constants "
+         "of data/fitted.csv: in sample; the leave-one-source-out figures are in the Profiles section, "
+         "bench/fit_profiles.py). Metric: hardware TFLOP/s per GPU (recomputation counted, as Narayanan et al. "
+         "2021), model TFLOP/s per GPU, tokens/s per GPU, MFU or the step in seconds, as the source publishes it.",
+         "", "| run | profile | gpu | metric | published | predicted | error | source |",
+         "|---|---|---|---|---|---|---|---|"]
+    errs: dict[str, list] = {}
     for r in runs():
         p = predicted(r)
         e = p / r.published - 1
-        errs[r.set].append(abs(e))
-        L.append(f"| {r.id} | {r.set} | {r.metric} | {_unit(r.metric, r.published)} | {_unit(r.metric, p)} | "
-                 f"{e:+.1%} | {r.source} |")
-    L += ["", f"Median absolute error: visible {statistics.median(errs['visible']):.1%} (max "
-              f"{max(errs['visible']):.1%}, target ≤ 10 % median, ≤ 15 % each); out of sample "
-              f"{statistics.median(errs['check']):.1%} (max {max(errs['check']):.1%}). The peer named in the issue, "
-              "Calculon, lands a 12 % median on the 20 published runs it can express (issue 9); it was not run "
-              "here (no GPU-free install of its validation set at hand).", "",
+        errs.setdefault(r.framework, []).append(abs(e))
+        L.append(f"| {r.id} | {r.framework} | {r.gpu} | {r.metric} | {_unit(r.metric, r.published)} | "
+                 f"{_unit(r.metric, p)} | {e:+.1%} | {r.source} |")
+    L += ["", "Median absolute error of the metric, in sample: " + "; ".join(
+        f"{fw} {statistics.median(v):.1%} (max {max(v):.1%}, {len(v)} runs)" for fw, v in errs.items())
+          + ". The peer named in issue 9, Calculon, lands a 12 % median on the 20 published Megatron runs it can "
+          "express; it was not run here (no GPU-free install of its validation set at hand).", "",
           f"Layout search (`core.plan.plan`, in-process after imports; first call and best of {repeat}; the CLI adds "
           "≈ 0.5 s of imports):", "", "| search | layouts searched | valid | fit | seconds | best layout | step | MFU |",
           "|---|---|---|---|---|---|---|---|"]

@@ -17,7 +17,7 @@ from core import calibrate as CAL
 from core import intervals as IV
 from core import profiles as PF
 from core.estimate import config_from_inputs, estimate
-from core.validation import metric_of, runs, step_ratio
+from core.validation import METRICS, metric_of, runs, step_ratio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import fit_profiles as FIT  # noqa: E402
@@ -349,3 +349,14 @@ def test_hybrid_sharding_keeps_a_copy_per_replica_group():
     for k in ("weights_bytes", "optimizer_bytes"):
         assert hsdp[k] == pytest.approx(8 * full[k], rel=0.01), k
     assert np.isfinite(hsdp["dp_comm_s"])
+
+
+def test_the_step_time_benchmark_runs_and_lists_every_published_run():
+    """bench/bench_steptime.py (bench/RESULTS.md "Step time") reads the same runs; it broke once unnoticed when the
+    runs lost their visible/check split, so its section is built here (one plan search each, ≈ 1 s)."""
+    import bench_steptime as ST
+    text = ST.section(1)
+    cells = [line.strip("|").split(" | ") for line in text.splitlines() if line.startswith("| ")]
+    ids = {c[0].strip() for c in cells if len(c) > 3 and c[3].strip() in METRICS}
+    assert ids == {r.id for r in RUNS}
+    assert "Llama 3.1 405B on 16,384 H100" in text
