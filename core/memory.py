@@ -77,6 +77,16 @@ def adafactor_state_elements(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab
     return elements * N / shape
 
 
+def master_bytes_per_param(master_weights, optimizer="adamw", weight_dtype="bf16") -> np.ndarray:
+    """Bytes per trained parameter of the master copy: 4 (fp32), or 2 under Megatron-Core's precision-aware optimizer
+    (`adamw_bf16`) with bf16 weights, which keeps only the 16 low bits of each fp32 master value, the bf16 weight
+    being its high half ("Weight memory-optimized BF16 training: ... storing only the BF16 remainder of the master
+    weight copies ... default enabled when using precision-aware optimizer in Megatron Core", Megatron-Bridge
+    docs/performance-guide.md, Memory section, @067f987); 0 without master weights."""
+    remainder = (np.asarray(optimizer) == "adamw_bf16") & (np.asarray(weight_dtype) == "bf16")
+    return np.where(np.asarray(master_weights, dtype=bool), np.where(remainder, 2.0, 4.0), 0.0)
+
+
 def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights=True, grad_accum_fp32=False,
                 optimizer="adamw", zero_stage=0, n_gpus=1, tp=1, pp=1, adafactor_elements=None, stage_params=None,
                 trainable_params=None, adapter_params=0.0, quantized_params=0.0, frozen_bytes=None,
@@ -84,7 +94,8 @@ def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights
     """Model-state bytes per GPU as named parts: weights, grads, grad_accum, optimizer, master.
 
     Per parameter: weights = bytes(weight_dtype); grads = bytes(grad_dtype); grad_accum = 4 if an fp32
-    accumulation buffer is kept; optimizer = `optimizer_bytes_per_param`; master = 4 if master weights.
+    accumulation buffer is kept; optimizer = `optimizer_bytes_per_param`; master = `master_bytes_per_param` (4, or 2
+    as bf16 remainders under the precision-aware optimizer).
     A GPU holds its pipeline stage's parameters (`stage_params`; n_params/pp when not given) divided by tp, then
     ZeRO divides by d = n_gpus/(tp·pp): stage ≥1 optimizer + master, stage ≥2 grads + grad_accum, stage 3
     weights (ZeRO Fig. 1; FSDP = stage 3). `adafactor_elements` are the whole model's, scaled to the stage.
@@ -121,7 +132,7 @@ def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights
         "grads_bytes": np.where(ds & (z == 3), 0.0, grads),
         "grad_accum_bytes": np.where(np.asarray(grad_accum_fp32, dtype=bool) | (ds & (z >= 1)), 4.0 * trained, 0.0),
         "optimizer_bytes": opt_b,
-        "master_bytes": np.where(np.asarray(master_weights, dtype=bool), 4.0 * trained, 0.0),
+        "master_bytes": master_bytes_per_param(master_weights, optimizer, weight_dtype) * trained,
     }
     out = {k: v / np.where(z >= ZERO_SHARD_STAGE[k], d, 1.0) for k, v in parts.items()}
     # DeepSpeed ZeRO-1/2: the 16-bit gradients are kept whole; the fp32 partition is sharded from stage 1 on

@@ -51,7 +51,7 @@ RECORD: tuple[Column, ...] = (
     Column("grads_bytes", "float", _B, "gradients"),
     Column("grad_accum_bytes", "float", _B, "fp32 gradient-accumulation buffer"),
     Column("optimizer_bytes", "float", _B, "optimizer state (moments)"),
-    Column("master_bytes", "float", _B, "fp32 master weights"),
+    Column("master_bytes", "float", _B, "master weights (fp32; bf16 remainders under the precision-aware optimizer)"),
     Column("state_bytes", "float", _B, "model state: the sum of the five parts above"),
     Column("activations_bytes", "float", _B, "activations kept for backward on the busiest stage"),
     Column("activations_per_layer_bytes", "float", _B, "activations one layer keeps (one micro-batch)"),

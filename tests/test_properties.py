@@ -239,6 +239,17 @@ def test_optimizer_bytes_per_param():
         assert r["optimizer_bytes"] == bpp * n
 
 
+def test_precision_aware_optimizer_keeps_master_remainders():
+    """Megatron-Bridge docs/performance-guide.md (Memory): under the precision-aware optimizer the fp32 master copy is
+    kept as the 16-bit remainder of each bf16 weight: 2 bytes per parameter, 4 otherwise (fp32), 0 without master."""
+    n = 1e9
+    for opt, wd, mw, bpp in (("adamw_bf16", "bf16", True, 2), ("adamw", "bf16", True, 4),
+                             ("adamw_bf16", "fp16", True, 4), ("adamw_bf16", "bf16", False, 0)):
+        r = estimate(config_from_inputs(conventions="paper", n_params=n, optimizer=opt, weight_dtype=wd,
+                                        master_weights=mw))
+        assert r["master_bytes"] == bpp * n, (opt, wd, mw)
+
+
 def test_gqa_shrinks_kv_and_tp_replicates_below_one_head():
     led = M.layer_ledger(1024, 1, 4096, 32, 8, 14336, "swiglu", "rmsnorm", False)
     assert float(led["k"]) == 2 * 1024 * 8 * 128
