@@ -330,12 +330,18 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   the B100 row below, the fsdp medians went from 10.7 % to 7.5 % in-sample and from 13.7 % to 10.6 %
   leave-one-source-out. Left: the June 2025 tp-8 rows (1.15–1.25 slower); torchao's float8 README bf16 baseline on 8
   B100s (its hardware line: '8xB100', later 'power limited B200'; catalog row b100: 1.42 slower on B200's row, 1.24
-  on B100's); fms-fsdp's compiled 7B rows and llm-foundry's 1–3B H100 rows at 128–256 GPUs faster than predicted
-  (0.81–0.85). The fitted host time per sharded unit and micro-batch ({fsdp_unit_host_ms} ms) is a compromise:
-  scanned alone (2026-12-02), the A100 sources (torchtitan 2024-04, fms-fsdp) are best near 0–2 ms and the H100/B200
-  ones near 6–14 ms, whichever FSDP version; exposing the hooks' host time only where it exceeds the layer's GPU
-  time (the CPU running ahead, as the kernel launches are treated) did not separate them (in-sample median 8.1 % at
-  best against 7.5 %): the fsdp fit is shallow between its sources.
+  on B100's); fms-fsdp's compiled 7B rows and llm-foundry's 1–3B H100 rows faster than predicted (0.81–0.84).
+  ZeRO-3 / FSDP collectives are now one per unit, each paying NCCL's ring latency across the nodes the group spans
+  (core/comm.ring_latency_s: 2.4 ms for an all-gather over 512 GPUs against 0.6 ms over 128; 2026-12-02): llm-foundry,
+  the one source that sweeps the GPU count (128, 256, 512 at the same per-GPU batch), lost 5–10 % per GPU from 128 to
+  512 that the model did not see; fitted on that source alone its 12 rows are now within 3.6 % of the model (7.9 %
+  before, rising with the GPU count). Across sources the fsdp medians moved from 7.5 % to 7.9 % in-sample and from
+  10.6 % to 11.6 % leave-one-source-out, because the fitted host time per sharded unit and micro-batch
+  ({fsdp_unit_host_ms} ms) is shared by sources that want 0–20 ms each (fitted alone, 2026-12-02: torchtitan A100 0,
+  its 405B run 0.4, llm-foundry 2.4, fms-fsdp and torchtitan H100 5.6, torchao 13, torchtitan async-TP 20): the
+  A100 sources want little, the H100/B200 ones more, whichever FSDP version; exposing the hooks' host time only
+  where it exceeds the layer's GPU time (the CPU running ahead, as the kernel launches are treated) did not separate
+  them: the fsdp fit is shallow between its sources.
 - maxtext: TPU collectives now run on the slice's torus and slices talk over DCN (core/comm.torus_fraction, from
   the JAX scaling book: a group spanning one mesh axis gets one axis's bidirectional links, the whole slice all D
   axes; DCN 2.5e10 bytes/s per host), and the multi-slice v4/v5p rows name their slices (gpus_per_node = chips per

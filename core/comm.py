@@ -99,6 +99,29 @@ def collective_time_s(op: str, array_bytes, size, bus_bytes_per_s, latency_s):
     return np.where((np.asarray(size) > 1) & (b > 0), t, 0.0)
 
 
+# NCCL's latency model (NVIDIA/nccl src/graph/tuning.cc, ncclTopoTuneModel; hwLat, Simple protocol): a ring step
+# costs 3.4 us over NVLink and 14 us across the network, and a reduce-scatter or all-gather over n ranks is n − 1
+# steps, nodes − 1 of them between nodes; with one rank per node NCCL runs PAT instead, whose latency is
+# log2(nodes) × 14/3.5 us + 2.8 us per rank
+RING_HOP_NVLINK_S, RING_HOP_NET_S, PAT_PER_RANK_S = 3.4e-6, 14.0e-6, 2.8e-6
+
+
+def ring_latency_s(size, stride, gpus_per_node, latency_s, torus_axes=np.nan):
+    """Latency of one reduce-scatter or all-gather over `size` ranks spaced `stride` apart: the catalog's measured
+    latency of a collective inside one node (`latency_s`) plus what a group spanning nodes adds in NCCL's model — the
+    ring's n − m steps beyond the node's m − 1, nodes − 1 of them over the network, or PAT's per-rank and log2(nodes)
+    terms with one rank per node. All-reduce keeps `latency_s` (at scale NCCL runs it as a tree or NVLS: log2 of the
+    nodes); so does a TPU torus (XLA's collectives, not NCCL's)."""
+    n = np.maximum(np.asarray(size, dtype=np.float64), 1.0)
+    m = np.clip(np.floor(np.asarray(gpus_per_node, dtype=np.float64) / np.asarray(stride, dtype=np.float64)), 1.0, n)
+    nodes = np.ceil(n / m)
+    ring = (nodes - 1.0) * RING_HOP_NET_S + np.maximum(n - m - (nodes - 1.0), 0.0) * RING_HOP_NVLINK_S
+    pat = np.log2(nodes) * RING_HOP_NET_S / 3.5 + n * PAT_PER_RANK_S
+    extra = np.where(nodes <= 1.0, 0.0, np.where(m <= 1.0, pat, ring))
+    D = np.asarray(torus_axes, dtype=np.float64)
+    return np.asarray(latency_s, dtype=np.float64) + np.where(np.isfinite(D) & (D > 0), 0.0, extra)
+
+
 def _per_byte(bw):
     """Seconds per byte of a link (inf for a zero-rate one, without a division warning)."""
     return np.where(bw > 0, 1.0 / np.where(bw > 0, bw, 1.0), np.inf)

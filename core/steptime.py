@@ -45,7 +45,10 @@ exceeds the layer's GEMMs); context parallel (all-gather of K/V forward, reduce-
 Llama 3 §3.3.2); expert parallel (all-to-all dispatch and combine, T·top_k·h·2 bytes each way); data parallel
 (gradient all-reduce of the stage's parameters ÷ t once per step, ZeRO-1/2 its reduce-scatter + all-gather; ZeRO-3
 all-gathers forward and backward and reduce-scatters per micro-batch; over the dp_shard·c ranks that shard, and an
-all-reduce of the shards over dp_replicate under hybrid sharding). Overlapped (dp_overlap; the profile's
+all-reduce of the shards over dp_replicate under hybrid sharding). ZeRO-3 / FSDP issue those collectives per unit (a
+layer), and so does FSDP's SHARD_GRAD_OP (ZeRO-2 under fsdp: a gather per unit forward, a reduce-scatter per unit
+backward): each pays the ring's latency, which grows with the nodes the group spans (core/comm.ring_latency_s, NCCL's
+own latency model). Overlapped (dp_overlap; the profile's
 grad_reduce), a unit's share stays exposed (the first gather, the last reduction) and so does what exceeds the
 compute it hides behind; while a collective runs beside kernels they slow by the profile's `overlap_cost` (fitted:
 NCCL kernels take SMs and HBM bandwidth) times the hidden time. Pipeline: core/schedule.py.
@@ -456,11 +459,20 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     ar_scale = np.where(fp8_gather & (np.asarray(c["zero_stage"]) >= 1), (grad_b + 1.0) / (2.0 * grad_b), 1.0)
     ar = (C.collective_time_s("all_reduce", local * grads * grad_b * ar_scale, shard_group, shard_bw, lat) + rep_ar
           + C.collective_time_s("all_reduce", experts_local * grads * grad_b * ar_scale, edp, edp_bw, lat))
+    # FSDP's SHARD_GRAD_OP (ZeRO-2 under fsdp): an all-gather per unit in the forward and a reduce-scatter per unit
+    # in the backward, each paying the ring's latency (core/comm.ring_latency_s) rather than one bucket's
+    per_unit = (np.asarray(P.word(fw, "grad_reduce")) == "per_unit") & (np.asarray(c["zero_stage"]) == 2) \
+        & (shard_group > 1)
+    if np.any(per_unit):
+        ar = ar + np.where(per_unit, 2.0 * Ls * (C.ring_latency_s(shard_group, t, gpn, lat, g("ici_axes", np.nan))
+                                                 - lat), 0.0)
 
-    def z3_gathers(params, size, bw):  # ZeRO-3 per micro-batch: gather forward and backward, reduce-scatter the grads
-        return (2.0 * C.collective_time_s("all_gather", params * weight_b, size, bw, lat)
-                + C.collective_time_s("reduce_scatter", params * grads * grad_b, size, bw, lat))
-    z3_mb = (z3_gathers(local, shard_group, shard_bw) + z3_gathers(experts_local, edp, edp_bw)) \
+    def z3_gathers(params, size, stride, bw):  # ZeRO-3 per micro-batch and unit (a layer): gather forward and
+        # backward, reduce-scatter the grads; each unit's collectives pay the ring's latency (core/comm.ring_latency_s)
+        rl = C.ring_latency_s(size, stride, gpn, lat, g("ici_axes", np.nan))
+        return Ls * (2.0 * C.collective_time_s("all_gather", params * weight_b / Ls, size, bw, rl)
+                     + C.collective_time_s("reduce_scatter", params * grads * grad_b / Ls, size, bw, rl))
+    z3_mb = (z3_gathers(local, shard_group, t, shard_bw) + z3_gathers(experts_local, edp, etp * ep, edp_bw)) \
         if np.any(z3) else 0.0
     z3_step = rep_ar
     overlap = np.asarray(c["dp_overlap"], dtype=bool)

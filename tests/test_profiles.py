@@ -27,14 +27,15 @@ RUNS = runs()
 # Published runs the model misses by more than 15 % with the constants of data/fitted.csv: measured step / predicted
 # step (> 1: slower than predicted). Why, as far as the sources say, is in bench/RESULTS.md ("Profiles").
 KNOWN_MISSES = {
-    "mlm-h100-weak-32b": 0.813, "tt-h100-jun25-70b-bf16-vanilla": 1.156, "tt-h100-jun25-70b-bf16-asynctp": 1.153,
-    "tt-h100-jun25-8b-bf16-vanilla": 1.253, "tt-h100-jun25-8b-bf16-asynctp": 1.251, "ao-b200-8b-bf16": 1.238,
-    "fms-compile-7b-a100": 0.81, "fms-compile-7b-h100": 0.807, "lf-h100l-3b-s2048-g256-mb8": 0.85,
-    "lf-h100l-3b-s2048-g128-mb8": 0.826, "lf-h100l-1b-s2048-g128-mb12": 0.846, "ds-110": 1.186, "ds-111": 1.187,
-    "ds-112": 1.234, "ds-113": 1.308, "ds-145": 0.719, "ds-146": 0.766, "ds-152": 1.355, "ds-170": 0.8,
-    "ds-171": 0.754, "mt-a3-llama2-7b-4vm": 1.163, "mt-a3-llama2-7b-8vm": 1.154, "mt-a3-llama2-7b-16vm": 1.257,
-    "tr-v6e-llama2-70b-256": 1.23, "tr-v6e-gpt3-175b-bf16": 1.305, "pax-126m-a100-80gb-tebf16": 0.728,
-    "pax-175b-a100-80gb-tebf16": 0.831, "pax-126m-h100-sxm-tebf16": 0.826
+    "mlm-h100-weak-32b": 0.813, "tt-h100-jun25-70b-bf16-vanilla": 1.161, "tt-h100-jun25-70b-bf16-asynctp": 1.186,
+    "tt-h100-jun25-8b-bf16-vanilla": 1.258, "tt-h100-jun25-8b-bf16-asynctp": 1.288, "ao-b200-8b-bf16": 1.245,
+    "fms-compile-7b-a100": 0.82, "fms-compile-7b-h100": 0.819, "lf-h100l-3b-s2048-g512-mb8": 0.82,
+    "lf-h100l-3b-s2048-g256-mb8": 0.816, "lf-h100l-3b-s2048-g128-mb8": 0.811, "lf-h100l-1b-s2048-g256-mb12": 0.842,
+    "lf-h100l-1b-s2048-g128-mb12": 0.83, "ds-110": 1.182, "ds-111": 1.178, "ds-112": 1.228, "ds-113": 1.304,
+    "ds-145": 0.709, "ds-146": 0.753, "ds-152": 1.355, "ds-170": 0.8, "ds-171": 0.754, "mt-a3-llama2-7b-4vm": 1.163,
+    "mt-a3-llama2-7b-8vm": 1.154, "mt-a3-llama2-7b-16vm": 1.257, "tr-v6e-llama2-70b-256": 1.23,
+    "tr-v6e-gpt3-175b-bf16": 1.305, "pax-126m-a100-80gb-tebf16": 0.728, "pax-175b-a100-80gb-tebf16": 0.83,
+    "pax-126m-h100-sxm-tebf16": 0.826
 }
 
 
@@ -110,7 +111,10 @@ CAL_SOURCES = sorted({(r.framework, r.group) for r in RUNS
                       if sum(1 for o in RUNS if (o.framework, o.group) == (r.framework, r.group)) >= 3})
 # sources where calibrating on one of their runs leaves a median error above 10 % on the others (measured / calibrated
 # step, three anchors each; bench/RESULTS.md "Profiles" gives the figures)
-CAL_MISSES = {"DeepCompile blog", "DeepSpeed Azure blog", "JAX-Toolbox", "MaxText A3 README", "fms-fsdp README"}
+# (llm-foundry since the per-unit ring latency, 2026-12-02: its three anchors are 70B rows, whose host share is small, and its
+# 1B/3B rows want a fifth of the fsdp unit host time, which one factor on the kernels, host and links cannot give them)
+CAL_MISSES = {"DeepCompile blog", "DeepSpeed Azure blog", "JAX-Toolbox", "MaxText A3 README", "fms-fsdp README",
+              "llm-foundry benchmarks README"}
 
 
 @pytest.fixture(scope="module")

@@ -136,6 +136,29 @@ def test_bus_bandwidth_factors_are_nccl_tests():
     assert C.group_bus_bandwidth(32, 8, 8, 300e9, 25e9, 0.78, 0.8) == pytest.approx(20e9)
 
 
+def test_ring_latency_follows_nccls_model():
+    """NVIDIA/nccl src/graph/tuning.cc (ncclTopoTuneModel, Simple protocol): a reduce-scatter or all-gather ring over n
+    ranks takes n − 1 steps, nodes − 1 of them over the network at 14 us, the rest over NVLink at 3.4 us; one rank per
+    node runs PAT, log2(nodes) × 14/3.5 us + 2.8 us per rank. The catalog's latency is that of a group in one node."""
+    lat = 40e-6
+    assert C.ring_latency_s(8, 1, 8, lat) == pytest.approx(lat)                 # one node: the measured latency
+    assert C.ring_latency_s(512, 1, 8, lat) == pytest.approx(lat + 63 * 14e-6 + (504 - 63) * 3.4e-6)  # 2.42 ms
+    assert C.ring_latency_s(128, 1, 8, lat) == pytest.approx(lat + 15 * 14e-6 + (120 - 15) * 3.4e-6)
+    assert C.ring_latency_s(64, 8, 8, lat) == pytest.approx(lat + 6 * 14e-6 / 3.5 + 64 * 2.8e-6)     # PAT
+    assert C.ring_latency_s(256, 1, 256, lat, torus_axes=2) == pytest.approx(lat)  # a TPU torus: XLA, not NCCL
+    sizes = np.array([8, 16, 64, 256, 1024, 4096])
+    assert np.all(np.diff(C.ring_latency_s(sizes, 1, 8, lat)) > 0)
+
+
+def test_fsdp_over_more_nodes_pays_the_ring_latency_per_unit():
+    """The same per-GPU work on 4× the GPUs: each unit's all-gather and reduce-scatter crosses 4× the nodes, so the
+    step grows (llm-foundry's H100 table: per-GPU throughput falls 5-10 % from 128 to 512 GPUs)."""
+    base = dict(model="llama-2-7b", framework="fsdp", zero_stage=3, micro_batch=2, seq_len=2048, gpu="h100-sxm")
+    small = estimate(config_from_inputs(**base, n_gpus=128, global_batch=256))
+    big = estimate(config_from_inputs(**base, n_gpus=512, global_batch=1024))
+    assert big["predicted_step_time_s"] > 1.03 * small["predicted_step_time_s"]  # (without the ring latency: 1.00)
+
+
 def test_an_all_to_all_across_nodes_runs_at_one_nic_per_gpu():
     """NCCL's maintainer (NVIDIA/nccl-tests #130, #267): an all-to-all cannot aggregate a node's NICs; its busBw is the
     per-GPU network bandwidth × N/(N − 1) for N nodes (2× on two nodes, towards 1× with many), the NVLink share
