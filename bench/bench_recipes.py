@@ -125,9 +125,9 @@ def main(write: bool) -> str:
           "sources measured it 4–6 % slower). The misses "
           f"({len(miss)}) are GB200 rows, {min(miss):.2f}–{max(miss):.2f} (measured slower than predicted); the same "
           f"tables' GB300 rows (the same bf16 and fp8 peaks; 288 GB lets the 70B run at tp 1) are {min(g300):.2f}–"
-          f"{max(g300):.2f}: on the one layout both ran in 25.11 (Llama 3 8B on 8 GPUs, FP8-CS) GB300 ran 1.19× GB200's "
-          "throughput, where the catalog's matmul rates give 1.03× (GB200's measured MAMF, GB300's assumed from B300's "
-          "fraction). GB200's 70B Megatron-FSDP row, with 40 of its 80 layers' activations offloaded, is "
+          f"{max(g300):.2f}: on the one layout both ran in 25.11 (Llama 3 8B on 8 GPUs, FP8-CS) GB300 ran 1.19× "
+          "GB200's throughput, where the catalog's matmul rates give 1.03× (GB200's measured MAMF, GB300's assumed "
+          "from B300's fraction). GB200's 70B Megatron-FSDP row, with 40 of its 80 layers' activations offloaded, is "
           f"predicted {over:.0f} GB (1e9) over its {fsdp['gpu_memory_bytes'] / 1e9:.0f} GB: the caching allocator's "
           "10 % fragmentation is counted, as that recipe does not set expandable segments.", "",
           "These two tables are the interval of their kinds of row (data/recipe_intervals.csv, written by this "

@@ -47,8 +47,8 @@ OPTIMIZERS_TABLE = {o.name: o for o in (
     Optimizer("adamw_bf16", 4.0, "two bf16 moments: Megatron-Core's precision-aware optimizer "
                                  "(--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16), as "
                                  "Megatron-Bridge's DeepSeek-V3 recipe sets it (recipes/deepseek/deepseek_v3.py @v0.2.0: "
-                                 "exp_avg_dtype = exp_avg_sq_dtype = torch.bfloat16); with bf16 weights its master copy is kept as "
-                                 "16-bit remainders (core/memory.master_bytes_per_param)"),
+                                 "exp_avg_dtype = exp_avg_sq_dtype = torch.bfloat16); with bf16 weights its master "
+                                 "copy is kept as 16-bit remainders (core/memory.master_bytes_per_param)"),
     Optimizer("adamw8bit", 2.0, "two 8-bit moments (Dettmers et al. 2022; per-block fp32 absmax, 8 B per 2048 "
                                 "values, ignored)"),
     Optimizer("sgd_momentum", 4.0, "one fp32 momentum buffer"),

@@ -176,9 +176,9 @@ def test_a_sweep_evaluates_a_hybrid_as_the_point_estimate():
 # active parameters. Strict xfails with the ratio, for the day the MoE model improves.
 HYBRID_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_hybrid.csv")
 HYBRID_RATIO = {"mb260401-nemotron3-nano-h100-16g-fp8": 1.35,
-                "mb260401-nemotron3-nano-gb200-8g-mxfp8": 1.41,
-                "mb260401-nemotron3-nano-gb300-8g-mxfp8": 1.22,
-                "mb260401-nemotron3-nano-b300-8g-mxfp8": 1.24}
+                "mb260401-nemotron3-nano-gb200-8g-mxfp8": 1.35,  # 1.41 before MXFP8's fitted GEMM rate (cfdc107)
+                "mb260401-nemotron3-nano-gb300-8g-mxfp8": 1.17,  # 1.22
+                "mb260401-nemotron3-nano-b300-8g-mxfp8": 1.18}  # 1.24
 
 
 def _run(run):
