@@ -36,7 +36,9 @@ def main(write: bool) -> str:
     L = ["## MoE and low precision", "",
          f"Command: `python bench/bench_recipes.py --write` · date: {dt.date.today().isoformat()}", "",
          "Published BF16 → FP8 speed-ups (fp8 tokens/s ÷ bf16 tokens/s of the same table, layout and model) against "
-         "the predicted step ratio with the recipe the source states (`--fp8-recipe`); no constant is fitted to them.",
+         "the predicted step ratio with the recipe the source states (`--fp8-recipe`); one constant is fitted to them: "
+         "MXFP8's GEMM rate, to torchao's B200 mxfp8 pair and the 25.11 table's FP8-CS / MXFP8 pairs "
+         "(bench/fit_mxfp8.py).",
          "", "| bf16 run | recipe | published | predicted | error | source |", "|---|---|---|---|---|---|"]
     errs = []
     for base, recipe, pub, src in TR.FP8_PAIRS:

@@ -321,14 +321,14 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   offload series is within 15 % on H200 and B200; its right-sized 8K ZeRO-2 rows are 20–25 % faster than
   predicted: the fitted 316 ms per step that the DeepCompile blog's ZeRO-1 rows need (1.35 at 512 tokens) is too
   much for them — two sources that disagree (the blog's bars are read by eye, the ml-engineering rows printed). The
-  DeepCompile blog's ZeRO-3 eager bars (32 H100) run 23–28 % faster than predicted; the Azure blog's 1T/2T ZeRO-3
-  runs (A100, 200 Gb/s per GPU) 19–31 % slower. With sources that disagree in sign, the deepspeed profile's interval
+  DeepCompile blog's ZeRO-3 eager bars (32 H100) run 25–29 % faster than predicted; the Azure blog's 1T/2T ZeRO-3
+  runs (A100, 200 Gb/s per GPU) 18–30 % slower. With sources that disagree in sign, the deepspeed profile's interval
   is wide: that is its honest width.
 - fsdp: torchtitan's H100 tables (2024-08, 2024-12, 2025-06) ran on Meta's Grand Teton H100s, as each states: 96 GB
   HBM2e at 2.4 TB/s, the default 500 W power limit, a peak 'between SXM and NVL' (catalog row h100-hbm2e-500w, the
   midpoint 912 TFLOP/s assumed). Described as such, the December 2024 rows went from 1.10–1.14 to 0.98–1.02; with
   the B100 row below, the fsdp medians went from 10.7 % to 7.5 % in-sample and from 13.7 % to 10.6 %
-  leave-one-source-out. Left: the June 2025 tp-8 rows (1.15–1.25 slower); torchao's float8 README bf16 baseline on 8
+  leave-one-source-out. Left: the June 2025 tp-8 rows (1.16–1.29 slower); torchao's float8 README bf16 baseline on 8
   B100s (its hardware line: '8xB100', later 'power limited B200'; catalog row b100: 1.42 slower on B200's row, 1.24
   on B100's); fms-fsdp's compiled 7B rows and llm-foundry's 1–3B H100 rows faster than predicted (0.81–0.84).
   ZeRO-3 / FSDP collectives are now one per unit, each paying NCCL's ring latency across the nodes the group spans

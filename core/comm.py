@@ -10,7 +10,10 @@ pipeline): a group of `size` ranks spaced `stride` apart has m = clip(gpus_per_n
 one node. If the whole group fits in a node it runs at the intra-node link; otherwise NCCL runs one ring per
 GPU/NIC pair, each crossing every node boundary once, so the bus bandwidth is the slower of the intra-node link
 and the m NICs the group has in a node: busbw = min(intra, m · inter). Each link runs at its achievable fraction
-(data/efficiency.csv: measured nccl-tests bus bandwidth over the link's rate).
+(data/efficiency.csv: measured nccl-tests bus bandwidth over the link's rate). Latency: the catalog's measured
+latency of a collective inside one node; a reduce-scatter or all-gather ring spanning nodes adds NCCL's per-step
+latencies for the steps beyond the node's (`ring_latency_s`: NCCL's own tuning model), an all-reduce does not (NCCL
+runs it as a tree or NVLS at scale).
 
 An all-to-all has no ring to spread over a node's NICs: each rank sends 1/n of its array to every other rank, the
 (m − 1)/n for ranks in its node over NVLink and the (n − m)/n for the other nodes through its own NIC (the catalog's

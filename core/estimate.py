@@ -498,6 +498,7 @@ def evaluate(**c) -> dict:
         opt_state = trainable * np.nan_to_num(M.optimizer_bytes_per_param(c["optimizer"]), nan=0.0)
         if ada is not None:
             opt_state = np.where(np.asarray(c["optimizer"]) == "adafactor", 4.0 * ada, opt_state)
+        # a checkpoint stores the fp32 master values (4 B), also where the GPU keeps them as bf16 remainders
         ckpt_bytes = (np.asarray(c["n_params"], dtype=np.float64) * wb + trainable
                       * np.where(np.asarray(c["master_weights"], dtype=bool), 4.0, 0.0) + opt_state)
         ckpt_s = ckpt_bytes / np.asarray(c["storage_bytes_per_s"], dtype=np.float64)

@@ -282,7 +282,8 @@ INPUTS: tuple[Input, ...] = (
           "recipe", choices=T.OPTIMIZERS),
     Input("weight_dtype", "choice", "bf16", "", "dtype of the working weights", "recipe", choices=T.WEIGHT_DTYPES),
     Input("grad_dtype", "choice", "bf16", "", "dtype of the gradients", "recipe", choices=T.WEIGHT_DTYPES),
-    Input("master_weights", "bool", True, "", "keep an fp32 master copy of the weights", "recipe"),
+    Input("master_weights", "bool", True, "", "keep an fp32 master copy of the weights (as 16-bit remainders of the "
+          "bf16 weights under optimizer adamw_bf16: core/memory.master_bytes_per_param)", "recipe"),
     Input("grad_accum_fp32", "bool", False, "", "keep an fp32 gradient-accumulation buffer", "recipe"),
     Input("fp32_loss", "bool", False, "", "cross-entropy in fp32 (an fp32 copy of the logits is kept)", "recipe"),
     # --- what trains (issue 12) ------------------------------------------------------------------------------------

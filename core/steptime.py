@@ -460,18 +460,22 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     ar = (C.collective_time_s("all_reduce", local * grads * grad_b * ar_scale, shard_group, shard_bw, lat) + rep_ar
           + C.collective_time_s("all_reduce", experts_local * grads * grad_b * ar_scale, edp, edp_bw, lat))
     # FSDP's SHARD_GRAD_OP (ZeRO-2 under fsdp): an all-gather per unit in the forward and a reduce-scatter per unit
-    # in the backward, each paying the ring's latency (core/comm.ring_latency_s) rather than one bucket's
+    # in the backward, so 2·Ls collectives where the all-reduce above counts one; what is charged is each one's ring
+    # latency beyond a node's (core/comm.ring_latency_s), which grows with the nodes the group spans — inside one
+    # node the bucket's latency above stands for them all. Once per step, as the bytes above (the runs it was checked
+    # on, llm-foundry's, accumulate no gradients; with accumulation FSDP gathers and reduces every micro-batch)
+    Lu = np.maximum(Ls, 1.0)
     per_unit = (np.asarray(P.word(fw, "grad_reduce")) == "per_unit") & (np.asarray(c["zero_stage"]) == 2) \
         & (shard_group > 1)
     if np.any(per_unit):
-        ar = ar + np.where(per_unit, 2.0 * Ls * (C.ring_latency_s(shard_group, t, gpn, lat, g("ici_axes", np.nan))
+        ar = ar + np.where(per_unit, 2.0 * Lu * (C.ring_latency_s(shard_group, t, gpn, lat, link["torus_axes"])
                                                  - lat), 0.0)
 
     def z3_gathers(params, size, stride, bw):  # ZeRO-3 per micro-batch and unit (a layer): gather forward and
         # backward, reduce-scatter the grads; each unit's collectives pay the ring's latency (core/comm.ring_latency_s)
-        rl = C.ring_latency_s(size, stride, gpn, lat, g("ici_axes", np.nan))
-        return Ls * (2.0 * C.collective_time_s("all_gather", params * weight_b / Ls, size, bw, rl)
-                     + C.collective_time_s("reduce_scatter", params * grads * grad_b / Ls, size, bw, rl))
+        rl = C.ring_latency_s(size, stride, gpn, lat, link["torus_axes"])
+        return Lu * (2.0 * C.collective_time_s("all_gather", params * weight_b / Lu, size, bw, rl)
+                     + C.collective_time_s("reduce_scatter", params * grads * grad_b / Lu, size, bw, rl))
     z3_mb = (z3_gathers(local, shard_group, t, shard_bw) + z3_gathers(experts_local, edp, etp * ep, edp_bw)) \
         if np.any(z3) else 0.0
     z3_step = rep_ar
@@ -567,7 +571,7 @@ TERMS: tuple[Term, ...] = (
          "compute (moe_overlap), and the slowdown of the kernels it overlaps", "#8c564b",
          lambda x: x["m"] * (x["ep_mb"] + x["cost"] * x["ep_hidden"])),
     Term("dp_comm_s", "exposed data-parallel communication (gradient reduction; ZeRO-3/FSDP parameter gathers per "
-         "micro-batch) and the slowdown of the kernels it overlaps", "#2ca02c",
+         "unit and micro-batch, each with its ring's latency) and the slowdown of the kernels it overlaps", "#2ca02c",
          lambda x: x["dp_exposed"] + x["cost"] * x["dp_hidden"]),
     Term("pp_bubble_s", "pipeline bubble: (pp − 1)/virtual_stages × one micro-batch's time (core/schedule.py)",
          "#d62728", lambda x: S.bubble_share(x["p"], x["v"]) * x["t_mb"]),

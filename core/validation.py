@@ -126,7 +126,8 @@ def predict_columns(rows: list[Run], cols: dict, **extra) -> tuple[np.ndarray, d
     return np.array([metric_of(rec, r, i) for i, r in enumerate(rows)]), rec
 
 
-# the out-of-sample recipe tables (not used by any fit) and the kind of row each validates (core/intervals.py)
+# the recipe tables (no profile fit reads them; MXFP8's GEMM rate is fitted to eight rows of the low-precision table,
+# bench/fit_mxfp8.py) and the kind of row each validates (core/intervals.py)
 RECIPE_TABLES = {"moe": "published_runs_moe.csv", "lowp": "published_runs_lowp.csv"}
 
 
@@ -148,5 +149,5 @@ def recipe_intervals() -> list[dict]:
             out.append({"framework": fw, "kind": kind, "interval_low": round(float(lo), 4),
                         "interval_high": round(float(hi), 4), "runs": int(sel.sum()),
                         "source": f"10th and 90th percentiles of measured / predicted step over the {int(sel.sum())} "
-                                  f"runs of data/{name} (not fitted)"})
+                                  f"runs of data/{name} (no profile constant fitted to them)"})
     return out

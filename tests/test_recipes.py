@@ -307,13 +307,14 @@ def test_the_mxfp8_gemm_rate_is_the_scripts_fit():
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
     import fit_mxfp8
     from core import lowp as LP
+    before = float(LP.number("mxfp8", "gemm_factor"))
     res = fit_mxfp8.run()
     assert res["factor"] == pytest.approx(float(LP.number("mxfp8", "gemm_factor")), abs=1e-9)
     assert len(res["rows"]) >= 5 and len(res["loso"]) == 2
     for _, (_, rows) in res["loso"].items():
         for _, pub, pred in rows:
             assert pred == pytest.approx(pub, rel=0.06)
-    assert all(pub < 1.0 for _, _, pub, _, _ in res["rows"])  # MXFP8 measured slower than current scaling
+    assert float(LP.number("mxfp8", "gemm_factor")) == before  # the script leaves the recipe table as it was
 
 
 def test_nvfp4_on_blackwell_is_faster_than_mxfp8():
