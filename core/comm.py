@@ -54,6 +54,19 @@ def bytes_factor(op: str, n):
     raise ValueError(f"op: {op!r} is not one of {', '.join(FACTORS)}")
 
 
+def _is_torus(torus_axes) -> np.ndarray:
+    """True where the fabric is a TPU torus (`torus_axes` a positive axis count), False for a switched one (NaN, 0)."""
+    D = np.asarray(torus_axes, dtype=np.float64)
+    return np.isfinite(D) & (D > 0)
+
+
+def _ranks_per_node(size, stride, gpus_per_node):
+    """(n, m): a group's ranks, and how many of them share a node when they are spaced `stride` apart."""
+    n = np.maximum(np.asarray(size, dtype=np.float64), 1.0)
+    gpn = np.asarray(gpus_per_node, dtype=np.float64)
+    return n, np.clip(np.floor(gpn / np.asarray(stride, dtype=np.float64)), 1.0, n)
+
+
 def torus_fraction(ranks, slice_chips, torus_axes, torus_wrap):
     """The share of a TPU slice's all-axes ICI rate that a group of `ranks` chips gets (module docstring): the axes
     it spans, ln k / ln S of them (at least one of the slice's `torus_axes`), halved when the slice's axis, S^(1/D),
@@ -61,7 +74,7 @@ def torus_fraction(ranks, slice_chips, torus_axes, torus_wrap):
     `slice_chips`: the slice's chips (`_placement` gives the node's when the caller does not)."""
     k = np.maximum(np.asarray(ranks, dtype=np.float64), 1.0)
     D = np.asarray(torus_axes, dtype=np.float64)
-    torus = np.isfinite(D) & (D > 0)
+    torus = _is_torus(D)
     if not np.any(torus):
         return np.ones(np.broadcast(k, D).shape)
     S = np.maximum(np.asarray(slice_chips, dtype=np.float64), 2.0)
@@ -75,10 +88,9 @@ def _placement(size, stride, gpus_per_node, intra_bytes_per_s, inter_bytes_per_s
                torus_axes=np.nan, torus_wrap=np.nan, slice_chips=np.nan):
     """Where a group's ranks sit: (n, m ranks per node, achievable intra and inter link rates, whether it fits a node).
     On a TPU torus the intra-slice rate is the share of the axes the group's m in-slice chips span."""
-    n = np.maximum(np.asarray(size, dtype=np.float64), 1.0)
+    n, m = _ranks_per_node(size, stride, gpus_per_node)
     stride = np.asarray(stride, dtype=np.float64)
     gpn = np.asarray(gpus_per_node, dtype=np.float64)
-    m = np.clip(np.floor(gpn / stride), 1.0, n)
     intra = np.asarray(intra_bytes_per_s, dtype=np.float64) * intra_frac \
         * torus_fraction(m, np.where(np.isfinite(slice_chips), slice_chips, gpn), torus_axes, torus_wrap)
     inter = np.asarray(inter_bytes_per_s, dtype=np.float64) * inter_frac
@@ -115,14 +127,12 @@ def ring_latency_s(size, stride, gpus_per_node, latency_s, torus_axes=np.nan):
     ring's n − m steps beyond the node's m − 1, nodes − 1 of them over the network, or PAT's per-rank and log2(nodes)
     terms with one rank per node. All-reduce keeps `latency_s` (at scale NCCL runs it as a tree or NVLS: log2 of the
     nodes); so does a TPU torus (XLA's collectives, not NCCL's)."""
-    n = np.maximum(np.asarray(size, dtype=np.float64), 1.0)
-    m = np.clip(np.floor(np.asarray(gpus_per_node, dtype=np.float64) / np.asarray(stride, dtype=np.float64)), 1.0, n)
+    n, m = _ranks_per_node(size, stride, gpus_per_node)
     nodes = np.ceil(n / m)
     ring = (nodes - 1.0) * RING_HOP_NET_S + np.maximum(n - m - (nodes - 1.0), 0.0) * RING_HOP_NVLINK_S
     pat = np.log2(nodes) * RING_HOP_NET_S / 3.5 + n * PAT_PER_RANK_S
     extra = np.where(nodes <= 1.0, 0.0, np.where(m <= 1.0, pat, ring))
-    D = np.asarray(torus_axes, dtype=np.float64)
-    return np.asarray(latency_s, dtype=np.float64) + np.where(np.isfinite(D) & (D > 0), 0.0, extra)
+    return np.asarray(latency_s, dtype=np.float64) + np.where(_is_torus(torus_axes), 0.0, extra)
 
 
 def _per_byte(bw):
