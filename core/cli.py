@@ -190,6 +190,18 @@ def cmd_estimate(args) -> int:
     return 0
 
 
+def fit_words(rec: dict) -> str:
+    """The fit verdict: yes; tightly (what the run allocates fits, the fragmentation counted would not:
+    core/memory.fragmentation_bytes); or NO."""
+    if not rec["fits"]:
+        return "NO"
+    if rec["headroom_bytes"] >= 0:
+        return "yes"
+    return (f"tightly: what it allocates fits with {fmt_bytes(rec['fragmentation_bytes'] + rec['headroom_bytes'])} "
+            f"to spare, less than the {fmt_bytes(rec['fragmentation_bytes'])} of allocator fragmentation counted "
+            "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True avoids most of it)")
+
+
 def warn_margin(rec: dict) -> None:
     """A warning on stderr when the setup fits with less headroom than the advisor's default margin."""
     from .advisor import describe_margin, margin_bytes
@@ -227,8 +239,7 @@ def render_estimate(cfg, rec, params, ledger) -> str:
         L.append(f"  {k[:-6]:<26}{rec[k] / GB:>10.3f}   {rec[k] / GiB:>10.3f}")
     L.append(f"  {'total':<26}{rec['total_bytes'] / GB:>10.3f}   {rec['total_bytes'] / GiB:>10.3f}")
     L.append(f"  {'gpu memory':<26}{rec['gpu_memory_bytes'] / GB:>10.3f}   {rec['gpu_memory_bytes'] / GiB:>10.3f}")
-    L.append(f"  fits: {'yes' if rec['fits'] else 'NO'}; headroom {fmt_bytes(rec['headroom_bytes'])}; "
-             f"largest term: {rec['binding']}")
+    L.append(f"  fits: {fit_words(rec)}; headroom {fmt_bytes(rec['headroom_bytes'])}; largest term: {rec['binding']}")
     L.append(f"  activations per layer {fmt_bytes(rec['activations_per_layer_bytes'])} (recompute={cfg.recompute}, "
              f"flash={'on' if cfg.flash_attention else 'off'})")
     L.append("")

@@ -408,6 +408,9 @@ def evaluate(**c) -> dict:
     # buffers); the model state lives in tensors allocated once (memory.overhead_bytes)
     per_step = M.dynamic_bytes(dict(zip(M.PER_STEP_PARTS, (activations, logits_here, buffers))))
     overhead = np.where(on_tpu, 0.0, M.overhead_bytes(per_step, c["overhead_fixed_bytes"], c["fragmentation_frac"]))
+    # the allocator's fragmentation is a risk, not a need (memory.fragmentation_bytes): the run fits when what it
+    # allocates fits (fits), tightly where the fragmentation counted would not (headroom_bytes < 0)
+    frag = np.where(on_tpu, 0.0, M.fragmentation_bytes(per_step, c["fragmentation_frac"]))
     total = subtotal + overhead
     cap = np.asarray(c["gpu_memory_bytes"], dtype=np.float64)
     groups = np.stack(np.broadcast_arrays(state + buffers, activations, logits_here, overhead))
@@ -555,10 +558,11 @@ def evaluate(**c) -> dict:
         "param_buffer_bytes": buffers + 0.0 * total,
         "lowp_weights_bytes": lowp_w + 0.0 * total,
         "overhead_bytes": overhead,
+        "fragmentation_bytes": frag + 0.0 * total,
         "total_bytes": total,
         "gpu_memory_bytes": cap,
         "headroom_bytes": cap - total,
-        "fits": (total <= cap) & host_fits,
+        "fits": (total - frag <= cap) & host_fits,
         "offloaded_bytes": offloaded + 0.0 * total,
         "host_bytes": host + 0.0 * total,
         "host_fits": host_fits,

@@ -612,8 +612,21 @@ def overhead_bytes(dynamic_bytes_, overhead_fixed_bytes=0.0, fragmentation_frac=
     ZeRO partitions, FSDP2's sharded parameters — which the caching allocator does not split, so it is not
     fragmented (decided; it was before this round, which predicted published runs not to fit: GPT-OSS-120B on 64
     B200 by 5 GB). 0 by default so the seeds' numbers reproduce; `REALISTIC_*` above is the realistic setting."""
-    return np.asarray(overhead_fixed_bytes, dtype=np.float64) + np.asarray(fragmentation_frac,
-                                                                            dtype=np.float64) * dynamic_bytes_
+    return np.asarray(overhead_fixed_bytes, dtype=np.float64) + fragmentation_bytes(dynamic_bytes_, fragmentation_frac)
+
+
+def fragmentation_bytes(dynamic_bytes_, fragmentation_frac=0.0):
+    """The caching allocator's fragmentation: fragmentation_frac × the bytes allocated and freed every step, the part
+    of `overhead_bytes` beyond the fixed bytes. A risk, not a need: when cudaMalloc fails, PyTorch's caching allocator
+    frees every cached block that is not split and retries before it raises out-of-memory (pytorch/pytorch
+    c10/cuda/CUDACachingAllocator.cpp, the header comment), and with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+    (set by torchtitan's run script and Megatron-Bridge's performance recipes) segments grow in place instead of
+    splitting. So a run fits when what it allocates fits (`fits`: total_bytes − fragmentation_bytes ≤ the GPU's
+    memory); where the fragmentation counted would not fit (headroom_bytes < 0) it fits tightly, and the planner's
+    margin (core/advisor.margin_bytes) keeps it out of recommendations (decided: of the 184 published GPU runs with
+    fragmentation counted, 2026-12-05, 6 that ran leave room for only 5-9 % of their per-step tensors, less than the
+    realistic preset's 10 %)."""
+    return np.asarray(fragmentation_frac, dtype=np.float64) * dynamic_bytes_
 
 
 # the record's parts allocated and freed every step: what fragments (overhead_bytes)

@@ -62,10 +62,15 @@ RECORD: tuple[Column, ...] = (
     Column("lowp_weights_bytes", "float", _B, "the low-precision recipe's weight copies (fp8 weights and their "
            "transposes, block scales; data/lowp.csv weight_copy_bytes per local parameter; ZeRO-3: the gathered layer's)"),
     Column("overhead_bytes", "float", _B, "fixed overhead + fragmentation"),
+    Column("fragmentation_bytes", "float", _B, "the caching allocator's fragmentation, the part of overhead_bytes "
+           "beyond the fixed bytes: a risk the run may avoid (expandable segments), not a need (core/memory.py)"),
     Column("total_bytes", "float", _B, "state + buffers + activations + logits + overhead"),
     Column("gpu_memory_bytes", "float", "bytes (GB = 1e9)", "memory of one accelerator"),
-    Column("headroom_bytes", "float", _B, "gpu_memory_bytes − total_bytes (negative: does not fit)"),
-    Column("fits", "bool", "", "total_bytes ≤ gpu_memory_bytes (and host_fits)"),
+    Column("headroom_bytes", "float", _B, "gpu_memory_bytes − total_bytes (negative: does not fit, or fits only "
+           "tightly: see fits)"),
+    Column("fits", "bool", "", "what the run allocates fits: total_bytes − fragmentation_bytes ≤ gpu_memory_bytes "
+           "(and host_fits); with headroom_bytes < 0 it fits tightly, only while fragmentation stays below what "
+           "total_bytes counts"),
     Column("offloaded_bytes", "float", _B, "model state and activations moved to host memory (offload, "
            "activation_offload), per GPU"),
     Column("host_bytes", "float", "bytes per node", "host memory the offloaded state needs on one node: "

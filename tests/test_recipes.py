@@ -333,11 +333,7 @@ def test_nvfp4_on_blackwell_is_faster_than_mxfp8():
 from core import validation as V  # noqa: E402
 
 MOE_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_moe.csv")
-MOE_NOT_FIT = {"mb2511-deepseek-v3-gb200-256g-bf16-tp1pp4cp1ep64vp4mbs1gbs4096",
-               "mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
-               "mb2511-qwen3-235b-a22b-gb300-256g-bf16-tp1pp4cp1ep16vp12mbs2gbs8192",
-               "mb2608-qwen3-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
-               "zoo-qwen3-235b-h100-256g-3"}
+MOE_NOT_FIT = {"mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512"}
 MOE_WITHIN = {"mb2511-deepseek-v3-gb200-256g-bf16-tp1pp4cp1ep64vp4mbs1gbs4096",
               "mb2511-deepseek-v3-gb300-256g-bf16-tp1pp2cp1ep32vp4mbs1gbs4096",
               "mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
@@ -371,8 +367,7 @@ def _published(run):
 # touches them: MXFP8's GEMM rate, fitted to 25.11's four same-layout FP8-CS / MXFP8 pairs and torchao's
 # (bench/fit_mxfp8.py, leave-one-source-out).
 LOWP_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_lowp.csv")
-LOWP_NOT_FIT = {"mb2511-llama-3.1-70b-gb200-64g-current-tp1pp1cp1vp1mbs2gbs256-fsdp",
-                "mb2604-llama-3.1-70b-gb200-64g-current-tp1pp1cp1vp1mbs2gbs256-fsdp"}
+LOWP_NOT_FIT: set = set()
 LOWP_WITHIN = {"mb2511-llama-3.1-405b-b200-128g-current-tp4pp8cp2vp8mbs1gbs64",
                "mb2511-llama-3.1-405b-b200-128g-mxfp8-tp4pp8cp2vp8mbs1gbs64",
                "mb2511-llama-3.1-70b-gb200-64g-current-tp1pp1cp1vp1mbs2gbs256-fsdp",

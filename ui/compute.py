@@ -142,7 +142,8 @@ def fit_seq_by_batch(cfg: Config, seq_lens: tuple[int, ...], micro_batches: tupl
 
 def _fit_columns(df: pd.DataFrame) -> pd.DataFrame:
     df["fill_frac"] = df["total_bytes"] / df["gpu_memory_bytes"]
-    df["status"] = np.where(~df["valid"], "invalid", np.where(df["fits"], "fits", "does not fit"))
+    df["status"] = np.where(~df["valid"], "invalid", np.where(df["fits"], np.where(df["headroom_bytes"] >= 0, "fits",
+                                                                                 "fits tightly"), "does not fit"))
     keep = [c for c in ("model", "label", "n_params", "n_gpus", "seq_len", "micro_batch") if c in df.columns]
     keep += ["valid", "reason", "fits", "status", "binding", "fill_frac", "total_bytes", "gpu_memory_bytes",
              "state_bytes", "activations_bytes", "logits_bytes", "headroom_bytes"]

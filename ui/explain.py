@@ -140,9 +140,12 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
             "per-tensor ledger below × layers held by the busiest pipeline stage (Korthikanti et al. 2022 §4). "
             "Sources: CS336 lecture 2 (bytes per parameter); Rajbhandari et al. 2020 (ZeRO); Korthikanti et al. "
             "2022 (activations)."),
-        Kpi("Fits?", "yes" if rec["fits"] else "no",
+        Kpi("Fits?", ("yes" if rec["headroom_bytes"] >= 0 else "tightly") if rec["fits"] else "no",
             f"{'+' if rec['headroom_bytes'] >= 0 else ''}{fmt.mem(rec['headroom_bytes'], unit)} headroom",
-            f"fits ⇔ total ≤ GPU memory\n\n{fmt.both_bytes(tot, unit)} vs {fmt.both_bytes(cap, unit)} "
+            "fits ⇔ what the run allocates ≤ GPU memory: total − the allocator's fragmentation "
+            f"({fmt.mem(rec['fragmentation_bytes'], unit)}), a risk expandable segments avoid, not a need; "
+            "tightly where the total with it exceeds the GPU"
+            f"\n\n{fmt.both_bytes(tot, unit)} vs {fmt.both_bytes(cap, unit)} "
             f"({g.label or g.name}, {fmt.mem(cap, g.memory_unit)} as the vendor states it).\n\n"
             f"headroom = {fmt.mem(cap, unit)} − {fmt.mem(tot, unit)} = **{fmt.mem(rec['headroom_bytes'], unit)}**; "
             f"largest term: {BINDING_WORDS[rec['binding']]}. Source: {g.source or 'user input'}."),
@@ -267,6 +270,12 @@ def does_not_fit(adv: dict, unit: str = "GB") -> str:
 
 
 def low_headroom(adv: dict, unit: str = "GB") -> str:
+    if adv["headroom_bytes"] < 0:
+        return (f"Fits tightly: what the run allocates fits, but not with the allocator fragmentation counted "
+                f"({fmt.both_bytes(adv['total_bytes'], unit)} per GPU with it, headroom "
+                f"{fmt.mem(adv['headroom_bytes'], unit)}). It runs if fragmentation stays low "
+                "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True); the options below keep the margin "
+                f"{fmt.mem(adv['margin_bytes'], unit)} free ({adv['margin_words']}).")
     return (f"Fits, but only just: headroom {fmt.mem(adv['headroom_bytes'], unit)} is less than the margin "
             f"{fmt.mem(adv['margin_bytes'], unit)} ({adv['margin_words']}). A real run may run out of memory; the "
             "options below keep the margin free.")
