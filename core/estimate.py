@@ -461,7 +461,11 @@ def evaluate(**c) -> dict:
                               tr["first_trainable"] + tr["first_adapters"]) / tp / np.where(
                               np.asarray(c["zero_stage"]) >= 1, np.maximum(shard_gpus / (tp * pp), 1.0), 1.0), 0.0),
                           "offloaded_activation_bytes": act_moved},
-                         state, np.maximum(split["first_stage_params"], split["last_stage_params"]),
+                         # the optimizer step reads and writes what trains: frozen weights (LoRA's base, frozen_frac
+                         # of the model) are not its state (under LoRA the adapters' own 16-bit weights, under 1 % of
+                         # their state, go with the base)
+                         state - tr["frozen_frac"] * st["weights_bytes"],
+                         np.maximum(split["first_stage_params"], split["last_stage_params"]),
                          split["stage_expert_params"])
     peak = np.asarray(c["peak_flops_per_s"], dtype=np.float64)
     tokens_per_step = np.asarray(c["global_batch_used"], dtype=np.float64) * np.asarray(s_full, dtype=np.float64)

@@ -577,7 +577,8 @@ TERMS: tuple[Term, ...] = (
          "#d62728", lambda x: S.bubble_share(x["p"], x["v"]) * x["t_mb"]),
     Term("pp_comm_s", "pipeline stage-to-stage sends", "#ff9896",
          lambda x: x["m"] * S.sends_per_micro_batch(x["v"]) * x["p2p"]),
-    Term("optimizer_s", "optimizer step on the GPU: its state read and written once at HBM speed", "#9467bd",
+    Term("optimizer_s", "optimizer step on the GPU: the state of what trains (frozen weights excluded) read and "
+         "written once at HBM speed", "#9467bd",
          lambda x: 2.0 * x["state_bytes"] / x["hbm"]),
     Term("offload_s", "host offload: the CPU optimizer step and host-link transfers not hidden behind compute",
          "#c5b0d5", lambda x: x["offload"]),
@@ -591,7 +592,8 @@ STEP_PART_COLOURS = {t.name: t.colour for t in TERMS}
 
 def step_parts(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     """The step-time terms (seconds) for the layout in `c` (`evaluate`'s columns, with the accelerator's step
-    constants), the GPU's model-state bytes and the parameters of the busiest pipeline stage (before tp), of which
+    constants), the GPU's model-state bytes the optimizer step reads and writes (frozen weights excluded) and the
+    parameters of the busiest pipeline stage (before tp), of which
     `expert_params` are routed experts (split over ep·etp, reduced over the expert-data-parallel ranks)."""
     x = context(c, state_bytes, stage_params, expert_params)
     parts = {t.name: t.seconds(x) for t in TERMS}
