@@ -228,7 +228,10 @@ def render_estimate(cfg, rec, params, ledger) -> str:
              + (f" ({rec['n_active_params'] / 1e9:.3f}B active)" if rec["n_active_params"] != rec["n_params"] else ""))
     if m.shape_note:
         L.append(f"  {m.shape_note}")
-    L.append(f"gpu {g.name}: {fmt_bytes(g.memory_bytes)} ({fmt_bytes(g.memory_bytes, 'GiB')}), "
+    usable = (f", {fmt_bytes(g.allocatable_bytes, 'GiB')} allocatable" if g.allocatable_bytes != g.memory_bytes
+              else "")
+    L.append(f"gpu {g.name}: {fmt_bytes(g.memory_bytes)} ({fmt_bytes(g.memory_bytes, 'GiB')}) as the vendor states it"
+             f"{usable}, "
              f"{fmt_si(rec['peak_flops_per_s'], 'FLOP/s')} {cfg.compute_dtype} peak; {cfg.n_gpus} GPUs, tp={cfg.tp} "
              f"pp={cfg.pp} dp={rec['dp']} ZeRO-{cfg.zero_stage}")
     if g.name == "custom" and g.note:
@@ -357,7 +360,7 @@ def cmd_limits(args) -> int:
     if args.json:
         emit_json({**lim, "inputs": _config_inputs(cfg)})
         return 0
-    print(f"limits of {cfg.model.name} on {cfg.n_gpus:,} × {cfg.gpu.name} ({fmt_bytes(cfg.gpu.memory_bytes)} each), "
+    print(f"limits of {cfg.model.name} on {cfg.n_gpus:,} × {cfg.gpu.name} ({fmt_bytes(cfg.gpu.allocatable_bytes, 'GiB')} allocatable each), "
           f"ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}; each changes one input and keeps the others")
     for k, v in lim.items():
         label, unit = LIMIT_WORDS[k]

@@ -778,7 +778,7 @@ def gpu_columns(g: Accelerator, compute_dtype: str, price_per_gpu_hour: float | 
     """The one accelerator → `evaluate` columns mapping: peak for the dtype (NaN when the chip has none, which
     the rules refuse by name), memory, and the price (the catalog's unless given)."""
     price = g.price_usd_per_gpu_hour if price_per_gpu_hour is None else price_per_gpu_hour
-    return {"peak_flops_per_s": peak_or_nan(g, compute_dtype), "gpu_memory_bytes": g.memory_bytes,
+    return {"peak_flops_per_s": peak_or_nan(g, compute_dtype), "gpu_memory_bytes": g.allocatable_bytes,
             "price_per_gpu_hour": price, **{k: getattr(g, k) for k in GPU_STEP_FIELDS}}
 
 

@@ -29,6 +29,10 @@ class Accelerator:
     peak_fp8_flops_per_s: float = math.nan
     peak_fp32_flops_per_s: float = math.nan
     peak_fp4_flops_per_s: float = math.nan  # dense FP4 / NVFP4 (Blackwell), MXFP4 (CDNA4)
+    # what a process can allocate, as the runtime reports it (PyTorch's "total capacity", cudaDeviceProp /
+    # hipDeviceProp totalGlobalMem; data/accelerators.csv usable_gib with usable_source): vendors' "80GB" is binary,
+    # 80 GiB of HBM of which CUDA exposes 79.1 GiB (84.9e9 B), not 80e9 B; NaN: not published, the vendor's figure
+    usable_memory_bytes: float = math.nan
     board_power_w: float = math.nan  # rated board power under load (data/accelerators.csv power_source)
     fp8_matmul_efficiency: float = math.nan  # achievable fraction of the fp8 peak (ml-engineering MAMF); NaN: unknown
     intra_node_bytes_per_s: float = math.nan
@@ -57,6 +61,7 @@ class Accelerator:
     collective_latency_s: float = 40e-6
     label: str = ""
     memory_unit: str = "GB"
+    usable_source: str = ""
     price_date: str = ""
     price_source: str = ""
     source: str = "user input"
@@ -82,6 +87,12 @@ class Accelerator:
         if math.isnan(v):
             raise ValueError(f"compute_dtype: {self.name} has no {compute_dtype} peak in the catalog")
         return v
+
+    @property
+    def allocatable_bytes(self) -> float:
+        """The memory a training process can allocate (what fits against): the runtime's total capacity where the
+        catalog gives it (usable_gib), else the vendor's figure (memory_bytes)."""
+        return self.usable_memory_bytes if math.isfinite(self.usable_memory_bytes) else self.memory_bytes
 
     @property
     def family_index(self) -> float:
@@ -180,6 +191,8 @@ def catalog() -> dict[str, Accelerator]:
                 board_power_w=_f(row, "board_power_w"),
                 memory_bytes=_f(row, "memory", mem_scale),
                 memory_unit=unit,
+                usable_memory_bytes=_f(row, "usable_gib", GiB),
+                usable_source=row.get("usable_source", ""),
                 memory_bandwidth_bytes_per_s=_f(row, "hbm_tb_per_s", TB),
                 intra_node_bytes_per_s=_f(row, "intra_node_gb_per_s", GB),
                 inter_node_bytes_per_s=_f(row, "inter_node_gb_per_s", GB),

@@ -148,7 +148,7 @@ def min_gpus_state_only(cfg: Config, zero_stage: int | None = None) -> int | Non
     c = cfg.columns()
     split = stage_split(c, cfg.pp)
     ada = adafactor_elements(c, split["shape_params"])
-    cap = cfg.gpu.memory_bytes
+    cap = cfg.gpu.allocatable_bytes
     need = 1
     for stage in ("first_stage_params", "last_stage_params"):
         parts = state_bytes(c["n_params"], cfg.weight_dtype, cfg.grad_dtype, cfg.master_weights, cfg.grad_accum_fp32,

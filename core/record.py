@@ -65,7 +65,9 @@ RECORD: tuple[Column, ...] = (
     Column("fragmentation_bytes", "float", _B, "the caching allocator's fragmentation, the part of overhead_bytes "
            "beyond the fixed bytes: a risk the run may avoid (expandable segments), not a need (core/memory.py)"),
     Column("total_bytes", "float", _B, "state + buffers + activations + logits + overhead"),
-    Column("gpu_memory_bytes", "float", "bytes (GB = 1e9)", "memory of one accelerator"),
+    Column("gpu_memory_bytes", "float", "bytes (GB = 1e9)", "memory a process can allocate on one accelerator: the "
+           "runtime's total capacity (PyTorch / CUDA / HIP) where the catalog gives it (usable_gib), else the "
+           "vendor's figure"),
     Column("headroom_bytes", "float", _B, "gpu_memory_bytes − total_bytes (negative: does not fit, or fits only "
            "tightly: see fits)"),
     Column("fits", "bool", "", "what the run allocates fits: total_bytes − fragmentation_bytes ≤ gpu_memory_bytes "

@@ -145,6 +145,25 @@ def test_80gb_is_not_80gib():
     assert get_accelerator("h100-sxm").memory_bytes / GiB == pytest.approx(74.51, abs=0.01)
 
 
+def test_fits_against_what_a_process_can_allocate():
+    """Vendors' "80GB" of HBM is binary: PyTorch reports an H100 80GB's total capacity as 79.10-79.11 GiB (84.9e9 B;
+    stas00/ml-engineering debug/pytorch.md, vllm-project/vllm#27508), which is what a run fits against; the vendor's
+    80 GB (80e9 B) stays the catalog's memory_bytes. Every usable figure has its source and lies within a few per cent
+    of the vendor's figure read in binary units (GDDR6 cards with ECC on, L4 and A10: 8-9 % below); without one, the
+    vendor's figure is used."""
+    h100 = get_accelerator("h100-sxm")
+    assert h100.allocatable_bytes / GiB == pytest.approx(79.10, abs=0.005)
+    rec = estimate(config_from_inputs(model="llama-3.1-8b", gpu="h100-sxm"))
+    assert rec["gpu_memory_bytes"] == h100.allocatable_bytes == pytest.approx(84.93e9, rel=1e-3)
+    for g in catalog().values():
+        if math.isnan(g.usable_memory_bytes):
+            assert g.allocatable_bytes == g.memory_bytes and not g.usable_source, g.name
+            continue
+        assert g.usable_source.strip(), g.name
+        binary = g.memory_bytes / 1e9 * GiB if g.memory_unit == "GB" else g.memory_bytes
+        assert 0.90 < g.usable_memory_bytes / binary <= 1.0, g.name  # GDDR6 with ECC (L4, A10): 0.91-0.93
+
+
 def test_fp8_peak_missing_on_ampere_is_an_error():
     with pytest.raises(ValueError, match="fp8"):
         get_accelerator("a100-80gb").peak_flops_per_s("fp8")

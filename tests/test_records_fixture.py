@@ -11,7 +11,9 @@ allocator), so for TPU rows overhead_bytes is 0 and the total and headroom move 
 binding group and the fit verdict then follow the new total and are not compared. And (issue 18, decided): allocator
 fragmentation is a share of the tensors allocated every step (activations, logits, gathered buffers), not of the
 model state, so with a fragmentation fraction the overhead, total and headroom move by exactly that, and the binding
-group and the fit verdict are not compared."""
+group and the fit verdict are not compared. And (issue 18, 2026-12-05): a catalog accelerator's memory is what a process
+can allocate, as the runtime reports it (data/accelerators.csv usable_gib: an H100 80GB's 79.10 GiB, not 80e9 bytes), so
+gpu_memory_bytes is that and the headroom moves by the difference; the fit verdict is not compared."""
 import gzip
 import json
 import math
@@ -20,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from core.estimate import config_from_inputs, estimate
+from core.hardware import get_accelerator
 from core.memory import dynamic_bytes
 
 FIXTURE = Path(__file__).parent / "fixtures" / "records_2000.json.gz"
@@ -100,11 +103,17 @@ def test_records_unchanged(chunk):
             new = fixed + frac * dynamic_bytes(rec)
             want_time.update(overhead_bytes=new, total_bytes=old["total_bytes"] - old["overhead_bytes"] + new,
                              headroom_bytes=old["headroom_bytes"] + old["overhead_bytes"] - new)
+        cap = float(rec["gpu_memory_bytes"])
+        usable = old.get("gpu_memory_bytes") is not None and cap != old["gpu_memory_bytes"]
+        if usable:  # the allocatable capacity (2026-12-05): headroom moves by exactly the difference
+            assert cap == get_accelerator(inp["gpu"]).usable_memory_bytes, inp
+            head = want_time.get("headroom_bytes", old["headroom_bytes"])
+            want_time.update(gpu_memory_bytes=cap, headroom_bytes=head + cap - old["gpu_memory_bytes"])
         for k, want in row["record"].items():
-            if k == "inputs" or ((tpu or frag) and k in ("binding", "fits")):
+            if k == "inputs" or ((tpu or frag or usable) and k in ("binding", "fits")):
                 continue
             want = want_time.get(k, want)
             got = rec.get(k, "<missing>")
-            if not (_close(got, want) if tpu or frag else _same(got, want)):
+            if not (_close(got, want) if tpu or frag or usable else _same(got, want)):
                 bad.append((row["inputs"], k, want, got))
     assert not bad, f"{len(bad)} differences, first: {bad[0]}"

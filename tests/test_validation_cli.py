@@ -129,7 +129,7 @@ def test_cli_readable_output_and_subcommands():
     for name in ("h100-sxm", "h100-pcie", "h200", "b200", "a100-80gb", "a100-40gb", "mi300x", "rtx-4090",
                  "gpt-3-175b", "llama-2-7b", "llama-3.1-8b", "llama-3.2-1b", "mixtral-8x7b"):
         assert name in p.stdout
-    p = run_cli("advise", "--model", "llama-3.1-8b", "--seq-len", "8192", "--n-gpus", "8", "--json")
+    p = run_cli("advise", "--model", "llama-3.1-8b", "--seq-len", "16384", "--n-gpus", "8", "--json")
     adv = json.loads(p.stdout)
     assert not adv["fits"] and adv["best"] is not None
 

@@ -146,7 +146,9 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
             f"({fmt.mem(rec['fragmentation_bytes'], unit)}), a risk expandable segments avoid, not a need; "
             "tightly where the total with it exceeds the GPU"
             f"\n\n{fmt.both_bytes(tot, unit)} vs {fmt.both_bytes(cap, unit)} "
-            f"({g.label or g.name}, {fmt.mem(cap, g.memory_unit)} as the vendor states it).\n\n"
+            f"({g.label or g.name}: {fmt.mem(g.memory_bytes, g.memory_unit)} as the vendor states it"
+            + (f"; {fmt.mem(cap, 'GiB')} a process can allocate, as the runtime reports it: {g.usable_source}"
+               if cap != g.memory_bytes else "") + ").\n\n"
             f"headroom = {fmt.mem(cap, unit)} − {fmt.mem(tot, unit)} = **{fmt.mem(rec['headroom_bytes'], unit)}**; "
             f"largest term: {BINDING_WORDS[rec['binding']]}. Source: {g.source or 'user input'}."),
         Kpi("Training FLOPs", fmt.flops(rec["train_flops"]), f"6ND = {fmt.flops(rec['train_flops_6nd'])}",
@@ -367,10 +369,10 @@ EXAMPLES = (
             detail="Weights, gradients, Adam moments and the fp32 master copy (16 bytes per parameter: CS336 lecture "
                    "2, the ZeRO paper) already need ≈107 GB; 110 GB with the activations of 512 tokens."),
     Example("1.24B fine-tune on a 24 GB GPU: fits, tightly", ":material/check_circle:",
-            {"model": "llama-3.2-1b", "n_gpus": 1, "seq_len": 1024, "gpu": "rtx-4090", "tokens": 1e9,
-             **_AS_PUBLISHED}, fits=True, claims={"total_bytes": 22.4e9, "days": 1.1},
-            detail="≈22.4 GB at 1,024 tokens (Llama 3.2 1B on an RTX 4090), and 1B tokens take ≈1.1 days at 50% "
-                   "MFU — with less headroom than a real run needs, which the page warns about."),
+            {"model": "llama-3.2-1b", "n_gpus": 1, "seq_len": 1536, "gpu": "rtx-4090", "tokens": 1e9,
+             **_AS_PUBLISHED}, fits=True, claims={"total_bytes": 24.45e9, "days": 1.12},
+            detail="≈24.5 GB at 1,536 tokens (Llama 3.2 1B on an RTX 4090, 25.4 GB allocatable), and 1B tokens take "
+                   "≈1.1 days at 50% MFU — with less headroom than a real run needs, which the page warns about."),
     Example("70B on 15T tokens and 1,024 H100s: ≈145 days", ":material/schedule:",
             {"model": "llama-3.1-70b", "n_gpus": 1024, "tokens": 15e12, "zero_stage": 3, "recompute": "full",
              "flash_attention": True, "attention_flops": "none", "overhead": "none", "mfu": 0.5}, fits=True,

@@ -137,7 +137,7 @@ def custom_accelerator_fields(pg: Page, container=None, *, memory: bool = True, 
     starting from the `CUSTOM_LINKS_FROM` catalog row's (core/estimate.py)."""
     c = container or st
     g = catalog()[CUSTOM_LINKS_FROM]
-    start = {"peak_flops_per_s": g.peak_bf16_flops_per_s, "gpu_memory_bytes": g.memory_bytes,
+    start = {"peak_flops_per_s": g.peak_bf16_flops_per_s, "gpu_memory_bytes": g.allocatable_bytes,
              "memory_bandwidth_bytes_per_s": g.memory_bandwidth_bytes_per_s,
              "intra_node_bytes_per_s": g.intra_node_bytes_per_s, "inter_node_bytes_per_s": g.inter_node_bytes_per_s}
     names = [n for n in CUSTOM_FIELDS if (memory or n != "gpu_memory_bytes")
