@@ -267,6 +267,14 @@ INPUTS: tuple[Input, ...] = (
           f"{LP.FP8_ATTENTION_OVER_BF16:.2f} of bf16 attention's efficiency (FlashAttention-3 paper: fp8 "
           f"{LP.FA3_FP8_TFLOPS / 1e3:.1f} PFLOP/s against bf16 {LP.FA3_BF16_TFLOPS:.0f} TFLOP/s on H100); the saved "
           "attention tensors stay 16-bit in the ledger", "framework"),
+    Input("cuda_graphs", "choice", "none", "", "CUDA graphs (megatron): per_layer replays each layer's kernels from one "
+          "launch (Megatron-Core --cuda-graph-impl local / transformer_engine, NeMo MCORE_CUDA_GRAPH): no kernel-launch "
+          "host time; full_iteration captures the whole forward and backward (--cuda-graph-scope full_iteration, "
+          "NeMo FULL_CUDA_GRAPH): nor the profile's per-step host time. Their memory (a few GB, Megatron-Bridge "
+          "performance guide) is not counted", "framework", choices=("none", "per_layer", "full_iteration")),
+    Input("act_fp8_store", "bool", False, "", "keep the MLP activation's input in fp8 for the backward (Megatron-Core "
+          "activation_func_fp8_input_store, MLPerf's FP8_ACT): 1 byte per element of the gate/up output instead of "
+          "the activation dtype's; needs a low-precision recipe", "activations"),
     Input("compile", "bool", False, "", "torch.compile the layers (fsdp, deepspeed): Inductor fuses the elementwise "
           "work; megatron fuses by hand and maxtext always compiles, so it changes nothing there", "framework"),
     Input("attention_kernel", "choice", "auto", "", "the attention kernel: native (the chip's best: cuDNN / "
@@ -472,6 +480,8 @@ WIDGETS = {
     "compile": Widget("compile", "torch.compile (fsdp, deepspeed)"),
     "fp8_recipe": Widget("fp8r", "Low-precision recipe"), "fp8_param_gather": Widget("fp8pg", "fp8 parameter gather"),
     "fp8_attention": Widget("fp8at", "fp8 attention"),
+    "cuda_graphs": Widget("cgraph", "CUDA graphs (megatron)"),
+    "act_fp8_store": Widget("actf8", "MLP activation input kept in fp8"),
     "attention_kernel": Widget("attk2", "Attention kernel"),
     "recompute_modules": Widget("rcmod", "Recompute modules (Megatron names; with selective)", multi=RC.MODULE_NAMES),
     "recompute_layers": Widget("rclay", "Recompute only K layers per stage (0 = all)"),
@@ -810,6 +820,14 @@ RULES: tuple[Rule, ...] = (
     Rule("fp8_recipe", "the accelerator has no peak for the recipe's dtype (fp8; nvfp4: fp4), or its family does "
          "not run the recipe (mxfp8 and nvfp4 need Blackwell's block-scaled tensor cores)",
          lambda g: _lowp_unsupported(g)),
+    Rule("cuda_graphs", "only the megatron profile captures CUDA graphs (Megatron-Core --cuda-graph-impl; FSDP and "
+         "ZeRO hooks run Python between kernels), and not with host offload (Megatron-Bridge: graphs do not combine "
+         "with CPU activation offloading)",
+         lambda g: (np.asarray(_opt(g, "cuda_graphs", "none")) != "none")
+         & (~_is(g, "framework", "megatron") | _is(g, "activation_offload", True) | ~_is(g, "offload", "none"))),
+    Rule("act_fp8_store", "needs a low-precision recipe (fp8_recipe or compute_dtype fp8)",
+         lambda g: np.asarray(_opt(g, "act_fp8_store", False), dtype=bool)
+         & (LP.effective(g("fp8_recipe"), g("compute_dtype")) == "none")),
     Rule("fp8_attention", "needs a low-precision recipe (fp8_recipe or compute_dtype fp8), flash attention with the "
          "native kernel (cuDNN / Transformer Engine: FlashAttention-2, fsdp's and deepspeed's auto, has no fp8 path) "
          "and an accelerator with an fp8 peak",

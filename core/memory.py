@@ -281,7 +281,7 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
                  q_lora_rank=0, kv_lora_rank=0, qk_norm="none", norms_per_layer=2, moe_d_ff=0, n_shared_experts=0,
                  shared_d_ff=0, shared_expert_gate=False, training="full", lora_rank=16, lora_targets="all",
                  mamba_layers=0, mamba_heads=0, mamba_head_dim=0, mamba_state=0, mamba_groups=0, mamba_norm=True,
-                 mamba_parallel=False, moe_load=1.0, saved_input_bytes=None):
+                 mamba_parallel=False, moe_load=1.0, saved_input_bytes=None, act_fp8_store=False):
     """Bytes of each tensor one transformer layer keeps for its backward pass, per GPU (vectorised).
 
     Legend: s, b, h, a, k, f, t = seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, tp. Activations are
@@ -343,7 +343,9 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     gradient in the recipe's format — fp8, 1 byte per element (Transformer Engine maintainers, NVIDIA/
     TransformerEngine #1764: "we cache the FP8 data (on Blackwell) or the FP8 transpose data (on Hopper)") — so
     qkv_input, mlp_input, mlp_hidden, expert_inputs and mamba_input shrink, and with flash attention the output
-    projection keeps an fp8 copy of O beside the kernel's 16-bit O.
+    projection keeps an fp8 copy of O beside the kernel's 16-bit O. `act_fp8_store` (Megatron-Core
+    activation_func_fp8_input_store, transformer_config.py: "Store the input of MLP activation function in FP8 for
+    backprop to save memory"): gate and up (gelu_input) at 1 byte.
     Selective recomputation (§5): the attention core (softmax, its mask, dropout output; flash's LSE) is
     recomputed, so those entries are 0. Full recomputation: see `activation_bytes`; this ledger is the
     per-layer working set that is rebuilt during that layer's backward.
@@ -357,6 +359,7 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     t = np.asarray(tp, dtype=np.float64)
     p = np.asarray(act_bytes, dtype=np.float64)
     lin_b = p if saved_input_bytes is None else np.asarray(saved_input_bytes, dtype=np.float64)  # linear inputs
+    act_in = np.where(np.asarray(act_fp8_store, dtype=bool), 1.0, p)  # the MLP activation's saved input
     lowp_in = np.asarray(lin_b != p)
     sp = np.asarray(sequence_parallel, dtype=bool)
     drop = np.asarray(dropout, dtype=bool)
@@ -445,9 +448,9 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
         "norm2_upcast": np.where(one_norm, 0.0, upcast) + z,
         "norm2_normalized": np.where(one_norm, 0.0, normalized) + z,
         "mlp_input": np.where(one_norm | ~mlp_kept, 0.0, lin_b * sbh / t_out) + z,
-        "gelu_input": np.where(swiglu, 0.0, p * sbf),
-        "gate": np.where(swiglu, p * sbf, 0.0),
-        "up": np.where(swiglu, p * sbf, 0.0),
+        "gelu_input": np.where(swiglu, 0.0, act_in * sbf),
+        "gate": np.where(swiglu, act_in * sbf, 0.0),
+        "up": np.where(swiglu, act_in * sbf, 0.0),
         "silu_output": np.where(swiglu & eager, p * sbf, 0.0),
         "mlp_hidden": np.where(mlp_kept, lin_b * sbf, 0.0) + z,
         "mlp_dropout_mask": np.where(drop, 1.0 * sbh / t_out, 0.0),
@@ -491,7 +494,8 @@ LEDGER_INPUTS = ("seq_len", "micro_batch", "d_model", "n_heads", "n_kv_heads", "
                  "mamba_norm", "mamba_parallel")
 LEDGER_DEFAULTS = {"training": "full", "lora_rank": 16, "lora_targets": "all"}  # + model.ARCH_DEFAULTS
 # inputs the ledger reads whose defaults are the schema's own (core/inputs.py), not restated here
-SCHEMA_DEFAULTED = ("moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "fp8_recipe", "compute_dtype")
+SCHEMA_DEFAULTED = ("moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "fp8_recipe", "compute_dtype",
+                    "act_fp8_store")
 
 
 def ledger(c, **over) -> dict:
@@ -507,7 +511,8 @@ def ledger(c, **over) -> dict:
     recipe = LP.effective(get("fp8_recipe"), get("compute_dtype"))
     saved = LP.number(recipe, "saved_input_bytes") if np.any(recipe != "none") else None  # data/lowp.csv (none: 2)
     led = layer_ledger(**kw, moe_load=moe_load_factor(get("moe_capacity_factor"), get("moe_load_imbalance"),
-                                                      get("moe_pad_to_capacity")), saved_input_bytes=saved)
+                                                      get("moe_pad_to_capacity")), saved_input_bytes=saved,
+                       act_fp8_store=get("act_fp8_store"))
     if not np.any(np.asarray(get("mamba_layers")) > 0):
         return led
     # a hybrid's average layer: each unit's tensors × the share of layers that have it (core.model.block_counts)
@@ -623,8 +628,8 @@ def fragmentation_bytes(dynamic_bytes_, fragmentation_frac=0.0):
     (set by torchtitan's run script and Megatron-Bridge's performance recipes) segments grow in place instead of
     splitting. So a run fits when what it allocates fits (`fits`: total_bytes − fragmentation_bytes ≤ the GPU's
     memory); where the fragmentation counted would not fit (headroom_bytes < 0) it fits tightly, and the planner's
-    margin (core/advisor.margin_bytes) keeps it out of recommendations (decided: of the 184 published GPU runs with
-    fragmentation counted, 2026-12-05, 6 that ran leave room for only 5-9 % of their per-step tensors, less than the
+    margin (core/advisor.margin_bytes) keeps it out of recommendations (decided: of the 312 published GPU runs with
+    fragmentation counted, 2026-12-05, 5 that ran leave room for only 5-9 % of their per-step tensors, less than the
     realistic preset's 10 %)."""
     return np.asarray(fragmentation_frac, dtype=np.float64) * dynamic_bytes_
 

@@ -53,13 +53,15 @@ grad_reduce), a unit's share stays exposed (the first gather, the last reduction
 compute it hides behind; while a collective runs beside kernels they slow by the profile's `overlap_cost` (fitted:
 NCCL kernels take SMs and HBM bandwidth) times the hidden time. Pipeline: core/schedule.py.
 
-Host: each layer's kernels cost the profile's `host_s_per_kernel` of CPU; what exceeds the GPU's time for the
-layer is exposed (eager PyTorch on small layers); plus `unit_host_s` per sharded unit and micro-batch (FSDP/ZeRO-3
-hooks; fitted). XLA dispatches one program: none. Offload (ZeRO-Offload, ZeRO-Infinity, activation offload): host
-↔ device transfers at the host link's rate (data/accelerators.csv host_gb_per_s) and the CPU optimizer step at the
-profile's CPU-Adam rate on the host (an x86 node's CPUs shared by its GPUs, or a Grace per 1-2 GPUs), overlapped
-as the framework does (gradients down during the backward; the CPU step and the parameters back after it: max of
-the two; parameter fetches per micro-batch behind the compute).
+Host: each layer's kernels cost the profile's `host_s_per_kernel` of CPU; what exceeds the GPU's time for the layer
+is exposed (eager PyTorch on small layers); plus `unit_host_s` per sharded unit and micro-batch (FSDP/ZeRO-3 hooks;
+fitted) and `step_host_s` per step (fitted). XLA dispatches one program: none. CUDA graphs (megatron,
+`cuda_graphs`): per layer, no launch time per kernel; the full iteration, no per-step host time either. Offload
+(ZeRO-Offload, ZeRO-Infinity, activation offload): host ↔ device transfers at the host link's rate
+(data/accelerators.csv host_gb_per_s) and the CPU optimizer step at the profile's CPU-Adam rate on the host (an x86
+node's CPUs shared by its GPUs, or a Grace per 1-2 GPUs), overlapped as the framework does (gradients down during
+the backward; the CPU step and the parameters back after it: max of the two; parameter fetches per micro-batch
+behind the compute).
 
 Step = the sum of the terms in TERMS (the CLI, the record and the charts read the table); `step_parts` returns each
 term and their sum.
@@ -498,12 +500,18 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
 
     # --- host: kernels' CPU time beyond the GPU's, per layer and micro-batch; sharded units' hooks -----------------
     # (a calibration's efficiency_scale speeds the host's work as the GPU's: the stack on this machine as one)
-    kernels = P.kernels_per_layer(fw, compiled) * 3.0  # forward and about twice as many in the backward
+    # CUDA graphs (cuda_graphs): a captured layer or iteration replays its kernels from one launch, so no launch
+    # time per kernel; a captured iteration also replays the host work between the step's kernels, the profile's
+    # per-step host time (the optimizer step, outside Megatron-Core's full-iteration graph, is its own term)
+    graphs = np.asarray(g("cuda_graphs", "none"))
+    kernels = P.kernels_per_layer(fw, compiled) * 3.0 * (graphs == "none")  # forward and about twice as many in the
+    # backward
     host_layer = np.maximum(0.0, kernels * P.number(fw, "host_s_per_kernel") / eff_scale
                             - (layer_fwd * 3.0 + layer_rec))
     units = np.where(z3 | (np.asarray(c["zero_stage"]) == 2), Ls, 0.0)
     unit_host = _f(c["fit_unit_host_s"]) if "fit_unit_host_s" in c else P.number(fw, "unit_host_s")
-    step_host = _f(c["fit_step_host_s"]) if "fit_step_host_s" in c else P.number(fw, "step_host_s")
+    step_host = (_f(c["fit_step_host_s"]) if "fit_step_host_s" in c else P.number(fw, "step_host_s")) \
+        * (graphs != "full_iteration")
     host = m * (Ls * host_layer + units * unit_host / eff_scale) + step_host / eff_scale
 
     # --- offload: host link transfers and the CPU optimizer ----------------------------------------------------
