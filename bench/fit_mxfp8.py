@@ -56,7 +56,8 @@ def pairs() -> list[tuple[str, str, dict, dict, float]]:
     for rid, r in lowp.items():
         if r.inputs.get("fp8_recipe") != "mxfp8":
             continue
-        twin = lowp.get(rid.replace("-mxfp8-", "-current-"))
+        twin_id = rid.replace("-mxfp8-", "-current-")
+        twin = lowp.get(twin_id) if twin_id != rid else None
         if twin is None or {k: v for k, v in twin.inputs.items() if k != "fp8_recipe"} != \
                 {k: v for k, v in r.inputs.items() if k != "fp8_recipe"}:
             continue  # only the same model and layout in both recipes

@@ -27,15 +27,22 @@ RUNS = runs()
 # Published runs the model misses by more than 15 % with the constants of data/fitted.csv: measured step / predicted
 # step (> 1: slower than predicted). Why, as far as the sources say, is in bench/RESULTS.md ("Profiles").
 KNOWN_MISSES = {
-    "mlm-h100-weak-32b": 0.813, "tt-h100-jun25-70b-bf16-vanilla": 1.161, "tt-h100-jun25-70b-bf16-asynctp": 1.186,
-    "tt-h100-jun25-8b-bf16-vanilla": 1.258, "tt-h100-jun25-8b-bf16-asynctp": 1.288, "ao-b200-8b-bf16": 1.245,
-    "fms-compile-7b-a100": 0.82, "fms-compile-7b-h100": 0.819, "lf-h100l-3b-s2048-g512-mb8": 0.82,
-    "lf-h100l-3b-s2048-g256-mb8": 0.816, "lf-h100l-3b-s2048-g128-mb8": 0.811, "lf-h100l-1b-s2048-g256-mb12": 0.842,
-    "lf-h100l-1b-s2048-g128-mb12": 0.83, "ds-110": 1.182, "ds-111": 1.178, "ds-112": 1.228, "ds-113": 1.304,
-    "ds-145": 0.709, "ds-146": 0.753, "ds-152": 1.355, "ds-170": 0.81, "ds-171": 0.763, "mt-a3-llama2-7b-4vm": 1.163,
-    "mt-a3-llama2-7b-8vm": 1.154, "mt-a3-llama2-7b-16vm": 1.257, "tr-v6e-llama2-70b-256": 1.23,
-    "tr-v6e-gpt3-175b-bf16": 1.305, "pax-126m-a100-80gb-tebf16": 0.728, "pax-175b-a100-80gb-tebf16": 0.83,
-    "pax-126m-h100-sxm-tebf16": 0.826
+    "mlm-h100-weak-32b": 0.813, "tt-h100-jun25-70b-bf16-vanilla": 1.172, "tt-h100-jun25-70b-bf16-asynctp": 1.199,
+    "tt-h100-jun25-8b-bf16-vanilla": 1.313, "tt-h100-jun25-8b-bf16-asynctp": 1.352, "ao-mi300x-8b-bf16": 1.217,
+    "ao-b200-8b-bf16": 1.411, "ds-112": 1.186, "ds-113": 1.26, "ds-145": 0.673, "ds-146": 0.682, "ds-152": 1.685,
+    "ds-153": 1.297, "ds-154": 1.191, "mt-a3-llama2-7b-4vm": 1.163, "mt-a3-llama2-7b-8vm": 1.154,
+    "mt-a3-llama2-7b-16vm": 1.257, "tr-v6e-llama2-70b-256": 1.257, "tr-v6e-gpt3-175b-bf16": 1.332,
+    "pax-126m-a100-80gb-tebf16": 0.728, "pax-175b-a100-80gb-tebf16": 0.83, "pax-126m-h100-sxm-tebf16": 0.826,
+    "olmocore-h100-1b-bf16": 0.848, "kf-h200-7b-1g-tp1-fsdp1": 0.688, "kf-h200-7b-2g-tp1-fsdp2": 0.743,
+    "kf-h200-7b-4g-tp1-fsdp4": 0.784, "kf-h200-7b-4g-tp4-fsdp1": 0.84, "kf-h200-7b-8g-tp4-fsdp2": 0.844,
+    "kf-h200-13b-8g-tp4-fsdp2": 0.826, "kf-h200-13b-16g-tp4-fsdp4": 0.789, "kf-h200-13b-32g-tp4-fsdp8": 0.79,
+    "kf-h200-70b-32g-tp4-fsdp8": 0.732, "alst-8b-1gpu-baseline": 2.215, "alst-8b-8gpu-baseline": 1.648,
+    "alst-8b-32gpu-baseline": 1.157, "hf-ulysses-qwen3-4b-1gpu-8k": 1.96, "hf-ulysses-qwen3-4b-sp4-8k": 4.059,
+    "hf-ulysses-qwen3-4b-sp4-32k": 1.916, "hf-ulysses-qwen3-4b-sp4-64k": 0.743, "lsaie-gh200-z1-eager": 0.788,
+    "lsaie-gh200-z2-eager": 0.792, "lsaie-gh200-z1-torchcompile": 0.812, "lsaie-gh200-z2-torchcompile": 0.81,
+    "lsaie-gh200-z3-zerooffload": 1.369, "tr-v6e-llama3.1-8b-32": 1.157, "tr-v6e-llama3.1-70b-64": 1.198,
+    "tr-v6e-gemma3-12b-2x256": 1.213, "tr-v6e-gemma3-12b-4x256": 1.306, "tr-v6e-llama3.1-405b-2x256-tp4": 1.444,
+    "tr-v6e-llama3.1-405b-2x256-fsdp": 1.318, "tr-v6e-llama2-70b-256-full": 1.184
 }
 
 
@@ -91,7 +98,7 @@ def test_fitted_constants_are_what_the_script_fits(refit):
         assert have[(scope, key)][0] == pytest.approx(value, rel=1e-4, abs=1e-9), (scope, key)
 
 
-@pytest.mark.parametrize("fw", [fw if fw in ("megatron", "maxtext") else pytest.param(
+@pytest.mark.parametrize("fw", [fw if fw in ("megatron", "fsdp", "maxtext") else pytest.param(
     fw, marks=pytest.mark.xfail(strict=True, reason="leave-one-source-out median above 10 % (bench/RESULTS.md)"))
     for fw in PF.FRAMEWORKS])
 def test_leave_one_source_out_median_within_10_percent(refit, fw):
@@ -111,10 +118,12 @@ CAL_SOURCES = sorted({(r.framework, r.group) for r in RUNS
                       if sum(1 for o in RUNS if (o.framework, o.group) == (r.framework, r.group)) >= 3})
 # sources where calibrating on one of their runs leaves a median error above 10 % on the others (measured / calibrated
 # step, three anchors each; bench/RESULTS.md "Profiles" gives the figures)
-# (llm-foundry since the per-unit ring latency, 2026-12-02: its three anchors are 70B rows, whose host share is small, and its
-# 1B/3B rows want a fifth of the fsdp unit host time, which one factor on the kernels, host and links cannot give them)
-CAL_MISSES = {"DeepCompile blog", "DeepSpeed Azure blog", "JAX-Toolbox", "MaxText A3 README", "fms-fsdp README",
-              "llm-foundry benchmarks README"}
+# (2026-12-05: fms-fsdp and llm-foundry now within 10 % with the refit fsdp constants; the new sources ALST, ETH's GH200
+# study, HF's Ulysses blog and KempnerForge, and torchao, above it: their runs mix offload-, host- and compute-bound
+# steps that one factor cannot all match)
+CAL_MISSES = {"DeepCompile blog", "DeepSpeed Azure blog", "JAX-Toolbox", "MaxText A3 README", "ALST paper",
+              "ETH LSAIE DeepSpeed GH200 study", "HF Ulysses SP blog", "KempnerForge MFU scaling 2026-04",
+              "torchao float8 README"}
 
 
 @pytest.fixture(scope="module")
