@@ -9,9 +9,10 @@ What is fitted (everything else is derived from sources: data/frameworks.csv, da
 - `sustained_fraction` of the GPU families (one constant), on the megatron runs — kernels inside a training step
   against the hot-loop microbenchmarks the efficiencies come from (clocks under load, launch gaps);
 - `sustained_fraction` of the TPU family, on the maxtext runs on TPUs;
-- per profile (fsdp, deepspeed, maxtext): `overlap_cost`, the share of overlapped communication time that still
-  slows the kernels beside it, and `unit_host_s`, the host time per sharded unit and micro-batch (hooks); deepspeed
-  and megatron `step_host_s`, host time per step. Megatron keeps the first two at 0 (its runs need neither);
+- per profile, the constants of FIT_SCOPES: fsdp `overlap_cost` (the share of overlapped communication time that
+  still slows the kernels beside it) and `unit_host_s` (host time per sharded unit and micro-batch: hooks); deepspeed
+  `overlap_cost` and `step_host_s` (host time per step); maxtext `overlap_cost`; megatron `step_host_s` only (its runs
+  need neither of the others);
 - maxtext only: `sustained_scale`, its GPU kernels' sustained fraction against the GPU family's (XLA's own fusions
   and GEMM calls on GPU). fsdp and deepspeed run the same cuBLAS GEMMs and flash kernels as Megatron, so they keep
   the family's fraction (scale 1). Decided by comparing five fit scopes on the leave-one-source-out median (max in
@@ -19,9 +20,9 @@ What is fitted (everything else is derived from sources: data/frameworks.csv, da
   15.2 % (62 %); scale, overlap 13.3 % (102 %); overlap, unit host 13.7 % (59 %, chosen: within 0.4 points of the best
   median with half its worst miss); scale, unit and step host 18.5 %. deepspeed with scale 24.0–24.1 %, without it
   13.5 % (overlap and step host; overlap and unit host alone: max 252 %). A selection on the LOSO error: read the
-  LOSO figures with that in mind. Again on 2026-12-05, after 60 dense runs from 8 new sources joined (OLMo-core,
-  KempnerForge, torchtitan's H200 and NVFP4 docs, the ALST paper, ETH's GH200 study, HF's Ulysses blog, 20 more
-  tpu-recipes rows): fsdp overlap + unit host 8.7 % (max 63 %; kept), overlap alone 10.8 %, unit host alone 9.4 %,
+  LOSO figures with that in mind. Again on 2026-12-05, after 60 dense runs joined — 6 new sources (OLMo-core,
+  KempnerForge, torchtitan's NVFP4 doc, the ALST paper, ETH's GH200 study, HF's Ulysses blog) and 20 more
+  tpu-recipes rows: fsdp overlap + unit host 8.7 % (max 63 %; kept), overlap alone 10.8 %, unit host alone 9.4 %,
   overlap + step host 11.6 %; deepspeed overlap + unit host + step host 18.5 % (its unit host fitted to 8.5 ms),
   overlap + step host 13.7 % (chosen), overlap alone 16.6 %, overlap + unit host 19.2 %.
 The loss is the mean squared log error of the step time with every source weighted equally (a source with 50 rows
@@ -318,7 +319,7 @@ def _validated_rows(fw, rows):
 WHY_MISSES = """What the misses point at (read from the sources' own notes; not fitted away):
 
 - New sources, predicted before they joined (2026-12-05, with the constants that had landed, 479140d; out of sample by
-  construction): 60 dense runs from 8 sources. fsdp: OLMo-core's README (FSDP2 + compile on 8 H100, 1B–13B) 0.78–0.79
+  construction): 60 dense runs: 6 new sources and 20 more tpu-recipes rows. fsdp: OLMo-core's README (FSDP2 + compile on 8 H100, 1B–13B) 0.78–0.79
   and KempnerForge's MFU scaling table (FSDP2 ± TP on 1–32 H200, pure bf16) 0.64–0.95, both faster than predicted: the
   per-unit host time fitted to the older sources (8.5 ms) charged them 8–37 % of the step; with neither fitted term
   (no host time, no overlap cost) OLMo-core's bf16 rows read 1.01–1.37, rising with the model as its FSDP collectives

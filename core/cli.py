@@ -193,10 +193,10 @@ def cmd_estimate(args) -> int:
 def fit_words(rec: dict) -> str:
     """The fit verdict: yes; tightly (what the run allocates fits, the fragmentation counted would not:
     core/memory.fragmentation_bytes); or NO."""
-    if not rec["fits"]:
-        return "NO"
-    if rec["headroom_bytes"] >= 0:
-        return "yes"
+    from .record import fit_status
+    status = str(fit_status(rec["fits"], rec["headroom_bytes"]))
+    if status != "fits tightly":
+        return "yes" if status == "fits" else "NO"
     return (f"tightly: what it allocates fits with {fmt_bytes(rec['fragmentation_bytes'] + rec['headroom_bytes'])} "
             f"to spare, less than the {fmt_bytes(rec['fragmentation_bytes'])} of allocator fragmentation counted "
             "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True avoids most of it)")
@@ -230,7 +230,8 @@ def render_estimate(cfg, rec, params, ledger) -> str:
         L.append(f"  {m.shape_note}")
     usable = (f", {fmt_bytes(g.allocatable_bytes, 'GiB')} allocatable" if g.allocatable_bytes != g.memory_bytes
               else "")
-    L.append(f"gpu {g.name}: {fmt_bytes(g.memory_bytes)} ({fmt_bytes(g.memory_bytes, 'GiB')}) as the vendor states it"
+    said = "as you typed it" if g.usable_source == "user input" or g.name == "custom" else "as the vendor states it"
+    L.append(f"gpu {g.name}: {fmt_bytes(g.memory_bytes)} ({fmt_bytes(g.memory_bytes, 'GiB')}) {said}"
              f"{usable}, "
              f"{fmt_si(rec['peak_flops_per_s'], 'FLOP/s')} {cfg.compute_dtype} peak; {cfg.n_gpus} GPUs, tp={cfg.tp} "
              f"pp={cfg.pp} dp={rec['dp']} ZeRO-{cfg.zero_stage}")
@@ -360,8 +361,9 @@ def cmd_limits(args) -> int:
     if args.json:
         emit_json({**lim, "inputs": _config_inputs(cfg)})
         return 0
-    print(f"limits of {cfg.model.name} on {cfg.n_gpus:,} × {cfg.gpu.name} ({fmt_bytes(cfg.gpu.allocatable_bytes, 'GiB')} allocatable each), "
-          f"ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}; each changes one input and keeps the others")
+    print(f"limits of {cfg.model.name} on {cfg.n_gpus:,} × {cfg.gpu.name} "
+          f"({fmt_bytes(cfg.gpu.allocatable_bytes, 'GiB')} allocatable each), ZeRO-{cfg.zero_stage}, tp={cfg.tp}, "
+          f"pp={cfg.pp}; each changes one input and keeps the others; a limit keeps the counted overhead free")
     for k, v in lim.items():
         label, unit = LIMIT_WORDS[k]
         if k == "min_gpus":
@@ -403,7 +405,8 @@ def render_advice(adv: dict) -> str:
         L.append(f"fits: {fmt_bytes(tot)} of {fmt_bytes(cap)} per GPU, headroom {fmt_bytes(head)} "
                  f"(margin {fmt_bytes(margin)}: {adv['margin_words']}); nothing to change")
         return "\n".join(L)
-    verdict = "fits, but with less headroom than the margin" if adv["fits"] else "does not fit"
+    verdict = ("does not fit" if not adv["fits"] else "fits tightly (only without the allocator's fragmentation counted)"
+               if head < 0 else "fits, but with less headroom than the margin")
     L.append(f"{verdict}: {fmt_bytes(tot)} per GPU of {fmt_bytes(cap)} (headroom {fmt_bytes(head)}); "
              f"largest term: {BINDING_WORDS[adv['binding']]}")
     L.append(f"margin kept by every option: {fmt_bytes(margin)} now ({adv['margin_words']})")

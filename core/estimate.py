@@ -407,10 +407,10 @@ def evaluate(**c) -> dict:
     # fragmentation is of what is allocated and freed every step (activations, logits, gathered and communication
     # buffers); the model state lives in tensors allocated once (memory.overhead_bytes)
     per_step = M.dynamic_bytes(dict(zip(M.PER_STEP_PARTS, (activations, logits_here, buffers))))
-    overhead = np.where(on_tpu, 0.0, M.overhead_bytes(per_step, c["overhead_fixed_bytes"], c["fragmentation_frac"]))
     # the allocator's fragmentation is a risk, not a need (memory.fragmentation_bytes): the run fits when what it
     # allocates fits (fits), tightly where the fragmentation counted would not (headroom_bytes < 0)
     frag = np.where(on_tpu, 0.0, M.fragmentation_bytes(per_step, c["fragmentation_frac"]))
+    overhead = np.where(on_tpu, 0.0, np.asarray(c["overhead_fixed_bytes"], dtype=np.float64)) + frag  # = overhead_bytes
     total = subtotal + overhead
     cap = np.asarray(c["gpu_memory_bytes"], dtype=np.float64)
     groups = np.stack(np.broadcast_arrays(state + buffers, activations, logits_here, overhead))
@@ -916,8 +916,9 @@ def build_gpu(gpu: str | None = "h100-sxm", peak_flops_per_s=None, gpu_memory_by
                                      ("inter_node_bytes_per_s", inter_node_bytes_per_s)) if v is not None}
     if peak_flops_per_s is not None:
         over[peak_field(compute_dtype)] = float(peak_flops_per_s)
-    if gpu_memory_bytes is not None:
-        over["memory_bytes"] = float(gpu_memory_bytes)
+    if gpu_memory_bytes is not None:  # a typed memory is what the run fits against (Accelerator.allocatable_bytes)
+        over.update(memory_bytes=float(gpu_memory_bytes), usable_memory_bytes=float(gpu_memory_bytes),
+                    usable_source="user input")
     if memory_bandwidth_bytes_per_s is not None:
         over["memory_bandwidth_bytes_per_s"] = float(memory_bandwidth_bytes_per_s)
     if gpu == "custom" or gpu is None:

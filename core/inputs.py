@@ -185,7 +185,8 @@ INPUTS: tuple[Input, ...] = (
           "accelerator", "config", T.COMPUTE_DTYPES),
     Input("peak_flops_per_s", "float", None, "FLOP/s", "override: the accelerator's dense peak for compute_dtype",
           "accelerator", "gpu", lo=1e6, hi=1e21),
-    Input("gpu_memory_bytes", "float", None, "bytes (GB = 1e9)", "override: memory per accelerator",
+    Input("gpu_memory_bytes", "float", None, "bytes (GB = 1e9)", "override: the memory a process can allocate on one "
+          "accelerator (what a run fits against; the catalog's is the runtime's total capacity)",
           "accelerator", "gpu", lo=1e6, hi=1e15),
     Input("memory_bandwidth_bytes_per_s", "float", None, "bytes/s", "override: HBM bandwidth per accelerator",
           "accelerator", "gpu", lo=1e6, hi=1e16),
@@ -272,9 +273,6 @@ INPUTS: tuple[Input, ...] = (
           "host time; full_iteration captures the whole forward and backward (--cuda-graph-scope full_iteration, "
           "NeMo FULL_CUDA_GRAPH): nor the profile's per-step host time. Their memory (a few GB, Megatron-Bridge "
           "performance guide) is not counted", "framework", choices=("none", "per_layer", "full_iteration")),
-    Input("act_fp8_store", "bool", False, "", "keep the MLP activation's input in fp8 for the backward (Megatron-Core "
-          "activation_func_fp8_input_store, MLPerf's FP8_ACT): 1 byte per element of the gate/up output instead of "
-          "the activation dtype's; needs a low-precision recipe", "activations"),
     Input("compile", "bool", False, "", "torch.compile the layers (fsdp, deepspeed): Inductor fuses the elementwise "
           "work; megatron fuses by hand and maxtext always compiles, so it changes nothing there", "framework"),
     Input("attention_kernel", "choice", "auto", "", "the attention kernel: native (the chip's best: cuDNN / "
@@ -330,6 +328,9 @@ INPUTS: tuple[Input, ...] = (
     Input("chunked_loss", "bool", False, "", "the LM head and cross-entropy run in chunks of tokens and never "
           "hold the whole logits (Liger FusedLinearCrossEntropy, torchtitan/MaxText chunked loss): one 4,096-token "
           "chunk's logits are kept instead of s·b", "activations"),
+    Input("act_fp8_store", "bool", False, "", "keep the MLP activation's input in fp8 for the backward (Megatron-Core "
+          "activation_func_fp8_input_store, MLPerf's FP8_ACT): 1 byte per element of the gate/up output instead of "
+          "the activation dtype's; needs a low-precision recipe", "activations"),
     Input("flash_attention", "bool", True, "", "flash attention (no s×s matrices stored)", "activations"),
     Input("profile", "choice", None, "", "which tensors the framework keeps: fused kernels (Megatron, XLA, "
           "torch.compile) or eager PyTorch (Hugging Face); default: the framework's", "activations",
@@ -343,7 +344,9 @@ INPUTS: tuple[Input, ...] = (
           "statically, with no CUDA context and no caching-allocator fragmentation", "memory", lo=-1e18, hi=1e18),
     Input("fragmentation_frac", "float", T.OVERHEADS["realistic"].fragmentation_frac, "fraction (0–1)", "allocator "
           "fragmentation as a share of the tensors allocated every step: activations, logits, gathered buffers "
-          "(default: the realistic preset's)", "memory", lo=-1e18, hi=1e18),
+          "(default: the realistic preset's); a risk, not a need: it moves the total, the headroom and the margins, "
+          "while fits counts what the run allocates (a setup that fits only without it fits tightly)", "memory",
+          lo=-1e18, hi=1e18),
     Input("offload", "choice", "none", "", "host (CPU) offload: optimizer = gradients, master copy and moments "
           "(ZeRO-Offload); optimizer_params = the weights too (ZeRO-Infinity, ZeRO-3)", "memory",
           choices=T.OFFLOAD_MODES),
@@ -458,7 +461,7 @@ WIDGETS = {
     "mamba_norm": Widget("mnorm", "Mamba-2 gated norm"), "mamba_parallel": Widget("mpar", "Mamba-2 beside attention"),
     "gpu": Widget("gpu", "Accelerator"), "compute_dtype": Widget("cdt", "Compute dtype"),
     "peak_flops_per_s": Widget("c_tflops", "custom: dense TFLOP/s", 1e12, lo=0.001, hi=1e6),
-    "gpu_memory_bytes": Widget("c_mem", "custom: memory (GB)", _G, lo=0.001, hi=1e5),
+    "gpu_memory_bytes": Widget("c_mem", "custom: allocatable memory (GB)", _G, lo=0.001, hi=1e5),
     "memory_bandwidth_bytes_per_s": Widget("c_bw", "custom: HBM TB/s", 1e12, lo=0.001, hi=1e4),
     "intra_node_bytes_per_s": Widget("c_intra", "intra-node GB/s per GPU (NVLink/xGMI)", _G, lo=0.001, hi=1e5),
     "inter_node_bytes_per_s": Widget("c_inter", "inter-node GB/s per GPU (NIC)", _G, lo=0.001, hi=1e5),
@@ -604,6 +607,11 @@ def _lowp_unsupported(g):
     idx = np.clip(np.asarray(_opt(g, "family_index", -1.0), dtype=np.float64).astype(np.int64) + 1, 0, len(names) - 1)
     peak = np.where(LP.is_fp4(r), _opt(g, "peak_fp4_flops_per_s", np.nan), _opt(g, "peak_fp8_flops_per_s", np.nan))
     return (r != "none") & (~LP.supported(r, names[idx]) | ~(np.asarray(peak, dtype=np.float64) > 0))
+
+
+def _on_tpu(g):
+    from .hardware import family_names
+    return np.asarray(_opt(g, "family_index", -1.0), dtype=np.float64) == float(family_names().index("tpu"))
 
 
 def _div(a, b):
@@ -820,14 +828,16 @@ RULES: tuple[Rule, ...] = (
     Rule("fp8_recipe", "the accelerator has no peak for the recipe's dtype (fp8; nvfp4: fp4), or its family does "
          "not run the recipe (mxfp8 and nvfp4 need Blackwell's block-scaled tensor cores)",
          lambda g: _lowp_unsupported(g)),
-    Rule("cuda_graphs", "only the megatron profile captures CUDA graphs (Megatron-Core --cuda-graph-impl; FSDP and "
-         "ZeRO hooks run Python between kernels), and not with host offload (Megatron-Bridge: graphs do not combine "
-         "with CPU activation offloading)",
+    Rule("cuda_graphs", "only the megatron profile captures CUDA graphs (Megatron-Core --cuda-graph-impl), on GPUs, and "
+         "not with activation offload (Megatron-Bridge's CUDA graphs guide: graphs do not combine with CPU activation "
+         "offloading)",
          lambda g: (np.asarray(_opt(g, "cuda_graphs", "none")) != "none")
-         & (~_is(g, "framework", "megatron") | _is(g, "activation_offload", True) | ~_is(g, "offload", "none"))),
-    Rule("act_fp8_store", "needs a low-precision recipe (fp8_recipe or compute_dtype fp8)",
+         & (~_is(g, "framework", "megatron") | _is(g, "activation_offload", True)
+            | _on_tpu(g))),
+    Rule("act_fp8_store", "needs a low-precision recipe (fp8_recipe or compute_dtype fp8) and the megatron profile "
+         "(it is Megatron-Core's activation_func_fp8_input_store)",
          lambda g: np.asarray(_opt(g, "act_fp8_store", False), dtype=bool)
-         & (LP.effective(g("fp8_recipe"), g("compute_dtype")) == "none")),
+         & ((LP.effective(g("fp8_recipe"), g("compute_dtype")) == "none") | ~_is(g, "framework", "megatron"))),
     Rule("fp8_attention", "needs a low-precision recipe (fp8_recipe or compute_dtype fp8), flash attention with the "
          "native kernel (cuDNN / Transformer Engine: FlashAttention-2, fsdp's and deepspeed's auto, has no fp8 path) "
          "and an accelerator with an fp8 peak",

@@ -39,8 +39,8 @@ FEATURES = ("tp", "pp", "cp", "moe", "zero3", "offload", "hsdp")
 # what an unvalidated prediction means, in words (the CLI and the app both say it)
 NOT_VALIDATED = ("no published run of this framework with this layout class (tp / pp / cp / MoE / ZeRO-3 / offload / "
                  "hybrid sharding), size, sequence length or precision is in data/published_runs.csv, so the interval "
-                 "is widened (for Megatron MoE and low-precision rows it is the spread of the published recipe "
-                 "tables' runs, data/recipe_intervals.csv)")
+                 "is widened (for MoE and low-precision rows of a framework the published recipe tables cover it is "
+                 "the spread of that framework's runs there, data/recipe_intervals.csv)")
 
 
 def class_code(tp, pp, cp, n_experts, zero_stage, offload, dp_replicate) -> np.ndarray:

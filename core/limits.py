@@ -1,5 +1,6 @@
 """Limits, solved rather than scanned: the largest sequence length, the largest micro-batch, the fewest GPUs (per
-ZeRO stage) and the largest model of a shape family that fit one GPU's memory.
+ZeRO stage) and the largest model of a shape family that fit one GPU's memory — with the overhead the setup counts
+(headroom ≥ 0): a value where the run fits only tightly, without the allocator's fragmentation, is past the limit.
 
 Per-GPU memory is non-decreasing in seq_len (at most quadratic), micro_batch and n_layers, and non-increasing in
 the data-parallel degree, so each limit is an integer bisection over `evaluate` (≈ 25 evaluations each).
@@ -18,10 +19,12 @@ HI = 1 << 24  # search ceiling: 16.7M tokens, sequences, layers or data-parallel
 
 
 def _fits(cfg: Config, **over) -> np.ndarray:
+    """Fits with the overhead the setup counts (headroom ≥ 0): a limit is a value a run can be planned at, so a setup
+    that fits only tightly (without the allocator's fragmentation: core/memory.fragmentation_bytes) is past it."""
     cols = cfg.columns()
     cols.update(over)
     out = evaluate(**cols)
-    return np.asarray(out["fits"])
+    return np.asarray(out["fits"]) & (np.asarray(out["headroom_bytes"]) >= 0)
 
 
 def _max_true(pred, lo: int, hi: int) -> int:

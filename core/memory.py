@@ -404,7 +404,7 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     sbf = kx * load * s * b * fw / t  # d_ff-wide elements per GPU, over the chosen experts
     # shared experts: an MLP of width E_s·f_s (its input is mlp_input), and a gate's output and sigmoid
     sbs = np.where(moe, np.asarray(n_shared_experts, dtype=np.float64), 0.0) * s * b * fs / t
-    shared_mlp = np.where(swiglu, (2.0 + eager) * p * sbs, p * sbs) + np.where(mlp_kept, p * sbs, 0.0)
+    shared_mlp = np.where(swiglu, 2.0 * act_in * sbs + eager * p * sbs, act_in * sbs) + np.where(mlp_kept, p * sbs, 0.0)
     gate_on = moe & np.asarray(shared_expert_gate, dtype=bool)
     shared = shared_mlp + np.where(gate_on, p * sbh / t_out + p * s * b / t_out, 0.0)
     # QK-norm: q and k before the norm (fused: 16-bit; eager: the fp32 copy, and x·rstd unless frozen)

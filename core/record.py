@@ -139,3 +139,14 @@ RECORD: tuple[Column, ...] = (
 BY_NAME = {c.name: c for c in RECORD}
 NAMES = tuple(BY_NAME)
 CATEGORICAL = tuple(c.name for c in RECORD if c.kind in ("bool", "label", "text", "int"))
+
+# the fit verdict in words (one owner: the CLI, the app's tiles and tables, the bench prose)
+FIT_STATUS = ("fits", "fits tightly", "does not fit")
+
+
+def fit_status(fits, headroom_bytes):
+    """'fits' (the total with the counted overhead fits), 'fits tightly' (what the run allocates fits, the total with
+    the allocator's fragmentation does not: core/memory.fragmentation_bytes) or 'does not fit'; vectorised."""
+    import numpy as np
+    f, h = np.asarray(fits, dtype=bool), np.asarray(headroom_bytes, dtype=np.float64)
+    return np.where(~f, FIT_STATUS[2], np.where(h >= 0, FIT_STATUS[0], FIT_STATUS[1]))

@@ -9,7 +9,8 @@ if goto:  # a clicked cell (see open_cell): open it in the Calculator
     st.switch_page("pages/01_calculator.py", query_params=goto)
 pg = layout.start("fit_map", "Where does it fit?",
                   "Colour = per-GPU total ÷ GPU memory (green fits with room, yellow is tight, red is over); ✕ marks "
-                  "cells that do not fit; grey cells are invalid combinations. Hover for the numbers and the largest "
+                  "cells that do not fit; red without ✕ fits only tightly (over only with the allocator's "
+                  "fragmentation counted); grey cells are invalid combinations. Hover for the numbers and the largest "
                   "term; **click a cell to open that configuration in the Calculator.**")
 sb = st.sidebar
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st_
 from streamlit.testing.v1 import AppTest
 
-from core.estimate import estimate
+from core.estimate import config_from_inputs, estimate
 from ui import advice, charts as K, compute as C
 from ui.state import Spec, to_param
 
@@ -127,6 +127,17 @@ def test_time_cost_keeps_only_fitting_points_on_the_frontier():
     assert df["on_frontier"].any() and (df.loc[df["on_frontier"], "fits"]).all()
     ok = df[df["valid"]]  # one time figure: each point at its own predicted step
     assert (ok["time_source"] == "predicted").all() and np.allclose(ok["mfu_frac"], ok["predicted_mfu"])
+
+
+def test_time_cost_recommends_no_setup_that_fits_only_tightly():
+    """Llama 3.1 8B on 8 GPUs at 8,307 tokens (selective, realistic overhead): on an H100 what it allocates fits, the
+    total with the allocator's fragmentation does not — tight: not on the frontier, and said so; the H200 is."""
+    cfg = config_from_inputs(model="llama-3.1-8b", n_gpus=8, recompute="selective", seq_len=8307, mfu="auto")
+    df = C.time_cost(cfg, ("h100-sxm", "h200"), (8,))
+    h100, h200 = (df[df["gpu"] == g].iloc[0] for g in ("h100-sxm", "h200"))
+    assert h100["tight"] and not h100["fits"] and not h100["on_frontier"]
+    assert h200["fits"] and h200["on_frontier"]
+    assert "fit only tightly" in C.left_out_words(df[~df["fits"]])
 
 
 # --- charts -------------------------------------------------------------------------------------------------------

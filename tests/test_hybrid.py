@@ -171,9 +171,9 @@ def test_a_sweep_evaluates_a_hybrid_as_the_point_estimate():
 
 # --- published runs: Nemotron 3 Nano on four systems (Megatron-Bridge performance summary, 26.04.01) ----------------
 # Forced-balanced routing, dropless, FP8 (H100) and MXFP8 (Blackwell); no recomputation on Blackwell (the perf recipes).
-# The model predicts them 1.2–1.4× too fast and H100's memory over 80 GB: the same miss as the BF16 fine-grained MoE
-# runs (GPT-OSS, tests/test_recipes.py: 128 small experts, top-k routing); the Mamba-2 mixers are a quarter of the
-# active parameters. Strict xfails with the ratio, for the day the MoE model improves.
+# The model predicts them 1.2–1.4× too fast and H100's memory over the 84.9 GB it can allocate: the same miss as the
+# BF16 fine-grained MoE runs (GPT-OSS, tests/test_recipes.py: 128 small experts, top-k routing); the Mamba-2 mixers are a
+# quarter of the active parameters. Strict xfails with the ratio, for the day the MoE model improves.
 HYBRID_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_hybrid.csv")
 HYBRID_RATIO = {"mb260401-nemotron3-nano-h100-16g-fp8": 1.35,
                 "mb260401-nemotron3-nano-gb200-8g-mxfp8": 1.35,  # 1.41 before MXFP8's fitted GEMM rate (cfdc107)

@@ -34,6 +34,27 @@ def test_max_seq_len_is_the_boundary(kw):
     assert s > 0 and fits(cfg, seq_len=s) and not fits(cfg, seq_len=s + 1)
 
 
+def test_a_limit_keeps_the_counted_overhead_free():
+    """With the realistic overhead a limit is where the total with the allocator's fragmentation still fits
+    (headroom ≥ 0): one step further the run fits only tightly, or not at all (Llama 3.1 8B on 8 H100, selective)."""
+    cfg = config_from_inputs(model="llama-3.1-8b", n_gpus=8, recompute="selective")
+    s = max_seq_len(cfg)
+    at, past = estimate(cfg.replace(seq_len=s)), estimate(cfg.replace(seq_len=s + 1))
+    assert at["fits"] and at["headroom_bytes"] >= 0 and past["headroom_bytes"] < 0
+    assert past["fits"]  # tight, not over: the lean total still fits a token later
+
+
+def test_a_typed_memory_overrides_the_catalogs():
+    """--gpu-memory-bytes on a catalog accelerator is what the run fits against (it was ignored where the catalog
+    gives a usable figure), on the CLI, in estimate and in a sweep alike."""
+    rec = estimate(config_from_inputs(model="llama-3.1-8b", gpu="h100-sxm", gpu_memory_bytes=40e9))
+    assert rec["gpu_memory_bytes"] == 40e9 and not rec["fits"]
+    from core.sweep import Sweep, SweepSpec
+    spec = SweepSpec.from_dict({"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpu_memory_bytes": [40e9, 80e9]})
+    got = sorted(v for b in Sweep(spec) for v in b.column("gpu_memory_bytes").to_pylist())
+    assert got == [40e9, 80e9]
+
+
 @pytest.mark.parametrize("kw", CASES)
 def test_max_micro_batch_is_the_boundary(kw):
     cfg = config_from_inputs(conventions="paper", **kw)

@@ -61,7 +61,7 @@ def test_mfu_zero_is_refused_by_name_not_reverted():
 
 
 def test_low_headroom_is_a_visible_warning_with_options():
-    ex = X.EXAMPLES[1]  # the 1.24B on a 24 GB card: fits, tightly
+    ex = X.EXAMPLES[1]  # the 1.24B on a 24 GB card: fits, only just
     at = run_page("pages/01_calculator.py", **ex.link)
     assert any("less than the margin" in w.value for w in at.warning)
     assert at.button(key="apply_best") is not None

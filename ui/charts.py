@@ -107,6 +107,8 @@ def memory_bar(parts: pd.DataFrame, unit: str = "GB") -> alt.LayerChart:
     cap = float(parts["gpu_memory_bytes"].iloc[0])
     total = float(parts["end_bytes"].iloc[-1])
     over = total > cap
+    frag = float(parts["fragmentation_bytes"].iloc[0]) if "fragmentation_bytes" in parts else 0.0
+    tight = over and total - frag <= cap  # fits only without the allocator's fragmentation (core/memory.py)
     x = alt.X("start:Q", title=f"memory per GPU ({unit}, {'10⁹' if unit == 'GB' else '2³⁰'} bytes)",
               scale=alt.Scale(domain=[0, max(cap, total) * 1.05 / d], nice=False))
     bars = alt.Chart(df).transform_calculate(
@@ -129,7 +131,9 @@ def memory_bar(parts: pd.DataFrame, unit: str = "GB") -> alt.LayerChart:
         align="left" if over else "right", baseline="middle", dx=5 if over else -5, fontWeight="bold",
         color=OVER if over else CAPACITY).encode(  # over capacity: the words sit above the overflow
         x=alt.X("cap:Q"), y=alt.YValue(6), text=alt.TextValue(
-            f"GPU memory {cap / d:,.1f} {unit}" + (f" — over by {(total - cap) / d:,.1f} {unit}" if over else "")))
+            f"GPU memory {cap / d:,.1f} {unit}"
+            + (f" — fits tightly: over by {(total - cap) / d:,.1f} {unit} only with the allocator's fragmentation"
+               if tight else f" — over by {(total - cap) / d:,.1f} {unit}" if over else "")))
     layers = [bars]
     if over:  # an outline, not a fill: the parts beyond the line keep the colours the legend gives them
         band = alt.Chart(cap_df).transform_calculate(

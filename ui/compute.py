@@ -14,7 +14,7 @@ import streamlit as st
 
 from core import advisor, grid as G, limits as core_limits, memory as M
 from core import plan as core_plan
-from core.record import STEP_PART_WORDS, STEP_PARTS, TOTAL_PARTS
+from core.record import STEP_PART_WORDS, STEP_PARTS, TOTAL_PARTS, fit_status
 from core.grid import pareto_mask  # noqa: F401  (the frames' Pareto mask lives in core)
 from core import roofline as R
 from core.estimate import Config, activation_ledger, config_from_inputs, estimate
@@ -73,6 +73,7 @@ def memory_parts(rec: dict) -> pd.DataFrame:
     df["start_bytes"] = df["bytes"].cumsum() - df["bytes"]
     df["end_bytes"] = df["bytes"].cumsum()
     df["gpu_memory_bytes"] = float(rec["gpu_memory_bytes"])
+    df["fragmentation_bytes"] = float(rec.get("fragmentation_bytes", 0.0))  # of the overhead: a risk, not a need
     return df
 
 
@@ -142,8 +143,7 @@ def fit_seq_by_batch(cfg: Config, seq_lens: tuple[int, ...], micro_batches: tupl
 
 def _fit_columns(df: pd.DataFrame) -> pd.DataFrame:
     df["fill_frac"] = df["total_bytes"] / df["gpu_memory_bytes"]
-    df["status"] = np.where(~df["valid"], "invalid", np.where(df["fits"], np.where(df["headroom_bytes"] >= 0, "fits",
-                                                                                 "fits tightly"), "does not fit"))
+    df["status"] = np.where(~df["valid"], "invalid", fit_status(df["fits"], df["headroom_bytes"]))
     keep = [c for c in ("model", "label", "n_params", "n_gpus", "seq_len", "micro_batch") if c in df.columns]
     keep += ["valid", "reason", "fits", "status", "binding", "fill_frac", "total_bytes", "gpu_memory_bytes",
              "state_bytes", "activations_bytes", "logits_bytes", "headroom_bytes"]
@@ -299,13 +299,17 @@ def time_cost(cfg: Config, gpus: tuple[str, ...], counts: tuple[int, ...]) -> pd
     """Days and cost for every accelerator × count: each point at its own predicted step (at the configuration's
     global batch rule: more GPUs mean fewer micro-batches each), or at the configuration's MFU override — the one time
     figure every page uses. Rows that do not fit, or whose accelerator lacks a price or a peak for the compute dtype,
-    are kept with fits=False / NaN cost and a reason."""
+    are kept with fits=False / NaN cost and a reason. Here `fits` is what a recommendation needs: the total with the
+    counted overhead fits (headroom ≥ 0); a setup that fits only without the allocator's fragmentation is `tight`
+    (and out of the frontier and the answers)."""
     df = evaluate_grid(cfg, {"gpu": gpus, "n_gpus": counts})
     mfu = "predicted_mfu" if cfg.mfu == "auto" else None
     out = df[["gpu", "n_gpus", "valid", "reason", "fits", "total_bytes", "gpu_memory_bytes", "gpu_hours",
               "binding", "days", "cost_usd", "predicted_mfu", "predicted_step_time_s", "global_batch",
               "time_source", "days_low", "days_high", "cost_low_usd", "cost_high_usd", "validated",
               "days_with_failures", "cost_with_failures_usd", "goodput_frac"]].copy()
+    out["tight"] = out["fits"] & (df["headroom_bytes"] < 0)
+    out["fits"] = out["fits"] & ~out["tight"]
     out["label"] = [catalog()[g].label for g in out["gpu"]]
     out["mfu_frac"] = out["predicted_mfu"] if mfu else cfg.mfu
     out["on_frontier"] = pareto_mask(out["days"].to_numpy(), out["cost_usd"].to_numpy(),
@@ -339,12 +343,14 @@ def left_out_words(left: pd.DataFrame) -> str:
     for _, r in left.iterrows():
         if not r["valid"]:
             why.append(str(r["reason"]))
+        elif r.get("tight", False):
+            why.append("fit only tightly (without the allocator's fragmentation counted)")
         elif not r["fits"]:
             why.append("do not fit in memory")
         else:
             why.append("have no catalog price (type one)")
     counts = pd.Series(why).value_counts()
-    return "; ".join(f"{n} {w}" if not w[:1].islower() or w.startswith(("do ", "have ")) else f"{n}: {w}"
+    return "; ".join(f"{n} {w}" if not w[:1].islower() or w.startswith(("do ", "have ", "fit ")) else f"{n}: {w}"
                      for w, n in counts.items())
 
 

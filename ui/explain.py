@@ -10,7 +10,7 @@ from core import memory as M
 from core.estimate import Config
 from core.inputs import INPUTS
 from core.limits import LIMIT_WORDS
-from core.record import BINDING_WORDS
+from core.record import BINDING_WORDS, fit_status
 
 from . import fmt
 
@@ -140,7 +140,8 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
             "per-tensor ledger below × layers held by the busiest pipeline stage (Korthikanti et al. 2022 §4). "
             "Sources: CS336 lecture 2 (bytes per parameter); Rajbhandari et al. 2020 (ZeRO); Korthikanti et al. "
             "2022 (activations)."),
-        Kpi("Fits?", ("yes" if rec["headroom_bytes"] >= 0 else "tightly") if rec["fits"] else "no",
+        Kpi("Fits?", {"fits": "yes", "fits tightly": "tightly", "does not fit": "no"}[
+            str(fit_status(rec["fits"], rec["headroom_bytes"]))],
             f"{'+' if rec['headroom_bytes'] >= 0 else ''}{fmt.mem(rec['headroom_bytes'], unit)} headroom",
             "fits ⇔ what the run allocates ≤ GPU memory: total − the allocator's fragmentation "
             f"({fmt.mem(rec['fragmentation_bytes'], unit)}), a risk expandable segments avoid, not a need; "
@@ -211,7 +212,7 @@ def no_fit_reason(rec: dict, unit: str = "GB") -> str:
 
 
 def no_fit_short(rec: dict, unit: str = "GB") -> str:
-    """The reason in a few words, for a card: 'state 6,494 GB > 80 GB'."""
+    """The reason in a few words, for a card: 'state 6,494 GB > 85 GB'."""
     d = 1e9 if unit == "GB" else 2**30
     cap = f"{rec['gpu_memory_bytes'] / d:,.0f} {unit}"
     if rec["state_bytes"] >= rec["gpu_memory_bytes"]:
@@ -368,7 +369,7 @@ EXAMPLES = (
             claims={"state_bytes": 107e9, "total_bytes": 110e9},
             detail="Weights, gradients, Adam moments and the fp32 master copy (16 bytes per parameter: CS336 lecture "
                    "2, the ZeRO paper) already need ≈107 GB; 110 GB with the activations of 512 tokens."),
-    Example("1.24B fine-tune on a 24 GB GPU: fits, tightly", ":material/check_circle:",
+    Example("1.24B fine-tune on a 24 GB GPU: fits, only just", ":material/check_circle:",
             {"model": "llama-3.2-1b", "n_gpus": 1, "seq_len": 1536, "gpu": "rtx-4090", "tokens": 1e9,
              **_AS_PUBLISHED}, fits=True, claims={"total_bytes": 24.45e9, "days": 1.12},
             detail="≈24.5 GB at 1,536 tokens (Llama 3.2 1B on an RTX 4090, 25.4 GB allocatable), and 1B tokens take "

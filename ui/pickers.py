@@ -159,11 +159,15 @@ def gpu_picker(pg: Page, container=None, price: bool = True) -> dict:
     out: dict = {"gpu": gpu}
     if gpu == "custom":
         out.update(custom_accelerator_fields(pg, c))
-        c.caption("Custom accelerator: memory in GB (10⁹ bytes), the dense peak for the compute dtype, HBM "
+        c.caption("Custom accelerator: the memory a process can allocate, in GB (10⁹ bytes), the dense peak for the "
+                  "compute dtype, HBM "
                   f"bandwidth and links (starting from the {catalog()[CUSTOM_LINKS_FROM].label}).")
     else:
         g = catalog()[gpu]
-        c.caption(f"{g.label}: {fmt.both_bytes(g.memory_bytes)}, {fmt.si(g.peak_bf16_flops_per_s, 'FLOP/s')} bf16, "
+        c.caption(f"{g.label}: {fmt.both_bytes(g.memory_bytes)} as the vendor states it"
+                  + (f" ({fmt.both_bytes(g.allocatable_bytes)} a process can allocate)"
+                     if g.allocatable_bytes != g.memory_bytes else "")
+                  + f", {fmt.si(g.peak_bf16_flops_per_s, 'FLOP/s')} bf16, "
                   f"{fmt.si(g.memory_bandwidth_bytes_per_s, 'B/s')}, "
                   + (f"${g.price_usd_per_gpu_hour:.2f}/GPU-hour ({g.price_date})"
                      if g.price_usd_per_gpu_hour == g.price_usd_per_gpu_hour else "no catalog price"))

@@ -159,7 +159,8 @@ def test_download_delivers_the_chart_csv(server, page):
         page.get_by_test_id("stDownloadButton").filter(has_text="Bar data (CSV)").click()
     text = Path(dl.value.path()).read_text()
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert list(rows[0]) == ["part", "bytes", "start_bytes", "end_bytes", "gpu_memory_bytes"]
+    assert list(rows[0]) == ["part", "bytes", "start_bytes", "end_bytes", "gpu_memory_bytes",
+                            "fragmentation_bytes"]
     assert {r["part"] for r in rows} >= {"weights", "grads", "optimizer", "master", "activations", "logits"}
 
 
