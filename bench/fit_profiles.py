@@ -319,18 +319,18 @@ def _validated_rows(fw, rows):
 WHY_MISSES = """What the misses point at (read from the sources' own notes; not fitted away):
 
 - New sources, predicted before they joined (2026-12-05, with the constants that had landed, 479140d; out of sample by
-  construction): 60 dense runs: 6 new sources and 20 more tpu-recipes rows. fsdp: OLMo-core's README (FSDP2 + compile on 8 H100, 1B–13B) 0.78–0.79
-  and KempnerForge's MFU scaling table (FSDP2 ± TP on 1–32 H200, pure bf16) 0.64–0.95, both faster than predicted: the
-  per-unit host time fitted to the older sources (8.5 ms) charged them 8–37 % of the step; with neither fitted term
-  (no host time, no overlap cost) OLMo-core's bf16 rows read 1.01–1.37, rising with the model as its FSDP collectives
-  grow beside the compute, and KempnerForge's 0.82–1.40; torchtitan's NVFP4 doc bf16 row 1.03. deepspeed: the ALST
-  paper's long-sequence rows 0.92–1.04, its short-sequence baselines with CPU offload 1.16–2.2; ETH's GH200 study
-  0.68–1.25 (the 316 ms per step fitted to the DeepCompile blog is 76 % of the predicted 0.42 s GH200 step); HF's
-  Ulysses blog 0.74–4.08 (its step barely grows with the sequence at a fixed batch: 16.7 s at 8K, 39 s at 64K, a fixed
-  cost of the order of 15 s a step outside the model). maxtext: tpu-recipes' v6e rows 1.04–1.17 on one slice and
-  1.19–1.41 across 2–4 slices, v5p 405B 0.87. Refit with them (fsdp keeps its scope, deepspeed drops the unit host
-  time, chosen on the leave-one-source-out median: see the script's docstring), the fsdp median is 8.7 %
-  leave-one-source-out, deepspeed 13.7 %, maxtext 9.9 %.
+  construction): 60 dense runs: 6 new sources and 20 more tpu-recipes rows. fsdp: OLMo-core's README (FSDP2 + compile
+  on 8 H100, 1B–13B) 0.78–0.79 and KempnerForge's MFU scaling table (FSDP2 ± TP on 1–32 H200, pure bf16) 0.64–0.95,
+  both faster than predicted: the per-unit host time fitted to the older sources (8.5 ms) charged them 8–37 % of the
+  step; with neither fitted term (no host time, no overlap cost) OLMo-core's bf16 rows read 1.01–1.37, rising with the
+  model as its FSDP collectives grow beside the compute, and KempnerForge's 0.82–1.40; torchtitan's NVFP4 doc bf16 row
+  1.03. deepspeed: the ALST paper's long-sequence rows 0.92–1.04, its short-sequence baselines with CPU offload
+  1.16–2.2; ETH's GH200 study 0.68–1.25 (the 316 ms per step fitted to the DeepCompile blog is 76 % of the predicted
+  0.42 s GH200 step); HF's Ulysses blog 0.74–4.08 (its step barely grows with the sequence at a fixed batch: 16.7 s at
+  8K, 39 s at 64K, a fixed cost of the order of 15 s a step outside the model). maxtext: tpu-recipes' v6e rows
+  1.04–1.17 on one slice and 1.19–1.41 across 2–4 slices, v5p 405B 0.87. Refit with them (fsdp keeps its scope,
+  deepspeed drops the unit host time, chosen on the leave-one-source-out median: see the script's docstring), the fsdp
+  median is 8.7 % leave-one-source-out, deepspeed 13.7 %, maxtext 9.9 %.
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
   (deepspeed), within 15 % in-sample 63 % → 74 % and 56 % → 72 %; the fitted 1.08 (fsdp) and 0.96 (deepspeed)
