@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Column:
@@ -147,6 +149,5 @@ FIT_STATUS = ("fits", "fits tightly", "does not fit")
 def fit_status(fits, headroom_bytes):
     """'fits' (the total with the counted overhead fits), 'fits tightly' (what the run allocates fits, the total with
     the allocator's fragmentation does not: core/memory.fragmentation_bytes) or 'does not fit'; vectorised."""
-    import numpy as np
     f, h = np.asarray(fits, dtype=bool), np.asarray(headroom_bytes, dtype=np.float64)
     return np.where(~f, FIT_STATUS[2], np.where(h >= 0, FIT_STATUS[0], FIT_STATUS[1]))

@@ -504,8 +504,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # time per kernel; a captured iteration also replays the host work between the step's kernels, the profile's
     # per-step host time (the optimizer step, outside Megatron-Core's full-iteration graph, is its own term)
     graphs = np.asarray(g("cuda_graphs", "none"))
-    kernels = P.kernels_per_layer(fw, compiled) * 3.0 * (graphs == "none")  # forward and about twice as many in the
-    # backward
+    # forward and about twice as many in the backward
+    kernels = P.kernels_per_layer(fw, compiled) * 3.0 * (graphs == "none")
     host_layer = np.maximum(0.0, kernels * P.number(fw, "host_s_per_kernel") / eff_scale
                             - (layer_fwd * 3.0 + layer_rec))
     units = np.where(z3 | (np.asarray(c["zero_stage"]) == 2), Ls, 0.0)
