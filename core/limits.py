@@ -14,6 +14,7 @@ import numpy as np
 
 from .estimate import Config, evaluate
 from .model import raw_model
+from .record import FIT_STATUS, fit_status
 
 HI = 1 << 24  # search ceiling: 16.7M tokens, sequences, layers or data-parallel ranks
 
@@ -24,7 +25,7 @@ def _fits(cfg: Config, **over) -> np.ndarray:
     cols = cfg.columns()
     cols.update(over)
     out = evaluate(**cols)
-    return np.asarray(out["fits"]) & (np.asarray(out["headroom_bytes"]) >= 0)
+    return fit_status(out["fits"], out["headroom_bytes"]) == FIT_STATUS[0]
 
 
 def _max_true(pred, lo: int, hi: int) -> int:

@@ -14,7 +14,7 @@ import streamlit as st
 
 from core import advisor, grid as G, limits as core_limits, memory as M
 from core import plan as core_plan
-from core.record import STEP_PART_WORDS, STEP_PARTS, TOTAL_PARTS, fit_status
+from core.record import FIT_STATUS, STEP_PART_WORDS, STEP_PARTS, TOTAL_PARTS, fit_status
 from core.grid import pareto_mask  # noqa: F401  (the frames' Pareto mask lives in core)
 from core import roofline as R
 from core.estimate import Config, activation_ledger, config_from_inputs, estimate
@@ -308,8 +308,9 @@ def time_cost(cfg: Config, gpus: tuple[str, ...], counts: tuple[int, ...]) -> pd
               "binding", "days", "cost_usd", "predicted_mfu", "predicted_step_time_s", "global_batch",
               "time_source", "days_low", "days_high", "cost_low_usd", "cost_high_usd", "validated",
               "days_with_failures", "cost_with_failures_usd", "goodput_frac"]].copy()
-    out["tight"] = out["fits"] & (df["headroom_bytes"] < 0)
-    out["fits"] = out["fits"] & ~out["tight"]
+    status = fit_status(df["fits"], df["headroom_bytes"])
+    out["tight"] = status == FIT_STATUS[1]
+    out["fits"] = status == FIT_STATUS[0]
     out["label"] = [catalog()[g].label for g in out["gpu"]]
     out["mfu_frac"] = out["predicted_mfu"] if mfu else cfg.mfu
     out["on_frontier"] = pareto_mask(out["days"].to_numpy(), out["cost_usd"].to_numpy(),
