@@ -181,7 +181,13 @@ def main(write: bool) -> str:
           + "; ".join(f"{r['framework']} {r['kind']} {r['interval_low']:.2f}–{r['interval_high']:.2f} × step "
                       f"({r['runs']} runs)"
                       for r in V.recipe_intervals()) + ".", "",
-          "Published hybrid Mamba-2 runs (Nemotron 3 Nano 30B-A3B, FP8 / MXFP8, Megatron-Bridge; "
+          f"Do those intervals cover a source they have not seen? Nested leave-one-source-out: each source's runs "
+          f"against the interval built from its table's other sources, log-bounds × {V.interval_widen():.2f} "
+          f"(interval_widen, fitted by bench/fit_profiles.py on the dense profiles, not on these rows):", "",
+          "| table | profile | sources | covered (sources weighted equally) | covered (runs weighted equally) |",
+          "|---|---|---|---|---|"]
+    L += [f"| {kind} | {fw} | {n} | {a:.0%} | {b:.0%} |" for kind, fw, n, a, b in nested_recipe_coverage()]
+    L += ["", "Published hybrid Mamba-2 runs (Nemotron 3 Nano 30B-A3B, FP8 / MXFP8, Megatron-Bridge; "
           "data/published_runs_hybrid.csv), measured / predicted step:", "",
           "| run | gpu | measured / predicted | fits |", "|---|---|---|---|"]
     hq = _runs_table(L, "published_runs_hybrid.csv")
@@ -204,6 +210,30 @@ def main(write: bool) -> str:
             w.writeheader()
             w.writerows(rows)
     return text
+
+
+def nested_recipe_coverage() -> list[tuple]:
+    """Per recipe table and profile with ≥ 2 sources: the share of each source's runs inside the interval of the
+    table's other runs (as V.recipe_intervals builds it), with sources and with runs weighted equally."""
+    import numpy as np
+    k, out = V.interval_widen(), []
+    for kind, name in V.RECIPE_TABLES.items():
+        rows = V.read(ROOT / "data" / name)
+        q = np.asarray(V.ratios(ROOT / "data" / name))
+        for fw in sorted({r.framework for r in rows}):
+            sel = np.array([r.framework == fw for r in rows])
+            groups = np.array([r.group for r in rows])[sel]
+            qs = q[sel]
+            if len(set(groups)) < 2:
+                continue
+            per_src, per_run = [], []
+            for g in sorted(set(groups)):
+                lo, hi = V.interval_of(qs[groups != g], groups[groups != g], k, by_source=False)
+                inside = (qs[groups == g] >= lo) & (qs[groups == g] <= hi)
+                per_src.append(inside.mean())
+                per_run += list(inside)
+            out.append((kind, fw, len(set(groups)), float(np.mean(per_src)), float(np.mean(per_run))))
+    return out
 
 
 if __name__ == "__main__":

@@ -523,6 +523,21 @@ def test_recipe_intervals_are_the_tables_spread():
         assert int(got["runs"]) == want["runs"]
 
 
+@pytest.mark.parametrize("kind,fw", [("lowp", "fsdp"), ("lowp", "megatron"), pytest.param(
+    "moe", "megatron", marks=pytest.mark.xfail(strict=True, reason="the GPT-OSS rows (1.3-1.65x, one Megatron-Bridge "
+                                                                   "source) lie outside what the other two sources give"))])
+def test_recipe_interval_covers_an_unseen_source(kind, fw):
+    """A recipe table's interval, rebuilt without each of its sources, covers 70-90 % of that source's runs (nested
+    leave-one-source-out, bench/bench_recipes.py; the widening factor was fitted on the dense profiles, not here)."""
+    sys_path = str(Path(__file__).resolve().parent.parent / "bench")
+    import sys
+    if sys_path not in sys.path:
+        sys.path.insert(0, sys_path)
+    import bench_recipes
+    got = {(k, f): run_cov for k, f, _, _, run_cov in bench_recipes.nested_recipe_coverage()}
+    assert 0.70 <= got[(kind, fw)] <= 0.90, got
+
+
 def test_an_moe_and_a_low_precision_row_carry_their_tables_interval():
     """A Megatron MoE row's 80 % interval is the MoE table's spread (its runs run up to 1.5× the prediction: GPT-OSS),
     a low-precision dense row's the low-precision table's; a dense bf16 row keeps the profile's."""
