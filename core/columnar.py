@@ -42,10 +42,11 @@ def bitmap(mask: np.ndarray):
     return pa.py_buffer(np.packbits(mask, bitorder="little")), int(mask.size - np.count_nonzero(mask))
 
 
-def arr(values: np.ndarray, typ: pa.DataType, valid: np.ndarray | None = None) -> pa.Array:
-    """A numeric Arrow array over a NumPy array (of the matching dtype), NULL where `valid` is false."""
+def arr(values: np.ndarray, typ: pa.DataType, valid: np.ndarray | None = None, bits: tuple | None = None) -> pa.Array:
+    """A numeric Arrow array over a NumPy array (of the matching dtype), NULL where `valid` is false; `bits`, a
+    `bitmap` already built (one per batch, shared by its columns), stands for `valid`."""
     values = np.ascontiguousarray(values)
-    buf, nulls = bitmap(valid) if valid is not None else (None, 0)
+    buf, nulls = bits if bits is not None else bitmap(valid) if valid is not None else (None, 0)
     return pa.Array.from_buffers(typ, values.size, [buf, pa.py_buffer(values)], nulls)
 
 
@@ -61,8 +62,9 @@ def strings(labels) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
 
 
-def dictionary(codes: np.ndarray, labels: pa.Array, valid: np.ndarray | None = None) -> pa.Array:
-    return pa.DictionaryArray.from_arrays(arr(codes.astype(np.int16, copy=False), pa.int16(), valid), labels)
+def dictionary(codes: np.ndarray, labels: pa.Array, valid: np.ndarray | None = None,
+               bits: tuple | None = None) -> pa.Array:
+    return pa.DictionaryArray.from_arrays(arr(codes.astype(np.int16, copy=False), pa.int16(), valid, bits), labels)
 
 
 def write_parquet(reader, path, row_group_rows: int = 1 << 20) -> int:

@@ -277,7 +277,8 @@ class Sweep:
     def batch(self, sl: list[slice]) -> pa.RecordBatch:
         cols, shape, parts, bad = G.box(self._defaults, self.axes, sl)
         with np.errstate(all="ignore"):
-            out = evaluate(**cols, _nan_invalid=False)  # invalid rows become nulls below (not NaN first)
+            # invalid rows become nulls below (not NaN first); label columns come as codes into their labels
+            out = evaluate(**cols, _nan_invalid=False, _label_codes=True)
         extra = {"parts": parts, "bad": bad}
         rows = math.prod(shape)
         valid = G.flat(out["valid"], shape)
@@ -286,6 +287,7 @@ class Sweep:
             bad = G.flat(bad, shape)
             valid = valid & (bad == 0)
         arrays = []
+        bits = A.bitmap(valid)  # the validity buffer the nullable columns share (unless one has NaNs of its own)
         for name in self.input_names:
             v = extra["parts"][name]
             if isinstance(v, tuple):
@@ -305,18 +307,19 @@ class Sweep:
                 arrays.append(A.bools(fits))
             elif name == "reason":
                 arrays.append(A.dictionary(self._reason_codes(out, valid, bad, shape), self._dicts["reason"]))
-            elif name == "binding":
-                arrays.append(A.dictionary(_binding_codes(out, shape), self._dicts[name], valid))
             elif R.BY_NAME[name].kind == "bool":  # any other flag: false where the row is invalid
                 arrays.append(A.bools(G.flat(out[name], shape) & valid))
-            elif R.BY_NAME[name].kind == "label":  # any other fixed-label column: codes by its declared labels
-                arrays.append(A.dictionary(_label_codes(out[name], R.BY_NAME[name].labels, shape),
-                                           self._dicts[name], valid))
+            elif R.BY_NAME[name].kind == "label":  # a fixed-label column: evaluate's codes into its declared labels
+                arrays.append(A.dictionary(G.flat(out[name], shape), self._dicts[name], bits=bits))
             elif R.BY_NAME[name].kind == "int":
-                arrays.append(A.arr(G.flat(out[name], shape).astype(np.int32), pa.int32(), valid))
+                arrays.append(A.arr(G.flat(out[name], shape).astype(np.int32), pa.int32(), bits=bits))
             else:
-                v = np.ascontiguousarray(G.flat(out[name], shape), dtype=np.float64)
-                arrays.append(A.arr(v, pa.float64(), ~np.isnan(v) & valid))  # null: invalid, or NaN
+                raw = np.asarray(out[name], dtype=np.float64)
+                # null: invalid, or NaN; a maximum that is a number proves the column has no NaN (one pass over the
+                # unbroadcast array, no mask)
+                nan = raw.size > 0 and np.isnan(np.maximum.reduce(raw, axis=None))
+                v = np.ascontiguousarray(G.flat(raw, shape))
+                arrays.append(A.arr(v, pa.float64(), ~np.isnan(v) & valid) if nan else A.arr(v, pa.float64(), bits=bits))
         self.rows += rows
         self.valid += int(np.count_nonzero(valid))
         batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
@@ -392,27 +395,6 @@ class Sweep:
                ) -> pa.RecordBatchReader:
         """`batches` as an Arrow stream (for DuckDB's COPY; `progress` then runs on DuckDB's thread)."""
         return pa.RecordBatchReader.from_batches(self.schema, self.batches(progress, prefetch))
-
-
-def _label_codes(values, labels: tuple, shape) -> np.ndarray:
-    """Index of each value in `labels` (computed on the unbroadcast array, then flattened)."""
-    v = np.asarray(values)
-    code = np.zeros(v.shape, dtype=np.int16)
-    for i, lab in enumerate(labels[1:], 1):
-        code[v == lab] = i
-    return G.flat(code, shape)
-
-
-def _binding_codes(out: dict, shape) -> np.ndarray:
-    """Index into BINDING of the largest term, as `evaluate` chooses it (first of equal maxima)."""
-    terms = [G.flat(out[k], shape) for k in ("state_bytes", "activations_bytes", "logits_bytes", "overhead_bytes")]
-    code = np.zeros(terms[0].size, dtype=np.int16)
-    best = terms[0]
-    for i, t in enumerate(terms[1:], 1):
-        gt = t > best
-        code[gt] = i
-        best = np.where(gt, t, best)
-    return code
 
 
 # ---------------------------------------------------------------------------------------------------------------

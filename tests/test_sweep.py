@@ -185,6 +185,21 @@ def test_sweep_equals_one_by_one_estimates(mixed):
             "d_model: 4096 is not divisible by n_heads=48"} <= reasons
 
 
+def test_binding_counts_the_gathered_buffers_with_the_state():
+    """The sweep's binding is evaluate's: the gathered-parameter buffers count with the state (core/record.BINDING).
+    A 405B FSDP row on 4,096 GPUs whose state alone (1.6 GB) is below its overhead (4.4 GB) but whose state and
+    buffers (26.8 GB) are the largest group is 'state' in the sweep as in the estimate (the sweep once re-derived
+    the binding from the state alone and said 'overhead')."""
+    inp = dict(model="llama-3.1-405b", n_gpus=4096, seq_len=512, micro_batch=1, zero_stage=3, recompute="full",
+               framework="fsdp")
+    rec = estimate(config_from_inputs(**inp))
+    assert rec["binding"] == "state"
+    assert rec["state_bytes"] < rec["overhead_bytes"] < rec["state_bytes"] + rec["param_buffer_bytes"]
+    row = to_table(SweepSpec.from_dict(inp)).to_pylist()[0]
+    assert (row["binding"], row["worst_stage"], row["time_source"]) == (rec["binding"], rec["worst_stage"],
+                                                                          rec["time_source"])
+
+
 def test_invalid_rows_carry_a_reason(mixed):
     _, table = mixed
     for r in table.to_pylist():
