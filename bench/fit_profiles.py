@@ -399,7 +399,14 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   8K, 39 s at 64K, a fixed cost of the order of 15 s a step outside the model). maxtext: tpu-recipes' v6e rows
   1.04–1.17 on one slice and 1.19–1.41 across 2–4 slices, v5p 405B 0.87. Refit with them (fsdp keeps its scope,
   deepspeed drops the unit host time, chosen on the leave-one-source-out median: see the script's docstring), the fsdp
-  median is 8.7 % leave-one-source-out, deepspeed 13.7 %, maxtext 9.9 %.
+  median is 8.7 % leave-one-source-out, deepspeed 13.7 %, maxtext 9.9 %. Then (2026-12-05) the TPU matrix unit:
+  Trillium's MXU is 256×256, earlier TPUs' 128×128, and MaxText's guide says a 128-wide operation on Trillium halves
+  its efficiency (docs/guides/optimization/custom_model.md; catalog column mxu_dim); a GEMM's contraction and output
+  widths and flash attention's head width now fill whole MXU widths (core/steptime.mxu_fill), so v6e attention at head
+  dim 128 runs at half the rate. tpu-recipes' Llama 3.1 8B and 70B v6e rows went from 1.12–1.20 to 0.95–1.07, its
+  source's LOSO median from 16.4 % to 7.0 %, maxtext's from 9.9 % to 7.3 % (TPU sustained refit 0.94 → 0.96); left:
+  its older Llama 2 70B and GPT-3 175B rows (1.20–1.32), Gemma 3 12B (head dim 256, unchanged: 1.16–1.33 from 1 to 4
+  slices) and the 2-slice 405B rows (1.26–1.38).
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
   (deepspeed), within 15 % in-sample 63 % → 74 % and 56 % → 72 %; the fitted 1.08 (fsdp) and 0.96 (deepspeed)
@@ -441,7 +448,8 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   and v5p 512B-1024B rows, 16–17 % faster than predicted before, are within 15 % (v5e 128B: 0.84–1.02 → 0.92–1.09,
   level with the table's other sizes). The same physics without the sub-slice axis share gave 9.0 %. Left: multi-slice runs lose 5–15 % more than the DCN all-reduce explains (v5e 64B 0.94 at 1
   slice, 1.12 at 32; v5p 2-slice rows 1.08–1.13 against 0.98–1.03 at one); v6e (tpu-recipes) 23–31 % slower (its
-  matmul efficiency is the assumed 0.80 of every TPU; no published v6e GEMM figure at hand); JAX-Toolbox's Pax TE
+  matmul efficiency is the assumed 0.80 of every TPU; no published v6e GEMM figure at hand; see the MXU fill above for
+  what changed on 2026-12-05); JAX-Toolbox's Pax TE
   rows 17–27 % faster; MaxText A3 on H100 15–26 % slower from 2 VMs up (1 VM: 0.98), although its rows now name A3
   High's 1,000 Gbps per VM (catalog row h100-a3-high) instead of 400 Gb/s per GPU: the data-parallel all-reduce
   between VMs is modelled as overlapped with the backward, and exposed in full it would give 1.03–1.11.

@@ -50,6 +50,9 @@ class Accelerator:
     family: str = "hopper"
     gpus_per_node: int = 8
     sm_count: float = math.nan
+    # a TPU's systolic matrix unit, one side (256 on Trillium v6e, 128 before: MaxText custom_model.md, in the
+    # catalog's step_source): a GEMM dimension it streams over (contraction, output) fills whole MXU widths; NaN: none
+    mxu_dim: float = math.nan
     matmul_efficiency: float = 0.8
     attention_efficiency: float = 0.55
     fa2_attention_efficiency: float = 0.33  # FlashAttention-2-class kernels (PyTorch SDPA, flash-attn 2)
@@ -204,6 +207,7 @@ def catalog() -> dict[str, Accelerator]:
                 family=row["family"],
                 gpus_per_node=int(row["gpus_per_node"]),
                 sm_count=_f(row, "sm_count"),
+                mxu_dim=_f(row, "mxu_dim"),
                 matmul_efficiency=_f(row, "matmul_efficiency"),
                 **{k: v for k, v in fam[row["family"]].items() if k != "source"},
                 price_date=row["price_date"],

@@ -88,17 +88,30 @@ TILE_M, TILE_N = 128.0, 256.0  # cuBLAS's largest tile (NVIDIA Matrix Multiplica
 FLASH_BWD_OVER_FWD = 2.5  # the flash-attention benchmarks count backward FLOPs as 2.5 × forward (Dao 2023)
 
 
+def mxu_fill(x, mxu):
+    """The share of a TPU matrix unit a GEMM dimension of `x` fills: x ÷ (x rounded up to whole MXU widths); 1
+    where `mxu` is NaN (no MXU model). MaxText's guide: on Trillium's 256×256 MXU 'two 128x128 operations … will
+    halve the efficiency' (custom_model.md @e591f30c)."""
+    x, mxu = np.asarray(x, dtype=np.float64), np.asarray(mxu, dtype=np.float64)
+    ok = (mxu > 0) & (x > 0)
+    w = np.where(ok, mxu, 1.0)
+    return np.where(ok, x / np.where(ok, np.ceil(x / w) * w, 1.0), 1.0)
+
+
 def gemm_time_s(m, n, k, peak_flops_per_s, matmul_efficiency, sm_count, hbm_bytes_per_s, dtype_bytes=2.0,
-                batch=1.0):
+                batch=1.0, mxu=np.nan):
     """`batch` (m×k)·(k×n) GEMMs in one kernel (a batched or grouped GEMM: attention heads, MoE experts):
     tile- and wave-quantised compute at peak × efficiency, or the bytes at HBM speed, whichever is slower.
-    The batch's output tiles share the waves. `sm_count` NaN (no SM model, e.g. TPU) skips quantisation."""
+    The batch's output tiles share the waves. `sm_count` NaN (no SM model, e.g. TPU) skips the wave quantisation;
+    on a TPU (`mxu`, the matrix unit's side) the contraction k and the output width n fill whole MXU widths."""
     m, n, k, batch = (np.asarray(x, dtype=np.float64) for x in (m, n, k, batch))
     tiles = batch * np.ceil(m / TILE_M) * np.ceil(n / TILE_N)
     sms = np.asarray(sm_count, dtype=np.float64)
     waves = np.ceil(tiles / np.where(sms > 0, sms, 1.0))
     padded = np.where(sms > 0, waves * sms * TILE_M * TILE_N, batch * m * n)  # output elements the waves cost
     compute = 2.0 * padded * k / (peak_flops_per_s * matmul_efficiency)
+    if np.any(np.asarray(mxu, dtype=np.float64) > 0):
+        compute = compute / (mxu_fill(n, mxu) * mxu_fill(k, mxu))
     memory = batch * (m * k + k * n + m * n) * dtype_bytes / hbm_bytes_per_s
     return np.maximum(compute, memory)
 
@@ -215,11 +228,13 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     fa2 = P.runs_fa2(fw, g("attention_kernel", "auto"))
     attn_eff = np.where(fa2, _f(g("fa2_attention_efficiency", 0.33)), _f(c["attention_efficiency"]))
 
+    mxu = _f(g("mxu_dim", np.nan))
+
     def gemm(m_, n_, k_, batch=1.0):
-        return gemm_time_s(m_, n_, k_, peak, eff, sms, hbm, batch=batch)
+        return gemm_time_s(m_, n_, k_, peak, eff, sms, hbm, batch=batch, mxu=mxu)
 
     def lin(m_, n_, k_, batch=1.0):  # a linear layer's GEMM: at the low-precision rate under a recipe
-        return gemm_time_s(m_, n_, k_, peak_lin, eff_lin, sms, hbm, dtype_bytes=lin_bytes, batch=batch)
+        return gemm_time_s(m_, n_, k_, peak_lin, eff_lin, sms, hbm, dtype_bytes=lin_bytes, batch=batch, mxu=mxu)
 
     # --- one layer's forward components --------------------------------------------------------------------------
     gated = np.where(swiglu, 2.0, 1.0)
@@ -268,8 +283,11 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # has no fp8 path): the core at the fp8 peak, at LP.FP8_ATTENTION_OVER_BF16 of bf16 attention's efficiency
     fp8_attn = np.asarray(g("fp8_attention", False), dtype=bool) & lowp
     attn_peak = np.where(fp8_attn, _f(g("peak_fp8_flops_per_s", np.nan)) * sus * LP.FP8_ATTENTION_OVER_BF16, peak)
-    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (attn_peak * attn_eff * head_dim_factor(hd, fa2))) \
-        * window_factor
+    # on a TPU the kernel's two matmuls stream over the head: QKᵀ contracts over hd, PV writes vd wide; a head
+    # narrower than the MXU (128 on Trillium's 256) leaves it partly idle (mxu_fill; no effect where mxu is NaN)
+    mxu_head = mxu_fill(hd, mxu) if np.any(mxu > 0) else 1.0
+    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (attn_peak * attn_eff * head_dim_factor(hd, fa2)
+                                                              * mxu_head)) * window_factor
     scores = b * (a / t) * (s / cp) * s
     heads = b * a / t
     bmm = gemm(s / cp, s, hd, heads) + gemm(s / cp, vd, s, heads)

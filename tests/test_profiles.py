@@ -30,19 +30,19 @@ KNOWN_MISSES = {
     "mlm-h100-weak-32b": 0.813, "tt-h100-jun25-70b-bf16-vanilla": 1.172, "tt-h100-jun25-70b-bf16-asynctp": 1.199,
     "tt-h100-jun25-8b-bf16-vanilla": 1.313, "tt-h100-jun25-8b-bf16-asynctp": 1.352, "ao-mi300x-8b-bf16": 1.217,
     "ao-b200-8b-bf16": 1.411, "ds-112": 1.186, "ds-113": 1.26, "ds-145": 0.673, "ds-146": 0.682, "ds-152": 1.685,
-    "ds-153": 1.297, "ds-154": 1.191, "mt-a3-llama2-7b-4vm": 1.163, "mt-a3-llama2-7b-8vm": 1.154,
-    "mt-a3-llama2-7b-16vm": 1.257, "tr-v6e-llama2-70b-256": 1.257, "tr-v6e-gpt3-175b-bf16": 1.332,
-    "pax-126m-a100-80gb-tebf16": 0.728, "pax-175b-a100-80gb-tebf16": 0.83, "pax-126m-h100-sxm-tebf16": 0.826,
-    "olmocore-h100-1b-bf16": 0.848, "kf-h200-7b-1g-tp1-fsdp1": 0.688, "kf-h200-7b-2g-tp1-fsdp2": 0.743,
-    "kf-h200-7b-4g-tp1-fsdp4": 0.784, "kf-h200-7b-4g-tp4-fsdp1": 0.84, "kf-h200-7b-8g-tp4-fsdp2": 0.844,
-    "kf-h200-13b-8g-tp4-fsdp2": 0.826, "kf-h200-13b-16g-tp4-fsdp4": 0.789, "kf-h200-13b-32g-tp4-fsdp8": 0.79,
-    "kf-h200-70b-32g-tp4-fsdp8": 0.732, "alst-8b-1gpu-baseline": 2.215, "alst-8b-8gpu-baseline": 1.648,
-    "alst-8b-32gpu-baseline": 1.157, "hf-ulysses-qwen3-4b-1gpu-8k": 1.96, "hf-ulysses-qwen3-4b-sp4-8k": 4.059,
-    "hf-ulysses-qwen3-4b-sp4-32k": 1.916, "hf-ulysses-qwen3-4b-sp4-64k": 0.743, "lsaie-gh200-z1-eager": 0.788,
-    "lsaie-gh200-z2-eager": 0.792, "lsaie-gh200-z1-torchcompile": 0.812, "lsaie-gh200-z2-torchcompile": 0.81,
-    "lsaie-gh200-z3-zerooffload": 1.369, "tr-v6e-llama3.1-8b-32": 1.157, "tr-v6e-llama3.1-70b-64": 1.198,
-    "tr-v6e-gemma3-12b-2x256": 1.213, "tr-v6e-gemma3-12b-4x256": 1.306, "tr-v6e-llama3.1-405b-2x256-tp4": 1.444,
-    "tr-v6e-llama3.1-405b-2x256-fsdp": 1.318, "tr-v6e-llama2-70b-256-full": 1.184
+    "ds-153": 1.297, "ds-154": 1.191, "mt-v5e-64b-32x": 1.17, "mt-v5p-cfg-128b-2x-v5p-512": 1.15,
+    "mt-a3-llama2-7b-4vm": 1.163, "mt-a3-llama2-7b-8vm": 1.154, "mt-a3-llama2-7b-16vm": 1.257,
+    "tr-v6e-llama2-70b-256": 1.201, "tr-v6e-gpt3-175b-bf16": 1.321, "pax-126m-a100-80gb-tebf16": 0.728,
+    "pax-175b-a100-80gb-tebf16": 0.83, "pax-126m-h100-sxm-tebf16": 0.826, "olmocore-h100-1b-bf16": 0.848,
+    "kf-h200-7b-1g-tp1-fsdp1": 0.688, "kf-h200-7b-2g-tp1-fsdp2": 0.743, "kf-h200-7b-4g-tp1-fsdp4": 0.784,
+    "kf-h200-7b-4g-tp4-fsdp1": 0.84, "kf-h200-7b-8g-tp4-fsdp2": 0.844, "kf-h200-13b-8g-tp4-fsdp2": 0.826,
+    "kf-h200-13b-16g-tp4-fsdp4": 0.789, "kf-h200-13b-32g-tp4-fsdp8": 0.79, "kf-h200-70b-32g-tp4-fsdp8": 0.732,
+    "alst-8b-1gpu-baseline": 2.215, "alst-8b-8gpu-baseline": 1.648, "alst-8b-32gpu-baseline": 1.157,
+    "hf-ulysses-qwen3-4b-1gpu-8k": 1.96, "hf-ulysses-qwen3-4b-sp4-8k": 4.059, "hf-ulysses-qwen3-4b-sp4-32k": 1.916,
+    "hf-ulysses-qwen3-4b-sp4-64k": 0.743, "lsaie-gh200-z1-eager": 0.788, "lsaie-gh200-z2-eager": 0.792,
+    "lsaie-gh200-z1-torchcompile": 0.812, "lsaie-gh200-z2-torchcompile": 0.81, "lsaie-gh200-z3-zerooffload": 1.369,
+    "tr-v6e-gemma3-12b-1x256": 1.163, "tr-v6e-gemma3-12b-2x256": 1.238, "tr-v6e-gemma3-12b-4x256": 1.333,
+    "tr-v6e-llama3.1-405b-2x256-tp4": 1.376, "tr-v6e-llama3.1-405b-2x256-fsdp": 1.257
 }
 
 
@@ -148,9 +148,11 @@ CAL_SOURCES = sorted({(r.framework, r.group) for r in RUNS
 # (2026-12-05: fms-fsdp and llm-foundry now within 10 % with the refit fsdp constants; the new sources ALST, ETH's GH200
 # study, HF's Ulysses blog and KempnerForge, and torchao, above it: their runs mix offload-, host- and compute-bound
 # steps that one factor cannot all match)
+# (2026-12-05, the TPU MXU fill: tpu-recipes' Llama 3.1 v6e rows now read 0.95-1.07 and its older Llama 2 70B and
+# GPT-3 175B rows 1.20-1.32, so calibrating on those first rows misses the others by 15 %)
 CAL_MISSES = {"DeepCompile blog", "DeepSpeed Azure blog", "JAX-Toolbox", "MaxText A3 README", "ALST paper",
               "ETH LSAIE DeepSpeed GH200 study", "HF Ulysses SP blog", "KempnerForge MFU scaling 2026-04",
-              "torchao float8 README"}
+              "torchao float8 README", "tpu-recipes"}
 
 
 @pytest.fixture(scope="module")

@@ -300,3 +300,42 @@ def test_achieved_tflops_with_recomputation_is_a_measurement():
     assert r["time_s"] == pytest.approx(1e11 / tps, rel=1e-9)
     with pytest.raises(ValueError, match="^tokens_per_second: give one measurement"):
         config_from_inputs(model="llama-3.1-8b", tokens_per_second=1e4, achieved_flops_per_s=1e14)
+
+
+def test_tpu_matrix_unit_fill():
+    """A TPU GEMM dimension fills whole MXU widths (MaxText custom_model.md: Trillium's 256×256 MXU runs a 128-wide
+    operation at half efficiency; earlier TPUs' MXU is 128×128): the catalog says 256 for v6e, 128 for v3-v5p, none
+    for GPUs; a 128-wide contraction on v6e takes the time of a 256-wide one, on v5p half of it."""
+    from core.hardware import catalog
+    from core.steptime import gemm_time_s, mxu_fill
+    cat = catalog()
+    assert cat["tpu-v6e"].mxu_dim == 256
+    assert all(cat[n].mxu_dim == 128 for n in ("tpu-v5p", "tpu-v5e", "tpu-v4", "tpu-v3"))
+    assert all(math.isnan(g.mxu_dim) for g in cat.values() if g.family != "tpu")
+    assert mxu_fill(128, 256) == 0.5 and mxu_fill(256, 256) == 1.0 and mxu_fill(384, 256) == 0.75
+    assert mxu_fill(128, float("nan")) == 1.0 and mxu_fill(0, 256) == 1.0
+    args = dict(peak_flops_per_s=1e15, matmul_efficiency=1.0, sm_count=float("nan"), hbm_bytes_per_s=1e18)
+    t128 = gemm_time_s(8192, 8192, 128, mxu=256, **args)
+    t256 = gemm_time_s(8192, 8192, 256, mxu=256, **args)
+    assert t128 == pytest.approx(t256)
+    assert gemm_time_s(8192, 8192, 128, mxu=128, **args) == pytest.approx(t256 / 2)
+
+
+def test_v6e_mxu_fill_slows_only_narrow_heads():
+    """The same step on v6e and on a v6e whose MXU were 128 wide: Llama 3.1 8B (head dim 128) is slower on the real
+    256-wide MXU — its attention core fills half of it — and nothing else of it changes (its linear widths are
+    multiples of 256); Gemma 7B (head dim 256) is the same on both."""
+    import dataclasses
+    from core.hardware import catalog
+    narrow_gpu = dataclasses.replace(catalog()["tpu-v6e"], mxu_dim=128.0)
+    for model, slower in (("llama-3.1-8b", True), ("gemma-7b", False)):
+        cfg = config_from_inputs(model=model, gpu="tpu-v6e", n_gpus=256, seq_len=8192, framework="maxtext",
+                                 zero_stage=3, mfu="auto")
+        wide, narrow = estimate(cfg), estimate(dataclasses.replace(cfg, gpu=narrow_gpu))
+        if slower:
+            assert wide["compute_s"] > 1.02 * narrow["compute_s"], model
+        else:
+            assert wide["compute_s"] == pytest.approx(narrow["compute_s"], rel=1e-12), model
+        for k in STEP_PARTS:
+            if k not in ("compute_s", "recompute_s"):
+                assert wide[k] == pytest.approx(narrow[k], rel=1e-9, abs=1e-12), (model, k)
