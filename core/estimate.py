@@ -255,7 +255,8 @@ def _col(c, k):
 
 def _largest_of_four(a0, a1, a2, a3) -> np.ndarray:
     """Index (int16) of the largest of four broadcastable arrays, the first of equal maxima — np.argmax over their
-    stack, by two pairwise duels and a final (no stacked full-size copy: ~4× faster on a sweep's chunk)."""
+    stack, by two pairwise duels and a final (no stacked full-size copy: ~4× faster on a sweep's chunk). A NaN never
+    wins a duel (argmax would pick the first NaN); only invalid rows carry NaN, and their binding is null or unused."""
     hi01, hi23 = np.maximum(a0, a1), np.maximum(a2, a3)
     i01 = (np.asarray(a1) > np.asarray(a0)).astype(np.int16)
     i23 = 2 + (np.asarray(a3) > np.asarray(a2)).astype(np.int16)

@@ -284,10 +284,16 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     fp8_attn = np.asarray(g("fp8_attention", False), dtype=bool) & lowp
     attn_peak = np.where(fp8_attn, _f(g("peak_fp8_flops_per_s", np.nan)) * sus * LP.FP8_ATTENTION_OVER_BF16, peak)
     # on a TPU the kernel's two matmuls stream over the head: QKᵀ contracts over hd, PV writes vd wide; a head
-    # narrower than the MXU (128 on Trillium's 256) leaves it partly idle (mxu_fill; no effect where mxu is NaN)
-    mxu_head = mxu_fill(hd, mxu) if np.any(mxu > 0) else 1.0
-    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (attn_peak * attn_eff * head_dim_factor(hd, fa2)
-                                                              * mxu_head)) * window_factor
+    # narrower than the MXU (128 on Trillium's 256) leaves it partly idle (mxu_fill, the two matmuls weighed by their
+    # FLOPs, hd and vd; no effect where mxu is NaN). There the MXU fill stands for the head width's cost: the GPU
+    # kernels' measured head-dim-64 factor (FlashAttention-3 on H100) is not applied on top of it
+    if np.any(mxu > 0):
+        mxu_head = np.where(mxu > 0, (hd + vd) / (hd / mxu_fill(hd, mxu) + vd / mxu_fill(vd, mxu)), 1.0)
+        hd_factor = np.where(mxu > 0, 1.0, head_dim_factor(hd, fa2))
+    else:
+        mxu_head, hd_factor = 1.0, head_dim_factor(hd, fa2)
+    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (attn_peak * attn_eff * hd_factor * mxu_head)) \
+        * window_factor
     scores = b * (a / t) * (s / cp) * s
     heads = b * a / t
     bmm = gemm(s / cp, s, hd, heads) + gemm(s / cp, vd, s, heads)

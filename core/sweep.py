@@ -315,8 +315,8 @@ class Sweep:
                 arrays.append(A.arr(G.flat(out[name], shape).astype(np.int32), pa.int32(), bits=bits))
             else:
                 raw = np.asarray(out[name], dtype=np.float64)
-                # null: invalid, or NaN; a maximum that is a number proves the column has no NaN (one pass over the
-                # unbroadcast array, no mask)
+                # null: invalid, or NaN; a maximum that is a number proves the column has no NaN (one reduction,
+                # no mask)
                 nan = raw.size > 0 and np.isnan(np.maximum.reduce(raw, axis=None))
                 v = np.ascontiguousarray(G.flat(raw, shape))
                 arrays.append(A.arr(v, pa.float64(), ~np.isnan(v) & valid) if nan else A.arr(v, pa.float64(), bits=bits))

@@ -527,8 +527,9 @@ def test_recipe_intervals_are_the_tables_spread():
     "moe", "megatron", marks=pytest.mark.xfail(strict=True, reason="the GPT-OSS rows (1.3-1.65x, one Megatron-Bridge "
                                                                    "source) lie outside what the other two sources give"))])
 def test_recipe_interval_covers_an_unseen_source(kind, fw):
-    """A recipe table's interval, rebuilt without each of its sources, covers 70-90 % of that source's runs (nested
-    leave-one-source-out, bench/bench_recipes.py; the widening factor was fitted on the dense profiles, not here)."""
+    """A recipe table's interval, rebuilt without each of its sources, covers 70-90 % of the left-out sources' runs
+    pooled (runs weighted equally; nested leave-one-source-out, bench/bench_recipes.py; the widening factor was fitted
+    on the dense profiles, not here)."""
     sys_path = str(Path(__file__).resolve().parent.parent / "bench")
     import sys
     if sys_path not in sys.path:

@@ -399,3 +399,15 @@ def test_any_small_grid_equals_one_by_one(spec):
             if k in ("model", "gpu"):
                 continue
             assert r[k] == (None if v is None or (isinstance(v, float) and math.isnan(v)) else v), k
+
+
+def test_largest_of_four_is_argmax_first_of_equal_maxima():
+    """evaluate's binding (core/estimate._largest_of_four) is np.argmax over the four groups, ties to the first, on
+    broadcast shapes and many ties (small integers)."""
+    from core.estimate import _largest_of_four
+    rng = np.random.default_rng(1)
+    for shapes in (((500,),) * 4, ((20, 1), (1, 25), (20, 25), (1, 1))):
+        a = [rng.integers(0, 3, size=sh).astype(float) for sh in shapes]
+        want = np.argmax(np.stack(np.broadcast_arrays(*a)), axis=0)
+        got = _largest_of_four(*a)
+        assert got.dtype == np.int16 and np.array_equal(got, want)

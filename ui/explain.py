@@ -78,8 +78,8 @@ def interval_words(rec: dict) -> str:
     return (f"80 % interval: step {fmt.si(rec['predicted_step_time_low_s'], 's')} – "
             f"{fmt.si(rec['predicted_step_time_high_s'], 's')}, MFU {fmt.pct(rec['predicted_mfu_low'], 1)} – "
             f"{fmt.pct(rec['predicted_mfu_high'], 1)}: the 10th–90th percentile of the framework profile's "
-            "leave-one-source-out errors on published runs (bench/fit_profiles.py, data/fitted.csv), or of your "
-            "calibration's")
+            "leave-one-source-out errors on published runs, widened to cover 80 % of a source it was not built from "
+            "(bench/fit_profiles.py, data/fitted.csv), or of your calibration's")
 
 
 def goodput_words(rec: dict) -> str:
