@@ -127,14 +127,21 @@ ATTN_REF_TOKENS = 2048.0  # the length the catalog's attention efficiencies and 
 
 # flash attention's rate at head dim 64 relative to 128, the width the catalog's attention efficiency is quoted for
 # (Shah et al. 2024, FlashAttention-3, Fig. 5, forward on H100 SXM5, BF16: FlashAttention-3 460–497 against 625–648
-# TFLOP/s at 2K–16K = 0.74–0.77; FlashAttention-2 318–324 against 362–370 = 0.88); the backward assumed alike
-HEAD_DIM_64_FACTOR = {"native": 0.75, "fa2": 0.88}
+# TFLOP/s at 2K–16K = 0.74–0.77; FlashAttention-2 318–324 against 362–370 = 0.88); the backward assumed alike.
+# Blackwell's native kernel (FlashAttention-4 on B200, BF16 forward, non-causal, 2K–16K: 756–877 against 1,132–1,321
+# TFLOP/s = 0.66–0.67; Dao-AILab/flash-attention PR #2605's benchmark table): its tensor cores doubled per SM while
+# the exponential unit did not (Zadouri et al. 2026, FlashAttention-4, arXiv:2603.05451), and a 64-wide head halves
+# the matmul work per exponential
+HEAD_DIM_64_FACTOR = {"native": 0.75, "fa2": 0.88, "blackwell": 0.66}
+BLACKWELL_FAMILY = float(family_names().index("blackwell"))
 
 
-def head_dim_factor(hd, fa2):
-    """Flash kernel rate at head dim `hd` ÷ its rate at 128: 1 from 128 up, HEAD_DIM_64_FACTOR at 64 and below,
-    log-linear between (a narrower head does less work per tile load)."""
-    at64 = np.where(np.asarray(fa2, dtype=bool), HEAD_DIM_64_FACTOR["fa2"], HEAD_DIM_64_FACTOR["native"])
+def head_dim_factor(hd, fa2, blackwell=False):
+    """Flash kernel rate at head dim `hd` ÷ its rate at 128: 1 from 128 up, HEAD_DIM_64_FACTOR at 64 and below
+    (FlashAttention-2-class kernels; the native kernel on Blackwell, on the other GPUs), log-linear between (a
+    narrower head does less work per tile load)."""
+    native = np.where(np.asarray(blackwell, dtype=bool), HEAD_DIM_64_FACTOR["blackwell"], HEAD_DIM_64_FACTOR["native"])
+    at64 = np.where(np.asarray(fa2, dtype=bool), HEAD_DIM_64_FACTOR["fa2"], native)
     x = np.clip(np.log2(np.maximum(np.asarray(hd, dtype=np.float64), 1.0) / 64.0), 0.0, 1.0)
     return at64 + (1.0 - at64) * x
 
@@ -192,6 +199,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # whose sustained fraction is fitted on the one TPU stack)
     prof_scale = _f(c["fit_sustained_scale"]) if "fit_sustained_scale" in c else P.number(fw, "sustained_scale")
     on_tpu = _f(g("family_index", -1.0)) == TPU_FAMILY
+    blackwell = _f(g("family_index", -1.0)) == BLACKWELL_FAMILY
     sus = _f(c["sustained_fraction"]) * eff_scale * np.where(on_tpu, 1.0, prof_scale)
     # low precision (core/lowp.py, data/lowp.csv): the linear layers at the recipe's rate, the rest at bf16
     recipe = LP.effective(g("fp8_recipe", "none"), g("compute_dtype", "bf16"))
@@ -289,9 +297,9 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # kernels' measured head-dim-64 factor (FlashAttention-3 on H100) is not applied on top of it
     if np.any(mxu > 0):
         mxu_head = np.where(mxu > 0, (hd + vd) / (hd / mxu_fill(hd, mxu) + vd / mxu_fill(vd, mxu)), 1.0)
-        hd_factor = np.where(mxu > 0, 1.0, head_dim_factor(hd, fa2))
+        hd_factor = np.where(mxu > 0, 1.0, head_dim_factor(hd, fa2, blackwell))
     else:
-        mxu_head, hd_factor = 1.0, head_dim_factor(hd, fa2)
+        mxu_head, hd_factor = 1.0, head_dim_factor(hd, fa2, blackwell)
     flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (attn_peak * attn_eff * hd_factor * mxu_head)) \
         * window_factor
     scores = b * (a / t) * (s / cp) * s

@@ -403,6 +403,9 @@ def test_a_narrow_head_runs_flash_attention_at_flashattention_3s_rate():
     core = m.n_layers * 7.0 * 4096 * 4096 * 4096 / float(attention_length_factor(4096, 1.0)) / 1e15
     assert narrow - wide == pytest.approx(core * (1 / 0.75 - 1), rel=1e-6)
     assert float(head_dim_factor(128, True)) == 1.0 and float(head_dim_factor(64, True)) == 0.88
+    # Blackwell's native kernel (FlashAttention-4 on B200, flash-attention PR #2605: 0.66–0.67 of its head-128 rate)
+    assert float(head_dim_factor(64, False, True)) == 0.66 and float(head_dim_factor(128, False, True)) == 1.0
+    assert float(head_dim_factor(64, True, True)) == 0.88  # a FlashAttention-2-class kernel keeps its own
     assert 0.75 < float(head_dim_factor(96, False)) < 1.0
 
 
