@@ -7,9 +7,10 @@ equally), their logs multiplied by `interval_widen`, to data/fitted.csv (`interv
 factor (data/fitted.csv `all, interval_widen`) is fitted by nested leave-one-source-out — each source's runs against
 the interval and validated region its profile's other sources give, their ratios predicted by constants fitted
 without either source — as the smallest that covers 80 % of an unseen source's runs: a user's run is most often from
-a source the fit has not seen. It also writes the layout classes, chip families, model
-sizes and sequence lengths its runs cover to data/validated.csv. A row is *validated* when its framework has at least MIN_RUNS published runs of its
-layout class on its chip family, within SIZE_SPAN × the sizes and SEQ_SPAN × the sequence lengths those runs span;
+a source the fit has not seen. It also writes the layout classes, chip families, model sizes and sequence lengths
+its runs cover to data/validated.csv. A row is *validated* when its framework has at least MIN_RUNS published runs
+of its layout class on its chip family, within SIZE_SPAN × the sizes and SEQ_SPAN × the sequence lengths those runs
+span;
 otherwise its interval's log-width is multiplied by WIDEN and is at least FLOOR either way (decided, not fitted: a
 layout nobody published is less certain than the runs' own spread says; the nested check above applies it to the
 left-out runs outside the others' region, 21 % of them). A calibration (core/calibrate.py) gives
