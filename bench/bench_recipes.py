@@ -93,7 +93,7 @@ def main(write: bool) -> str:
           f"EP-32 Qwen3 row {q_of['zoo-qwen3-235b-h100-256g-0']:.2f}. GPT-OSS 120B's {len(oss16)} BF16 rows run "
           f"{statistics.median(oss16):.2f}× slower than predicted at the median ({rng(oss16)}) on every GPU "
           "generation (64-wide heads with sinks — flash attention at head dim 64 now runs at FlashAttention-3's "
-          "measured 0.75 of its head-128 rate, FlashAttention-4's 0.66 on Blackwell —, 128 small experts with top-4 routing, biases, a 201k vocabulary); its "
+          "measured 0.75 of its head-128 rate, FlashAttention-4's 0.66 on B200 and GB200 —, 128 small experts with top-4 routing, biases, a 201k vocabulary); its "
           "two MXFP8 rows of the 26.08 table, on a newer recipe "
           "(full-iteration CUDA graphs, HybridEP, a fused grouped MLP, the all-to-all overlap), are "
           f"{oss8.get('gb300', float('nan')):.2f} (GB300) and {oss8.get('gb200', float('nan')):.2f} (GB200): the gap "

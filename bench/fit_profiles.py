@@ -373,6 +373,7 @@ def nested_coverage(facts: dict, widen: float) -> tuple:
     coverage})."""
     per_src, per_run, per_fw = [], [], {}
     for fw, fs in facts.items():
+        assert all("inner" in f for f in fs), f"{fw}: runs without their nested ratios (_nested_loso)"
         groups = np.array([f["group"] for f in fs])
         covs = []
         for g in sorted(set(groups)):

@@ -798,7 +798,7 @@ def gpu_columns(g: Accelerator, compute_dtype: str, price_per_gpu_hour: float | 
 GPU_STEP_FIELDS = ("memory_bandwidth_bytes_per_s", "intra_node_bytes_per_s", "inter_node_bytes_per_s",
                    "host_link_bytes_per_s", "gpus_per_grace", "ici_axes", "ici_wrap", "family_index",
                    "fa2_attention_efficiency",
-                   "gpus_per_node", "sm_count", "mxu_dim", "matmul_efficiency", "attention_efficiency", "causal_ratio",
+                   "gpus_per_node", "sm_count", "mxu_dim", "head_dim_64_factor", "matmul_efficiency", "attention_efficiency", "causal_ratio",
                    "sustained_fraction",
                    "hbm_efficiency", "intra_node_efficiency", "inter_node_efficiency", "collective_latency_s",
                    "peak_bf16_flops_per_s", "peak_fp8_flops_per_s", "peak_fp4_flops_per_s", "fp8_matmul_efficiency",

@@ -53,6 +53,9 @@ class Accelerator:
     # a TPU's systolic matrix unit, one side (256 on Trillium v6e, 128 before: MaxText custom_model.md, in the
     # catalog's step_source): a GEMM dimension it streams over (contraction, output) fills whole MXU widths; NaN: none
     mxu_dim: float = math.nan
+    # the native flash kernel's rate at head dim 64 ÷ its rate at 128 (data/accelerators.csv step_source); NaN: the
+    # FlashAttention-3 figure (core/steptime.HEAD_DIM_64_FACTOR)
+    head_dim_64_factor: float = math.nan
     matmul_efficiency: float = 0.8
     attention_efficiency: float = 0.55
     fa2_attention_efficiency: float = 0.33  # FlashAttention-2-class kernels (PyTorch SDPA, flash-attn 2)
@@ -208,6 +211,7 @@ def catalog() -> dict[str, Accelerator]:
                 gpus_per_node=int(row["gpus_per_node"]),
                 sm_count=_f(row, "sm_count"),
                 mxu_dim=_f(row, "mxu_dim"),
+                head_dim_64_factor=_f(row, "head_dim_64_factor"),
                 matmul_efficiency=_f(row, "matmul_efficiency"),
                 **{k: v for k, v in fam[row["family"]].items() if k != "source"},
                 price_date=row["price_date"],

@@ -128,22 +128,33 @@ ATTN_REF_TOKENS = 2048.0  # the length the catalog's attention efficiencies and 
 # flash attention's rate at head dim 64 relative to 128, the width the catalog's attention efficiency is quoted for
 # (Shah et al. 2024, FlashAttention-3, Fig. 5, forward on H100 SXM5, BF16: FlashAttention-3 460–497 against 625–648
 # TFLOP/s at 2K–16K = 0.74–0.77; FlashAttention-2 318–324 against 362–370 = 0.88); the backward assumed alike.
-# Blackwell's native kernel (FlashAttention-4 on B200, BF16 forward, non-causal, 2K–16K: 756–877 against 1,132–1,321
-# TFLOP/s = 0.66–0.67; Dao-AILab/flash-attention PR #2605's benchmark table): its tensor cores doubled per SM while
-# the exponential unit did not (Zadouri et al. 2026, FlashAttention-4, arXiv:2603.05451), and a 64-wide head halves
-# the matmul work per exponential
-HEAD_DIM_64_FACTOR = {"native": 0.75, "fa2": 0.88, "blackwell": 0.66}
-BLACKWELL_FAMILY = float(family_names().index("blackwell"))
+# A chip whose native kernel differs says so in the catalog (data/accelerators.csv head_dim_64_factor: B100, B200,
+# GB200 0.66, FlashAttention-4's; Blackwell Ultra back at Hopper's 0.75, its exponential units doubled)
+HEAD_DIM_64_FACTOR = {"native": 0.75, "fa2": 0.88}
 
 
-def head_dim_factor(hd, fa2, blackwell=False):
-    """Flash kernel rate at head dim `hd` ÷ its rate at 128: 1 from 128 up, HEAD_DIM_64_FACTOR at 64 and below
-    (FlashAttention-2-class kernels; the native kernel on Blackwell, on the other GPUs), log-linear between (a
-    narrower head does less work per tile load)."""
-    native = np.where(np.asarray(blackwell, dtype=bool), HEAD_DIM_64_FACTOR["blackwell"], HEAD_DIM_64_FACTOR["native"])
+def head_dim_factor(hd, fa2, native_at64=np.nan):
+    """Flash kernel rate at head dim `hd` ÷ its rate at 128: 1 from 128 up, at 64 and below the FlashAttention-2
+    class's 0.88 or the native kernel's (the chip's catalog figure `native_at64`, else FlashAttention-3's 0.75),
+    log-linear between (a narrower head does less work per tile load)."""
+    chip = np.asarray(native_at64, dtype=np.float64)
+    native = np.where(chip > 0, chip, HEAD_DIM_64_FACTOR["native"])
     at64 = np.where(np.asarray(fa2, dtype=bool), HEAD_DIM_64_FACTOR["fa2"], native)
     x = np.clip(np.log2(np.maximum(np.asarray(hd, dtype=np.float64), 1.0) / 64.0), 0.0, 1.0)
     return at64 + (1.0 - at64) * x
+
+
+def head_width_factor(hd, vd, fa2, native_at64=np.nan, mxu=np.nan):
+    """The flash kernel's rate for heads `hd` (QK) and `vd` (V) wide ÷ its rate at 128: on a GPU `head_dim_factor`;
+    on a TPU (`mxu` > 0) the matrix unit's fill instead — QKᵀ contracts over hd, PV writes vd wide, each filling
+    whole MXU widths (mxu_fill), weighed by their FLOPs (∝ hd and vd): (hd + vd) / (hd/fill(hd) + vd/fill(vd)). On a
+    TPU the fill stands for the head width's cost; the GPU kernels' measured factor is not applied on top of it."""
+    hd, vd, mxu = _f(hd), _f(vd), _f(mxu)
+    gpu = head_dim_factor(hd, fa2, native_at64)
+    if not np.any(mxu > 0):
+        return gpu
+    tpu = (hd + vd) / (hd / mxu_fill(hd, mxu) + vd / mxu_fill(vd, mxu))
+    return np.where(mxu > 0, tpu, gpu)
 
 
 def attention_length_factor(s, causal_ratio_ref):
@@ -199,7 +210,6 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # whose sustained fraction is fitted on the one TPU stack)
     prof_scale = _f(c["fit_sustained_scale"]) if "fit_sustained_scale" in c else P.number(fw, "sustained_scale")
     on_tpu = _f(g("family_index", -1.0)) == TPU_FAMILY
-    blackwell = _f(g("family_index", -1.0)) == BLACKWELL_FAMILY
     sus = _f(c["sustained_fraction"]) * eff_scale * np.where(on_tpu, 1.0, prof_scale)
     # low precision (core/lowp.py, data/lowp.csv): the linear layers at the recipe's rate, the rest at bf16
     recipe = LP.effective(g("fp8_recipe", "none"), g("compute_dtype", "bf16"))
@@ -291,17 +301,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # has no fp8 path): the core at the fp8 peak, at LP.FP8_ATTENTION_OVER_BF16 of bf16 attention's efficiency
     fp8_attn = np.asarray(g("fp8_attention", False), dtype=bool) & lowp
     attn_peak = np.where(fp8_attn, _f(g("peak_fp8_flops_per_s", np.nan)) * sus * LP.FP8_ATTENTION_OVER_BF16, peak)
-    # on a TPU the kernel's two matmuls stream over the head: QKᵀ contracts over hd, PV writes vd wide; a head
-    # narrower than the MXU (128 on Trillium's 256) leaves it partly idle (mxu_fill, the two matmuls weighed by their
-    # FLOPs, hd and vd; no effect where mxu is NaN). There the MXU fill stands for the head width's cost: the GPU
-    # kernels' measured head-dim-64 factor (FlashAttention-3 on H100) is not applied on top of it
-    if np.any(mxu > 0):
-        mxu_head = np.where(mxu > 0, (hd + vd) / (hd / mxu_fill(hd, mxu) + vd / mxu_fill(vd, mxu)), 1.0)
-        hd_factor = np.where(mxu > 0, 1.0, head_dim_factor(hd, fa2, blackwell))
-    else:
-        mxu_head, hd_factor = 1.0, head_dim_factor(hd, fa2, blackwell)
-    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (attn_peak * attn_eff * hd_factor * mxu_head)) \
-        * window_factor
+    width_rate = head_width_factor(hd, vd, fa2, g("head_dim_64_factor", np.nan), mxu)
+    flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (attn_peak * attn_eff * width_rate)) * window_factor
     scores = b * (a / t) * (s / cp) * s
     heads = b * a / t
     bmm = gemm(s / cp, s, hd, heads) + gemm(s / cp, vd, s, heads)

@@ -4,6 +4,8 @@ recognises their model types, tested from minimal copies of their config.json fi
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -403,9 +405,21 @@ def test_a_narrow_head_runs_flash_attention_at_flashattention_3s_rate():
     core = m.n_layers * 7.0 * 4096 * 4096 * 4096 / float(attention_length_factor(4096, 1.0)) / 1e15
     assert narrow - wide == pytest.approx(core * (1 / 0.75 - 1), rel=1e-6)
     assert float(head_dim_factor(128, True)) == 1.0 and float(head_dim_factor(64, True)) == 0.88
-    # Blackwell's native kernel (FlashAttention-4 on B200, flash-attention PR #2605: 0.66–0.67 of its head-128 rate)
-    assert float(head_dim_factor(64, False, True)) == 0.66 and float(head_dim_factor(128, False, True)) == 1.0
-    assert float(head_dim_factor(64, True, True)) == 0.88  # a FlashAttention-2-class kernel keeps its own
+    # a chip's own native figure (B200: FlashAttention-4, flash-attention PR #2605, 0.66) replaces FA3's 0.75
+    assert float(head_dim_factor(64, False, 0.66)) == 0.66 and float(head_dim_factor(128, False, 0.66)) == 1.0
+    assert float(head_dim_factor(64, True, 0.66)) == 0.88  # a FlashAttention-2-class kernel keeps its own
+    assert float(head_dim_factor(64, False, float("nan"))) == 0.75
+
+
+def test_catalog_head_dim_64_factor():
+    """Blackwell's FlashAttention-4 runs a 64-wide head at 0.66 of its head-128 rate (B100, B200, GB200); Blackwell
+    Ultra's doubled exponential units bring it back to Hopper's 0.75 (B300, GB300); other chips have no figure (the
+    FlashAttention-3 default)."""
+    from core.hardware import catalog
+    cat = catalog()
+    assert all(cat[n].head_dim_64_factor == 0.66 for n in ("b100", "b200", "gb200"))
+    assert all(cat[n].head_dim_64_factor == 0.75 for n in ("b300", "gb300"))
+    assert all(math.isnan(g.head_dim_64_factor) for n, g in cat.items() if g.family != "blackwell")
     assert 0.75 < float(head_dim_factor(96, False)) < 1.0
 
 

@@ -136,12 +136,19 @@ def test_nested_coverage_counts_each_left_out_run():
     rows = [("a", 1.0, "nvidia"), ("a", 1.0, "nvidia"), ("b", 1.0, "nvidia"), ("c", 1.5, "nvidia"),
             ("c", 1.5, "nvidia"), ("c", 1.2, "amd")]
     fs = [dict(f, group=g, fam=fam, lq=float(np.log(q))) for g, q, fam in rows]
-    for x in fs:  # constants that do not depend on who is left out: every inner ratio is the run's own
+    for x in fs:  # each run's ratio as a fit without g (and its own source) would predict it: its own here
         x["inner"] = {g: x["lq"] for g in "abc" if g != x["group"]}
     by_src, by_run, per_fw = FIT.nested_coverage({"x": fs}, 1.0)
     assert by_src == pytest.approx((1 + 1 + 1 / 3) / 3)
     assert by_run == pytest.approx(4 / 6)
     assert per_fw == {"x": pytest.approx(by_src)}
+    # the interval for g is built from the others' inner ratios, not their plain LOSO ones: if a fit without c had
+    # predicted a and b at 1.5 instead, c's in-region 1.5 runs are covered (and its 1.2 run, in the widened floor)
+    for x in fs:
+        if x["group"] in "ab":
+            x["inner"]["c"] = float(np.log(1.5))
+    by_src, by_run, _ = FIT.nested_coverage({"x": fs}, 1.0)
+    assert by_src == pytest.approx(1.0) and by_run == pytest.approx(1.0)
 
 
 def test_nested_ratios_leave_out_both_sources():

@@ -339,3 +339,14 @@ def test_v6e_mxu_fill_slows_only_narrow_heads():
         for k in STEP_PARTS:
             if k not in ("compute_s", "recompute_s"):
                 assert wide[k] == pytest.approx(narrow[k], rel=1e-9, abs=1e-12), (model, k)
+
+
+def test_tpu_head_width_is_the_mxu_fill_alone():
+    """On a TPU the flash kernel's head width costs only the matrix unit's fill, the two matmuls weighed by FLOPs:
+    heads of 64 on v5p's 128-wide MXU run at 0.5 (not 0.5 × the GPU kernels' 0.75); QK 192 and V 128 on v6e's 256
+    at (192 + 128) / (192/0.75 + 128/0.5) = 320/512; a GPU row keeps head_dim_factor."""
+    from core.steptime import head_dim_factor, head_width_factor
+    assert float(head_width_factor(64, 64, False, float("nan"), 128.0)) == pytest.approx(0.5)
+    assert float(head_width_factor(192, 128, False, float("nan"), 256.0)) == pytest.approx(320 / 512)
+    assert float(head_width_factor(128, 128, False, float("nan"), 256.0)) == pytest.approx(0.5)
+    assert float(head_width_factor(64, 64, False, 0.66, float("nan"))) == float(head_dim_factor(64, False, 0.66))
