@@ -378,7 +378,8 @@ def test_nvfp4_on_blackwell_is_faster_than_mxfp8():
 from core import validation as V  # noqa: E402
 
 MOE_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_moe.csv")
-MOE_NOT_FIT = {"mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512"}
+MOE_NOT_FIT = {"mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
+               "primus-proj-mi355x-mixtral-8x22b-bf16-8n"}
 MOE_WITHIN = {"mb2511-deepseek-v3-gb200-256g-bf16-tp1pp4cp1ep64vp4mbs1gbs4096",
               "mb2511-deepseek-v3-gb300-256g-bf16-tp1pp2cp1ep32vp4mbs1gbs4096",
               "mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
@@ -417,7 +418,8 @@ def _published(run):
 # (bench/fit_mxfp8.py, leave-one-source-out).
 LOWP_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_lowp.csv")
 LOWP_NOT_FIT = {"mlperf50-amd-mi300x-llama2-70b-lora",
-                "mlperf51-amd-mi300x-llama2-70b-lora"}
+                "mlperf51-amd-mi300x-llama2-70b-lora",
+                "nemo2407-nemotron-340b-h100-fp8"}
 LOWP_WITHIN = {"ao-h100-sxm-8b-fp8-rowwise",
                "ao-h100-sxm-8b-fp8-tensorwise",
                "mb2511-llama-3.1-405b-b200-128g-current-tp4pp8cp2vp8mbs1gbs64",
@@ -472,7 +474,24 @@ LOWP_WITHIN = {"ao-h100-sxm-8b-fp8-rowwise",
                "mlperf51-nv-gb300-8b-72g-fp8cs",
                "mlperf51-nv-gb300-lora-512g",
                "mlperf51-nv-gb300-lora-72g",
+               "nemo2407-gpt3-175b-128g-h100-fp8",
+               "nemo2407-gpt3-175b-512g-h100-fp8",
+               "nemo2407-gpt3-20b-h100-fp8",
+               "nemo2407-gpt3-5b-h100-fp8",
+               "nemo2407-llama2-13b-h100-fp8",
+               "nemo2407-llama2-70b-h100-fp8",
+               "nemo2407-llama2-7b-h100-fp8",
+               "nemo2407-llama3-70b-h100-fp8",
+               "nemo2407-llama3-8b-h100-fp8",
+               "nemo2407-nemotron-22b-h100-fp8",
+               "nemo2407-nemotron-8b-h100-fp8",
+               "nemo2504-gpt3-175b-gb200-fp8cs",
+               "nemo2504-llama3-8b-gb200-fp8cs",
+               "nemo2504-nemotron4-15b-gb200-fp8cs",
                "olmocore-h100-13b-fp8",
+               "primus-proj-mi325x-llama31-70b-fp8-8n",
+               "primus-proj-mi325x-llama31-8b-fp8-1n",
+               "primus-proj-mi325x-llama31-8b-fp8-8n",
                "tt-gb200-nvfp4doc-8b-4g-mxfp8",
                "tt-h100-dec24-405b-512g-3d-1f1b-fp8",
                "tt-h100-dec24-405b-512g-3d-i1f1b-fp8",
