@@ -434,7 +434,12 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   sample), its source's LOSO median from 16.4 % to 7.0 %, maxtext's from 9.9 % to 7.3 % (TPU sustained refit 0.94 →
   0.96); left: its older Llama 2 70B and GPT-3 175B rows (1.13–1.32), Gemma 3 12B (head dim 256, no MXU change; 1.14,
   1.21, 1.31 → 1.16, 1.24, 1.33 from 1 to 4 slices with the refit's higher TPU sustained fraction) and the 2-slice 405B
-  rows (1.26–1.38).
+  rows (1.26–1.38). At the day's end 16 dense runs from three sources new to the project were predicted before
+  they joined (with the constants of 0818275): NVIDIA's DGXC Benchmarking MaxText on H100 (Llama 2 and Llama 3 70B,
+  64–2,048 GPUs: 0.81–0.86 — JAX on GPU as fast as Megatron there, where JAX-Toolbox's and MaxText A3's older rows
+  ran slower; refit, maxtext's GPU sustained scale went from 0.80 to 0.88), DeepSpeed's ZenFlow core-binding blog
+  (Qwen2.5 1.5B/3B on 2 A100: 0.59 without offload, 1.76–2.17 with the optimizer on the CPU — its 2× EPYC 7742 host
+  runs CPU Adam far slower than the profile's rate) and AWS's torchtitan test case on 32 H100 (0.89).
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
   (deepspeed), within 15 % in-sample 63 % → 74 % and 56 % → 72 %; the fitted 1.08 (fsdp) and 0.96 (deepspeed)

@@ -182,8 +182,8 @@ def recipe_intervals() -> list[dict]:
     weigh equally here: the tables' sources are few and uneven (one Megatron-Bridge archive, MLPerf split by submitter
     and round), and run weights cover a left-out source better (nested leave-one-source-out, bench/bench_recipes.py,
     2026-12-05, megatron's low-precision runs: 78 % of the runs and 83 % source by source, against 76 % and 76 % with
-    sources weighted equally). The MoE table covers a left-out source far less (45 % of the runs): its GPT-OSS rows,
-    one source, run 1.07–1.62× the prediction, which the other two sources do not foresee; what
+    sources weighted equally). The MoE table covers a left-out source far less (about half of the runs): its GPT-OSS
+    rows, one source, run 1.07–1.62× the prediction, which the other sources do not foresee; what
     data/recipe_intervals.csv holds (bench/bench_recipes.py --write writes it, a test checks it)."""
     out = []
     k = interval_widen()

@@ -31,18 +31,21 @@ KNOWN_MISSES = {
     "tt-h100-jun25-8b-bf16-vanilla": 1.313, "tt-h100-jun25-8b-bf16-asynctp": 1.352, "ao-mi300x-8b-bf16": 1.217,
     "ao-b200-8b-bf16": 1.411, "ds-112": 1.186, "ds-113": 1.26, "ds-145": 0.673, "ds-146": 0.682, "ds-152": 1.685,
     "ds-153": 1.297, "ds-154": 1.191, "mt-v5e-64b-32x": 1.17, "mt-v5p-cfg-128b-2x-v5p-512": 1.15,
-    "mt-a3-llama2-7b-4vm": 1.163, "mt-a3-llama2-7b-8vm": 1.154, "mt-a3-llama2-7b-16vm": 1.257,
-    "tr-v6e-llama2-70b-256": 1.201, "tr-v6e-gpt3-175b-bf16": 1.321, "pax-126m-a100-80gb-tebf16": 0.728,
-    "pax-175b-a100-80gb-tebf16": 0.83, "pax-126m-h100-sxm-tebf16": 0.826, "olmocore-h100-1b-bf16": 0.848,
-    "kf-h200-7b-1g-tp1-fsdp1": 0.688, "kf-h200-7b-2g-tp1-fsdp2": 0.743, "kf-h200-7b-4g-tp1-fsdp4": 0.784,
-    "kf-h200-7b-4g-tp4-fsdp1": 0.84, "kf-h200-7b-8g-tp4-fsdp2": 0.844, "kf-h200-13b-8g-tp4-fsdp2": 0.826,
-    "kf-h200-13b-16g-tp4-fsdp4": 0.789, "kf-h200-13b-32g-tp4-fsdp8": 0.79, "kf-h200-70b-32g-tp4-fsdp8": 0.732,
-    "alst-8b-1gpu-baseline": 2.215, "alst-8b-8gpu-baseline": 1.648, "alst-8b-32gpu-baseline": 1.157,
-    "hf-ulysses-qwen3-4b-1gpu-8k": 1.96, "hf-ulysses-qwen3-4b-sp4-8k": 4.059, "hf-ulysses-qwen3-4b-sp4-32k": 1.916,
-    "hf-ulysses-qwen3-4b-sp4-64k": 0.743, "lsaie-gh200-z1-eager": 0.788, "lsaie-gh200-z2-eager": 0.792,
-    "lsaie-gh200-z1-torchcompile": 0.812, "lsaie-gh200-z2-torchcompile": 0.81, "lsaie-gh200-z3-zerooffload": 1.369,
-    "tr-v6e-gemma3-12b-1x256": 1.163, "tr-v6e-gemma3-12b-2x256": 1.238, "tr-v6e-gemma3-12b-4x256": 1.333,
-    "tr-v6e-llama3.1-405b-2x256-tp4": 1.376, "tr-v6e-llama3.1-405b-2x256-fsdp": 1.257
+    "mt-a3-llama2-7b-2vm": 1.238, "mt-a3-llama2-7b-4vm": 1.276, "mt-a3-llama2-7b-8vm": 1.266,
+    "mt-a3-llama2-7b-16vm": 1.379, "tr-v6e-llama2-70b-256": 1.201, "tr-v6e-gpt3-175b-bf16": 1.321,
+    "pax-5b-a100-80gb-bf16": 1.176, "pax-126m-a100-80gb-tebf16": 0.8, "pax-5b-h100-sxm-tebf16": 1.157,
+    "olmocore-h100-1b-bf16": 0.848, "kf-h200-7b-1g-tp1-fsdp1": 0.688, "kf-h200-7b-2g-tp1-fsdp2": 0.743,
+    "kf-h200-7b-4g-tp1-fsdp4": 0.784, "kf-h200-7b-4g-tp4-fsdp1": 0.84, "kf-h200-7b-8g-tp4-fsdp2": 0.844,
+    "kf-h200-13b-8g-tp4-fsdp2": 0.826, "kf-h200-13b-16g-tp4-fsdp4": 0.789, "kf-h200-13b-32g-tp4-fsdp8": 0.79,
+    "kf-h200-70b-32g-tp4-fsdp8": 0.732, "alst-8b-1gpu-baseline": 2.215, "alst-8b-8gpu-baseline": 1.648,
+    "alst-8b-32gpu-baseline": 1.157, "hf-ulysses-qwen3-4b-1gpu-8k": 1.96, "hf-ulysses-qwen3-4b-sp4-8k": 4.059,
+    "hf-ulysses-qwen3-4b-sp4-32k": 1.916, "hf-ulysses-qwen3-4b-sp4-64k": 0.743, "lsaie-gh200-z1-eager": 0.788,
+    "lsaie-gh200-z2-eager": 0.792, "lsaie-gh200-z1-torchcompile": 0.812, "lsaie-gh200-z2-torchcompile": 0.81,
+    "lsaie-gh200-z3-zerooffload": 1.369, "tr-v6e-gemma3-12b-1x256": 1.163, "tr-v6e-gemma3-12b-2x256": 1.238,
+    "tr-v6e-gemma3-12b-4x256": 1.333, "tr-v6e-llama3.1-405b-2x256-tp4": 1.376,
+    "tr-v6e-llama3.1-405b-2x256-fsdp": 1.257, "zfcb-qwen2.5-1.5b-zero2": 0.594,
+    "zfcb-qwen2.5-1.5b-zero2-offload-bind": 1.764, "zfcb-qwen2.5-3b-zero2-offload-bind": 1.881,
+    "zfcb-qwen2.5-3b-zero2-offload-nobind": 2.175
 }
 
 
@@ -177,7 +180,9 @@ CAL_SOURCES = sorted({(r.framework, r.group) for r in RUNS
 # GPT-3 175B rows 1.13-1.32, so calibrating on those first rows misses the others by 15 %)
 CAL_MISSES = {"DeepCompile blog", "DeepSpeed Azure blog", "JAX-Toolbox", "MaxText A3 README", "ALST paper",
               "ETH LSAIE DeepSpeed GH200 study", "HF Ulysses SP blog", "KempnerForge MFU scaling 2026-04",
-              "torchao float8 README", "tpu-recipes"}
+              "torchao float8 README", "tpu-recipes", "DeepSpeed ZenFlow core-binding blog"}
+# (2026-12-05, joined at the session's end: the ZenFlow blog mixes a 2-GPU step without offload, 0.59 of the
+# prediction, with CPU-offloaded ones at 1.8-2.2: one factor cannot match both)
 
 
 @pytest.fixture(scope="module")

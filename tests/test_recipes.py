@@ -422,6 +422,7 @@ LOWP_NOT_FIT = {"mlperf50-amd-mi300x-llama2-70b-lora",
                 "nemo2407-nemotron-340b-h100-fp8"}
 LOWP_WITHIN = {"ao-h100-sxm-8b-fp8-rowwise",
                "ao-h100-sxm-8b-fp8-tensorwise",
+               "aws-tt-p5-8b-fp8-compile",
                "mb2511-llama-3.1-405b-b200-128g-current-tp4pp8cp2vp8mbs1gbs64",
                "mb2511-llama-3.1-405b-b200-128g-mxfp8-tp4pp8cp2vp8mbs1gbs64",
                "mb2511-llama-3.1-70b-gb200-64g-current-tp1pp1cp1vp1mbs2gbs256-fsdp",
