@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from core import intervals as IV  # noqa: E402
 from core import validation as V  # noqa: E402
-from core.hardware import catalog  # noqa: E402
+from core.hardware import catalog, family_names  # noqa: E402
 
 SUS_GRID = np.round(np.arange(0.60, 1.201, 0.01), 3)
 COST_GRID = np.round(np.arange(0.0, 2.001, 0.1), 3)
@@ -321,8 +321,9 @@ def _run_facts(rows, loso_q) -> list[dict]:
     return out
 
 
-def _region(facts) -> dict:
-    """The validated region of some runs: per layout class, its run count, chip families, sizes and lengths."""
+def _region(fw, facts) -> list:
+    """The validated region of some runs of profile `fw` in core/intervals.validated_rows' form: per layout class,
+    its run count, chip families, smallest and largest size and sequence length."""
     acc = {}
     for f in facts:
         a = acc.setdefault(f["cls"], {"runs": 0, "fams": set(), "p": [], "s": []})
@@ -330,15 +331,14 @@ def _region(facts) -> dict:
         a["fams"].add(f["fam"])
         a["p"].append(f["params"])
         a["s"].append(f["seq"])
-    return acc
+    return [(fw, cls, a["runs"], tuple(sorted(a["fams"])), min(a["p"]), max(a["p"]), min(a["s"]), max(a["s"]))
+            for cls, a in sorted(acc.items())]
 
 
-def _in_region(acc, f) -> bool:
-    """core/intervals.validated's rule for one run against a region."""
-    a = acc.get(f["cls"])
-    return bool(a and a["runs"] >= IV.MIN_RUNS and f["fam"] in a["fams"]
-                and min(a["p"]) / IV.SIZE_SPAN <= f["params"] <= max(a["p"]) * IV.SIZE_SPAN
-                and min(a["s"]) / IV.SEQ_SPAN <= f["seq"] <= max(a["s"]) * IV.SEQ_SPAN)
+def _in_region(fw, region, f) -> bool:
+    """core/intervals.validated's own rule for one run against a region."""
+    return bool(IV.validated(fw, IV.code_of(f["cls"]), family_names().index(f["fam"]), f["params"], f["seq"],
+                             rows=region))
 
 
 WIDEN_TARGET = 0.80
@@ -382,11 +382,11 @@ def nested_coverage(facts: dict, widen: float) -> tuple:
                 continue
             inner = np.array([f["inner"][g] for f, o in zip(fs, others) if o])
             lo, hi = V.interval_of(np.exp(inner), groups[others], widen)
-            acc = _region([f for f, o in zip(fs, others) if o])
+            region = _region(fw, [f for f, o in zip(fs, others) if o])
             inside = []
             for f in (f for f in fs if f["group"] == g):
                 l, h = np.log(lo), np.log(hi)
-                if not _in_region(acc, f):
+                if not _in_region(fw, region, f):
                     l, h = min(IV.WIDEN * l, np.log(IV.FLOOR[0])), max(IV.WIDEN * h, np.log(IV.FLOOR[1]))
                 inside.append(l <= f["lq"] <= h)
             covs.append(float(np.mean(inside)))
@@ -408,8 +408,8 @@ def fit_widen(facts: dict) -> tuple:
 
 
 def _validated_rows(fw, facts):
-    return [(fw, cls, a["runs"], " ".join(sorted(a["fams"])), f"{min(a['p']):.4g}", f"{max(a['p']):.4g}",
-             min(a["s"]), max(a["s"])) for cls, a in sorted(_region(facts).items())]
+    return [(f, cls, runs, " ".join(fams), f"{pmin:.4g}", f"{pmax:.4g}", smin, smax)
+            for f, cls, runs, fams, pmin, pmax, smin, smax in _region(fw, facts)]
 
 
 WHY_MISSES = """What the misses point at (read from the sources' own notes; not fitted away):

@@ -98,9 +98,10 @@ def validated_rows() -> tuple:
                      for r in csv.DictReader(fh))
 
 
-def validated(framework, code, family_index, n_params, seq_len) -> np.ndarray:
+def validated(framework, code, family_index, n_params, seq_len, rows=None) -> np.ndarray:
     """True where published runs of the framework validate the row's layout class (`class_code`), chip family (its
-    index in core.hardware.family_names()), size and sequence length."""
+    index in core.hardware.family_names()), size and sequence length; `rows`, a region in `validated_rows`' form,
+    stands for data/validated.csv (bench/fit_profiles.py's nested check builds one without each source)."""
     from .hardware import family_names
     fams = family_names()
     fw = np.asarray(framework)
@@ -110,7 +111,7 @@ def validated(framework, code, family_index, n_params, seq_len) -> np.ndarray:
     ok = np.zeros(shape, dtype=bool)
     present = set(fw.ravel().tolist()) if fw.ndim == 0 or fw.size <= 64 else set(np.unique(fw).tolist())
     codes = set(np.unique(cl).tolist())
-    for f, c, runs, fam_names, pmin, pmax, smin, smax in validated_rows():
+    for f, c, runs, fam_names, pmin, pmax, smin, smax in (validated_rows() if rows is None else rows):
         cc = code_of(c)
         if runs < MIN_RUNS or f not in present or cc not in codes:
             continue

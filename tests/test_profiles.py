@@ -135,9 +135,9 @@ def test_nested_coverage_counts_each_left_out_run():
     1.2, its 1.2 run on a chip family no other source has. Left out, a and b each meet the others' interval 1.0–1.5
     and are covered; c meets the interval [1, 1] of a and b: its two 1.5 runs miss, its off-region 1.2 run is inside
     the widened interval's floor (0.80–1.25). Sources weighted equally: (1 + 1 + 1/3) / 3; runs: 4 of 6."""
-    f = dict(cls="dp", fam="nvidia", params=7e9, seq=4096)
-    rows = [("a", 1.0, "nvidia"), ("a", 1.0, "nvidia"), ("b", 1.0, "nvidia"), ("c", 1.5, "nvidia"),
-            ("c", 1.5, "nvidia"), ("c", 1.2, "amd")]
+    f = dict(cls="dp", fam="hopper", params=7e9, seq=4096)
+    rows = [("a", 1.0, "hopper"), ("a", 1.0, "hopper"), ("b", 1.0, "hopper"), ("c", 1.5, "hopper"),
+            ("c", 1.5, "hopper"), ("c", 1.2, "cdna3")]
     fs = [dict(f, group=g, fam=fam, lq=float(np.log(q))) for g, q, fam in rows]
     for x in fs:  # each run's ratio as a fit without g (and its own source) would predict it: its own here
         x["inner"] = {g: x["lq"] for g in "abc" if g != x["group"]}
