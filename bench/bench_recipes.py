@@ -20,11 +20,13 @@ from core import validation as V  # noqa: E402
 from core.record import fit_status  # noqa: E402
 
 
-def _runs_table(L: list, name: str, not_fitting: list | None = None) -> list:
-    """Append a row per published run of data/`name` (measured / predicted step, fits) to L; return the ratios
-    (and collect each run's id and fit verdict in `not_fitting`, when given)."""
+def _runs_table(L: list, name: str, not_fitting: list | None = None) -> tuple[list, list]:
+    """Append a table with a row per published run of data/`name` (measured / predicted step, fits) to L; return the
+    runs and their ratios (and collect each run's id and fit verdict in `not_fitting`, when given)."""
     qs = []
-    for r in V.read(ROOT / "data" / name):
+    runs = V.read(ROOT / "data" / name)
+    L += ["| run | gpu | measured / predicted | fits |", "|---|---|---|---|"]
+    for r in runs:
         q, rec = TR._published(r)
         qs.append(q)
         fit = {"fits": "yes", "fits tightly": "tightly", "does not fit": "NO"}[
@@ -32,7 +34,7 @@ def _runs_table(L: list, name: str, not_fitting: list | None = None) -> list:
         L.append(f"| {r.id} | {r.gpu} | {q:.2f} | {fit} |")
         if not_fitting is not None:
             not_fitting.append((r.id, fit))
-    return qs
+    return runs, qs
 
 
 def main(write: bool) -> str:
@@ -57,12 +59,10 @@ def main(write: bool) -> str:
           "(GEMMs 62 % of it, 55 % with the fitted 1.08 scale of 71a0fd7; 2026-12-02), so fp8 speeds more of it.", "",
           "Published MoE runs (Megatron-Core, BF16 but for the 26.08 MXFP8 rows, and since 2026-12-05 MaxText's on TPUs; "
           "data/published_runs_moe.csv), "
-          "measured / predicted step:", "",
-          "| run | gpu | measured / predicted | fits |", "|---|---|---|---|"]
+          "measured / predicted step:", ""]
     moe_not_fitting = []
-    qs = _runs_table(L, "published_runs_moe.csv", moe_not_fitting)
+    runs, qs = _runs_table(L, "published_runs_moe.csv", moe_not_fitting)
     ok = sum(abs(q - 1) <= 0.15 for q in qs)
-    runs = V.read(ROOT / "data" / "published_runs_moe.csv")
     q_of = {r.id: q for r, q in zip(runs, qs)}
     rest = [q for r, q in zip(runs, qs) if "gpt-oss" not in r.id]
     oss16 = [q for i, q in q_of.items() if "gpt-oss" in i and "-bf16-" in i]
@@ -123,11 +123,9 @@ def main(write: bool) -> str:
           "and B200, 70B, and 405B on 128 B200 and 1,024 H100, FP8 current scaling and MXFP8 — the 25.11 rows whose "
           "release's config (v0.2.0) states the table's layout; since 2026-12-05 also MLPerf Training's Megatron/NeMo "
           "submissions and the fsdp profile's FP8 rows of torchtitan, torchao and OLMo-core; "
-          "data/published_runs_lowp.csv, each with the inputs its recipe states), measured / predicted step:", "",
-          "| run | gpu | measured / predicted | fits |", "|---|---|---|---|"]
+          "data/published_runs_lowp.csv, each with the inputs its recipe states), measured / predicted step:", ""]
     lowp_fit = []
-    lq = _runs_table(L, "published_runs_lowp.csv", lowp_fit)
-    lruns = V.read(ROOT / "data" / "published_runs_lowp.csv")
+    lruns, lq = _runs_table(L, "published_runs_lowp.csv", lowp_fit)
     miss = [q for r, q in zip(lruns, lq) if abs(q - 1) > 0.15]
     mb = [(r, q) for r, q in zip(lruns, lq) if r.group.startswith("Megatron-Bridge")]  # NVIDIA's own tables
     g300 = [q for r, q in mb if r.gpu == "gb300"]
@@ -198,9 +196,8 @@ def main(write: bool) -> str:
           "|---|---|---|---|---|"]
     L += [f"| {kind} | {fw} | {n} | {a:.0%} | {b:.0%} |" for kind, fw, n, a, b in nested_recipe_coverage()]
     L += ["", "Published hybrid Mamba-2 runs (Nemotron 3 Nano 30B-A3B, FP8 / MXFP8, Megatron-Bridge; "
-          "data/published_runs_hybrid.csv), measured / predicted step:", "",
-          "| run | gpu | measured / predicted | fits |", "|---|---|---|---|"]
-    hq = _runs_table(L, "published_runs_hybrid.csv")
+          "data/published_runs_hybrid.csv), measured / predicted step:", ""]
+    _, hq = _runs_table(L, "published_runs_hybrid.csv")
     L += ["", f"{sum(abs(q - 1) <= 0.15 for q in hq)} of {len(hq)} within 15 %. Its 23 MoE layers of 128 experts "
           "1,856 wide with top-6 routing are the fine-grained MoE the GPT-OSS rows miss the same way (1.2–1.4×); the "
           "Mamba-2 mixers (in_proj/out_proj GEMMs, the SSD core at the attention kernel's rate: no published SSD "
