@@ -142,9 +142,6 @@ def fit(table: Table, mask, free: tuple, keys):
     return best[1:]
 
 
-weighted_quantile = V.weighted_quantile
-
-
 def run(write: bool):
     rows = V.runs()
     by_fw = {fw: [r for r in rows if r.framework == fw] for fw in FIT_SCOPES}
@@ -286,10 +283,7 @@ def _calibration(out, rows):
     for fw, pairs in out["calibration_pairs"].items():
         q = np.array([p[3] for p in pairs])
         src = np.array([p[0] for p in pairs])
-        w = weights(src, np.ones(len(src), dtype=bool))
-        lq = np.log(q)
-        res[fw] = (min(1.0, float(np.exp(weighted_quantile(lq, w, 0.10)))),
-                   max(1.0, float(np.exp(weighted_quantile(lq, w, 0.90)))), float(np.median(np.abs(q - 1))), len(q))
+        res[fw] = (*V.interval_of(q, src), float(np.median(np.abs(q - 1))), len(q))
     return res
 
 
