@@ -322,7 +322,7 @@ def evaluate(**c) -> dict:
                                    units["largest_layer"] * scale, np.maximum(units["block"], units["root"]) * scale,
                                    tp, gathered, M.dtype_bytes_array(c["grad_dtype"]), trained_frac,
                                    np.where(tr["quantized_total"] > 0, units["largest_linear"] * scale, 0.0),
-                                   overlap=c["dp_overlap"])
+                                   overlap=c["dp_overlap"], block_params=units["block"] * scale)
 
     # --- activations ---------------------------------------------------------------------------------------
     led = M.ledger(c, recompute="none", tp=tp, seq_len=s)
@@ -381,15 +381,20 @@ def evaluate(**c) -> dict:
     kept_device = on_device(in_flight)
     act_host = per_layer * in_flight - kept_device
     act_moved = np.where(flag, off_share * per_layer, np.where(policy_off, rest, 0.0)) * Ls_act  # per micro-batch
-    first = {"stored_bytes": kept_device, "recompute_peak_bytes": rec_peak + 0.0 * kept_device}
     n_mtp = np.where(np.asarray(c["training"]) == "full", np.asarray(c["n_mtp_layers"], dtype=np.float64), 0.0)
     mtp_acts = per_layer * n_mtp
-    acts_first = first["stored_bytes"] + first["recompute_peak_bytes"] + np.where(pp == 1, mtp_acts, 0.0)
-    # the last pipeline stage holds one micro-batch of its ⌈L/p⌉ layers (1F1B), and the logits
-    acts_last = on_device(sl["last"]) + first["recompute_peak_bytes"] + mtp_acts
     chunk = np.where(np.asarray(c["chunked_loss"], dtype=bool), np.minimum(1.0, M.LOSS_CHUNK_TOKENS / (
         np.asarray(s, dtype=np.float64) * np.asarray(b, dtype=np.float64))), 1.0)  # chunked: one chunk's logits
     logits = M.logits_bytes(s, b, c["vocab_size"], tp, c["fp32_loss"]) * (1.0 + n_mtp) * chunk
+    # the stage that holds the logits: they and a recomputed layer's working set never coexist (the output layer's
+    # backward frees the logits before the first recomputed layer reruns its forward), so the peak is the larger of
+    # the two; recompute_peak_bytes is what the recompute adds beyond the logits there (memory.recompute_beyond_logits)
+    rec_last = M.recompute_beyond_logits(rec_peak, logits)
+    rec_first = np.where(pp == 1, rec_last, rec_peak)
+    first = {"stored_bytes": kept_device, "recompute_peak_bytes": rec_first + 0.0 * kept_device}
+    acts_first = first["stored_bytes"] + first["recompute_peak_bytes"] + np.where(pp == 1, mtp_acts, 0.0)
+    # the last pipeline stage holds one micro-batch of its ⌈L/p⌉ layers (1F1B), and the logits
+    acts_last = on_device(sl["last"]) + rec_last + mtp_acts
     state_first, state_last = sum(st_first.values()), sum(st_last.values())
     last_is_worst = (pp > 1) & (state_last + acts_last + logits > state_first + acts_first)
     st = {k: np.where(last_is_worst, st_last[k], st_first[k]) for k in st_first}
@@ -568,7 +573,7 @@ def evaluate(**c) -> dict:
         "state_bytes": state,
         "activations_bytes": activations,
         "activations_per_layer_bytes": per_layer,
-        "recompute_peak_bytes": first["recompute_peak_bytes"],
+        "recompute_peak_bytes": np.where(last_is_worst, rec_last, first["recompute_peak_bytes"]),
         "logits_bytes": logits_here,
         "param_buffer_bytes": buffers,
         "lowp_weights_bytes": lowp_w,

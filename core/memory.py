@@ -165,7 +165,7 @@ def offload_split(parts: dict, offload="none") -> tuple[dict, np.ndarray]:
 
 def param_buffer_bytes(zero_stage, zero_convention, offload, largest_layer_params, unit_params, tp=1,
                        gathered_bytes_per_param=2.0, grad_bytes_per_param=2.0, trained_frac=1.0,
-                       dequant_params=0.0, overlap=False):
+                       dequant_params=0.0, overlap=False, block_params=None):
     """Working buffers of sharded parameters and gradients, per GPU (0 under the ZeRO paper's accounting, the default).
 
     deepspeed (ZeRO-3, or parameters offloaded): 4 bytes × the largest layer's parameters — its gathered 16-bit
@@ -175,7 +175,9 @@ def param_buffer_bytes(zero_stage, zero_convention, offload, largest_layer_param
       ZeRO-3, one at ZeRO-1/2 or two with overlap_comm (core/tables.DEEPSPEED_REDUCE_BUCKET); not divided by tp.
     fsdp (ZeRO-3): two units gathered (the one computing and the next, prefetched; FSDP's default
       backward_prefetch and limit_all_gathers) in their stored dtype, and one unit's unsharded gradients before their
-      reduce-scatter (Zhao et al. 2023 §3.3); a unit is a transformer block or the root (embedding, LM head).
+      reduce-scatter (Zhao et al. 2023 §3.3); a unit is a transformer block or the root (embedding, LM head). There is
+      one root, so the unit prefetched beside the largest is a block (`block_params`): gathered (largest + block);
+      `unit_params` is the largest unit (without `block_params`: two of it, as before).
     And, with a quantised base (QLoRA), the one linear layer being dequantised to 16 bits (`dequant_params` × 2).
     Tensor parallelism divides all of it."""
     z = np.asarray(zero_stage)
@@ -186,7 +188,8 @@ def param_buffer_bytes(zero_stage, zero_convention, offload, largest_layer_param
     fsdp = (conv == "fsdp") & (z == 3)
     largest, unit = (np.asarray(x, dtype=np.float64) for x in (largest_layer_params, unit_params))
     ds_b = 4.0 * largest + DEEPSPEED_PREFETCH_PARAMS * gb
-    fsdp_b = 2.0 * unit * gb + unit * np.asarray(grad_bytes_per_param, dtype=np.float64) * trained_frac
+    nxt = unit if block_params is None else np.minimum(np.asarray(block_params, dtype=np.float64), unit)
+    fsdp_b = (unit + nxt) * gb + unit * np.asarray(grad_bytes_per_param, dtype=np.float64) * trained_frac
     out = np.where(ds, ds_b, np.where(fsdp, fsdp_b, 0.0)) + 2.0 * np.asarray(dequant_params, dtype=np.float64)
     buckets = np.where((conv == "deepspeed") & (z >= 1),
                        np.where((z < 3) & np.asarray(overlap, dtype=bool), 2.0, 1.0), 0.0)
@@ -602,6 +605,17 @@ def logits_bytes(seq_len, micro_batch, vocab_size, tp=1, fp32_loss=False):
     sequence at s = 1024, V = 128,000."""
     s, b, V, t = (np.asarray(x, dtype=np.float64) for x in (seq_len, micro_batch, vocab_size, tp))
     return s * b * V * (2.0 + np.where(np.asarray(fp32_loss, dtype=bool), 4.0, 0.0)) / t
+
+
+def recompute_beyond_logits(recompute_peak, logits):
+    """Bytes a recomputed layer's working set adds to the peak of the stage that also holds the loss's logits. In the
+    backward the loss, then the output layer, run first; the output layer's backward frees the logits (and their fp32
+    copy and gradient) before the last transformer layer reruns its forward under full recomputation (Korthikanti
+    et al. 2022 §4: the recomputed layer's activations exist only during that layer's backward). The two never
+    coexist, so the stage's peak holds the larger: max(recompute_peak − logits, 0) on top of the logits. Both in
+    bytes; 0 where nothing is recomputed whole."""
+    r, lg = np.asarray(recompute_peak, dtype=np.float64), np.asarray(logits, dtype=np.float64)
+    return np.maximum(r - lg, 0.0)
 
 
 # The documented "realistic" overhead (a row of core/tables.OVERHEADS, with its reasoning there).

@@ -274,3 +274,22 @@ def test_gqa_shrinks_kv_and_tp_replicates_below_one_head():
     assert float(led["k"]) == 2 * 1024 * 8 * 128
     led8 = M.layer_ledger(1024, 1, 4096, 32, 8, 14336, "swiglu", "rmsnorm", False, tp=16)
     assert float(led8["k"]) == 2 * 1024 * 1 * 128  # 8 kv heads over 16 ranks: one head per GPU (replicated)
+
+
+def test_the_logits_and_a_recomputed_layer_never_coexist():
+    """Under full recomputation the output layer's backward frees the logits before the last layer reruns its forward
+    (core/memory.recompute_beyond_logits): the stage's peak holds the larger of the two, not their sum. A chunked loss
+    keeps one chunk's logits, which gives the recomputed layer's whole working set."""
+    from core.estimate import config_from_inputs, estimate
+    base = dict(model="llama-3.1-8b", n_gpus=8, zero_stage=3, recompute="full", seq_len=8192, micro_batch=2)
+    chunked = estimate(config_from_inputs(**base, chunked_loss=True))
+    whole = estimate(config_from_inputs(**base, chunked_loss=False))
+    raw = float(chunked["recompute_peak_bytes"] + chunked["logits_bytes"])  # the chunk's logits are below the peak
+    assert float(chunked["logits_bytes"]) < raw and float(whole["logits_bytes"]) > 0
+    assert float(whole["recompute_peak_bytes"]) == pytest.approx(max(raw - float(whole["logits_bytes"]), 0.0))
+    stored = float(chunked["activations_bytes"] - chunked["recompute_peak_bytes"])
+    assert float(whole["activations_bytes"] + whole["logits_bytes"]) == pytest.approx(
+        stored + max(raw, float(whole["logits_bytes"])), rel=1e-12)
+    # nothing recomputed whole: the logits add in full
+    sel = estimate(config_from_inputs(**{**base, "recompute": "selective"}, chunked_loss=False))
+    assert float(sel["recompute_peak_bytes"]) == 0.0
