@@ -162,12 +162,17 @@ def main(write: bool) -> str:
           "MI325X), 20 rows, with the Primus Mixtral 8x22B row of the MoE table and a dense BF16 Primus row kept out "
           "of the fit (its global batch and recompute are assumed; as a one-run source it moved the GPU sustained "
           "fraction and megatron's LOSO median from 3.3 % to 5.3 %). Predicted before they joined, with the code of "
-          "this section's stamp, these 22 runs read median |error| 6.6 %, 18 within 15 %, 19 inside their 80 % "
+          "0818275, these 22 runs read median |error| 6.6 %, 18 within 15 %, 19 inside their 80 % "
           "interval, 2 predicted not to fit: the Mixtral row — 14 layers a stage at micro-batch 2, 8K and no "
           "recompute hold ~395 GiB of activations on a 288 GB MI355X, so its published layout or recompute is "
           "probably not the one the config file gives — and Nemotron-4 340B on 128 H100 at the table's PP 8 / VP 12, "
           "87 GiB against 79.1 (its launcher file says PP 12 / VP 8, which 128 GPUs at TP 8 cannot hold: the "
-          "row's layout is itself uncertain)):", "",
+          "row's layout is itself uncertain)). A second batch joined on 2026-12-05, predicted before it joined "
+          "with the code of 94310a2 (bench/fit_profiles.py's notes give the whole batch): 23 low-precision rows — "
+          "Google gpu-recipes' NeMo and MaxText FP8 runs on A3 Mega, A3 Ultra and A4 (0.97–1.18), AMD's ROCm "
+          "container FP8 rows on MI300X/MI325X (Transformer Engine layers, described as fused kernels: 0.94–1.03), "
+          "DGXC Paxml's GPT-3 5B and 175B FP8 on H100 (1.20–1.40, as its BF16 rows run 1.15–1.18) — and 6 MoE rows "
+          "(gpu-recipes' Mixtral 8x7B, 0.99–1.10; MaxText's 700B MoE on v6e, 1.11–1.22):", "",
           "| source | profile | runs | median |error| | within 15 % | measured / predicted |", "|---|---|---|---|---|---|"]
     by = {}
     for r, q in zip(lruns, lq):

@@ -171,14 +171,14 @@ def test_a_sweep_evaluates_a_hybrid_as_the_point_estimate():
 
 # --- published runs: Nemotron 3 Nano on four systems (Megatron-Bridge performance summary, 26.04.01) ----------------
 # Forced-balanced routing, dropless, FP8 (H100) and MXFP8 (Blackwell); no recomputation on Blackwell (the perf recipes).
-# The model predicts them 1.2–1.4× too fast and H100's memory over the 84.9 GB it can allocate: the same miss as the
+# The model predicts them 1.14–1.32× too fast (2026-12-05) and H100's memory over the 84.9 GB it can allocate: the same miss as the
 # BF16 fine-grained MoE runs (GPT-OSS, tests/test_recipes.py: 128 small experts, top-k routing); the Mamba-2 mixers are a
 # quarter of the active parameters. Strict xfails with the ratio, for the day the MoE model improves.
 HYBRID_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_hybrid.csv")
-HYBRID_RATIO = {"mb260401-nemotron3-nano-h100-16g-fp8": 1.35,
-                "mb260401-nemotron3-nano-gb200-8g-mxfp8": 1.35,  # 1.41 before MXFP8's fitted GEMM rate (cfdc107)
-                "mb260401-nemotron3-nano-gb300-8g-mxfp8": 1.17,  # 1.22
-                "mb260401-nemotron3-nano-b300-8g-mxfp8": 1.18}  # 1.24
+HYBRID_RATIO = {"mb260401-nemotron3-nano-h100-16g-fp8": 1.310,  # 1.35 before the 2026-12-05 refit (GPU sustained 0.82)
+                "mb260401-nemotron3-nano-gb200-8g-mxfp8": 1.318,  # 1.35; 1.41 before MXFP8's fitted GEMM rate (cfdc107)
+                "mb260401-nemotron3-nano-gb300-8g-mxfp8": 1.137,  # 1.17; 1.22
+                "mb260401-nemotron3-nano-b300-8g-mxfp8": 1.153}  # 1.18; 1.24
 
 
 def _run(run):
@@ -194,7 +194,7 @@ def test_published_hybrid_run_ratio_is_as_recorded(run):
 
 
 @pytest.mark.parametrize("run", [pytest.param(r, id=r.id, marks=pytest.mark.xfail(strict=True, reason="outside 15 %"))
-                                 for r in HYBRID_RUNS])
+                                 if HYBRID_RATIO[r.id] > 1.15 else pytest.param(r, id=r.id) for r in HYBRID_RUNS])
 def test_published_hybrid_run_within_15_percent(run):
     assert _run(run)[0] == pytest.approx(1.0, abs=0.15)
 
