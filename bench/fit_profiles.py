@@ -448,7 +448,10 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   is not stated). Two descriptions changed on joining, each from its source: AMD's FP8 rows run Transformer Engine's
   TransformerLayer (fused norm-GEMM, activation and RoPE kernels) with torch.compile off — described as compile=true,
   as the Liger rows are: 0.84–0.90 → 0.94–1.03, and two of them no longer predicted not to fit; A3 Mega is its own
-  catalog row (8 × 200 Gbps GPUDirect-TCPXO NICs: 25 GB/s per GPU, not 50). Two ledger corrections, from how the
+  catalog row (8 × 200 Gbps GPUDirect-TCPXO NICs: 25 GB/s per GPU, not 50); MaxText's weight_dtype bfloat16 (the
+  A3 Ultra Mixtral config, and five earlier TPU rows that set it) keeps parameters, gradients and the Adam moments in
+  bf16 with no fp32 master (base.yml: mu_dtype 'Inherits from weight_dtype if unset'): described so, the Mixtral row
+  fits (132.0 GiB of 139.8; 153.7 with fp32 state). Two ledger corrections, from how the
   frameworks run: the logits and a recomputed layer's working set never coexist (core/memory.recompute_beyond_logits),
   and FSDP gathers the largest unit beside a block, there being one root (core/memory.param_buffer_bytes): AMD's
   torchtitan Llama 3.1 70B on 8 MI300X (micro-batch 4, 8K, full recompute assumed) now fits, 190.3 GiB of 192.0

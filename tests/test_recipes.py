@@ -383,8 +383,7 @@ def test_nvfp4_on_blackwell_is_faster_than_mxfp8():
 from core import validation as V  # noqa: E402
 
 MOE_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_moe.csv")
-MOE_NOT_FIT = {"grc-a3ultra-mixtral-8x7b-maxtext-bf16-256g",
-               "mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
+MOE_NOT_FIT = {"mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
                "primus-proj-mi355x-mixtral-8x22b-bf16-8n"}
 MOE_WITHIN = {"grc-a3ultra-mixtral-8x7b-maxtext-bf16-256g",
               "grc-a3ultra-mixtral-8x7b-nemo2407-bf16-256g",
