@@ -322,7 +322,7 @@ def evaluate(**c) -> dict:
                                    units["largest_layer"] * scale, np.maximum(units["block"], units["root"]) * scale,
                                    tp, gathered, M.dtype_bytes_array(c["grad_dtype"]), trained_frac,
                                    np.where(tr["quantized_total"] > 0, units["largest_linear"] * scale, 0.0),
-                                   overlap=c["dp_overlap"], block_params=units["block"] * scale)
+                                   overlap=c["dp_overlap"])
 
     # --- activations ---------------------------------------------------------------------------------------
     led = M.ledger(c, recompute="none", tp=tp, seq_len=s)

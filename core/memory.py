@@ -165,7 +165,7 @@ def offload_split(parts: dict, offload="none") -> tuple[dict, np.ndarray]:
 
 def param_buffer_bytes(zero_stage, zero_convention, offload, largest_layer_params, unit_params, tp=1,
                        gathered_bytes_per_param=2.0, grad_bytes_per_param=2.0, trained_frac=1.0,
-                       dequant_params=0.0, overlap=False, block_params=None):
+                       dequant_params=0.0, overlap=False):
     """Working buffers of sharded parameters and gradients, per GPU (0 under the ZeRO paper's accounting, the default).
 
     deepspeed (ZeRO-3, or parameters offloaded): 4 bytes × the largest layer's parameters — its gathered 16-bit
@@ -175,9 +175,11 @@ def param_buffer_bytes(zero_stage, zero_convention, offload, largest_layer_param
       ZeRO-3, one at ZeRO-1/2 or two with overlap_comm (core/tables.DEEPSPEED_REDUCE_BUCKET); not divided by tp.
     fsdp (ZeRO-3): two units gathered (the one computing and the next, prefetched; FSDP's default
       backward_prefetch and limit_all_gathers) in their stored dtype, and one unit's unsharded gradients before their
-      reduce-scatter (Zhao et al. 2023 §3.3); a unit is a transformer block or the root (embedding, LM head). There is
-      one root, so the unit prefetched beside the largest is a block (`block_params`): gathered (largest + block);
-      `unit_params` is the largest unit (without `block_params`: two of it, as before).
+      reduce-scatter (Zhao et al. 2023 §3.3); a unit is a transformer block or the root (embedding, LM head). Kept as
+      two of the largest unit (decided, 2026-12-05): the wrappings disagree — with one root (HF Accelerate's
+      auto-wrap, torchtitan before mid-2025) the root is not resharded after the forward (FSDP2's default for the
+      root), so root + two blocks stay gathered and the root's gradients live through the backward, more than this;
+      with the embedding and the head wrapped apart (torchtitan since July 2025, #1094) head + block, less.
     And, with a quantised base (QLoRA), the one linear layer being dequantised to 16 bits (`dequant_params` × 2).
     Tensor parallelism divides all of it."""
     z = np.asarray(zero_stage)
@@ -188,8 +190,7 @@ def param_buffer_bytes(zero_stage, zero_convention, offload, largest_layer_param
     fsdp = (conv == "fsdp") & (z == 3)
     largest, unit = (np.asarray(x, dtype=np.float64) for x in (largest_layer_params, unit_params))
     ds_b = 4.0 * largest + DEEPSPEED_PREFETCH_PARAMS * gb
-    nxt = unit if block_params is None else np.minimum(np.asarray(block_params, dtype=np.float64), unit)
-    fsdp_b = (unit + nxt) * gb + unit * np.asarray(grad_bytes_per_param, dtype=np.float64) * trained_frac
+    fsdp_b = 2.0 * unit * gb + unit * np.asarray(grad_bytes_per_param, dtype=np.float64) * trained_frac
     out = np.where(ds, ds_b, np.where(fsdp, fsdp_b, 0.0)) + 2.0 * np.asarray(dequant_params, dtype=np.float64)
     buckets = np.where((conv == "deepspeed") & (z >= 1),
                        np.where((z < 3) & np.asarray(overlap, dtype=bool), 2.0, 1.0), 0.0)
