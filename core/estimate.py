@@ -318,8 +318,12 @@ def evaluate(**c) -> dict:
     wb = M.dtype_bytes_array(c["weight_dtype"])
     gathered = np.where(lora, q_frac * tr["quantized_bytes"] + (1.0 - q_frac) * tr["frozen_bytes"], wb)
     trained_frac = np.where(lora, 0.0, 1.0 - tr["frozen_frac"])
+    # an MoE block's routed experts are split over the expert-parallel ranks (each over etp of them, as the rest of
+    # the block over tp, which param_buffer_bytes divides by): a rank gathers its own experts only
+    etp_b = np.where(np.asarray(c["etp"]) >= 1, c["etp"], tp)
+    block_local = units["block"] - units["block_experts"] * (1.0 - tp / (ep * etp_b))
     buffers = M.param_buffer_bytes(c["zero_stage"], c["zero_convention"], c["offload"],
-                                   units["largest_layer"] * scale, np.maximum(units["block"], units["root"]) * scale,
+                                   units["largest_layer"] * scale, np.maximum(block_local, units["root"]) * scale,
                                    tp, gathered, M.dtype_bytes_array(c["grad_dtype"]), trained_frac,
                                    np.where(tr["quantized_total"] > 0, units["largest_linear"] * scale, 0.0),
                                    overlap=c["dp_overlap"])
@@ -411,8 +415,13 @@ def evaluate(**c) -> dict:
             family_names().index("blackwell"))
         copy_b = np.maximum(LP.weight_copy_bytes(recipe, np.where(blackwell, "blackwell", "")) - np.where(
             fp8_params, 1.0, 0.0), 0.0)
+    # a LoRA run's frozen base weights held as fp8 (fp8 primary weights): no transpose cache for the whole model,
+    # one module's dgrad copy at a time, as under ZeRO-3 (decided 2026-12-05 from published runs that fit only so:
+    # MLPerf Llama 2 70B LoRA on 8 GPUs at tp 1 — Dell's H200 (v5.0, NVIDIA's NeMo code) and AMD's MI300X (v5.0, v5.1):
+    # 64 GiB of fp8 weights beside 61-68 GiB of activations in 140 and 192 GB; a cached transpose would add 64 GiB)
     if np.any(copy_b > 0):
-        local = np.where(np.asarray(c["zero_stage"]) == 3, units["largest_layer"] * scale / tp,
+        one_module = (np.asarray(c["zero_stage"]) == 3) | (tr["lora"] & fp8_params)
+        local = np.where(one_module, units["largest_layer"] * scale / tp,
                          st["weights_bytes"] / np.maximum(wb * np.where(fp8_params, 0.5, 1.0), 1e-9))
         lowp_w = copy_b * local
     else:

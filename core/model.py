@@ -323,6 +323,8 @@ def unit_params(**arch) -> dict:
       head table, or the largest projection or expert matrix; experts as separate modules);
     largest_linear = the largest matrix inside a block (what a quantised base dequantises at a time);
     block = the largest transformer block (FSDP's usual unit: one decoder layer with all its experts);
+    block_experts = the routed experts' parameters inside that block (0 for a dense model): with expert parallelism a
+      rank gathers only its own experts' share of them (core/estimate.py);
     root = what the root unit keeps (embedding, learned positions, final and embedding norms, an untied LM head)."""
     a = arch_columns(arch)
     h, f, V = _f(a["d_model"]), _f(a["d_ff"]), _f(a["vocab_size"])
@@ -372,7 +374,10 @@ def unit_params(**arch) -> dict:
     pb = param_breakdown(**a)
     root = pb["embedding"] + pb["position"] + pb["lm_head"] + norm_per * np.where(
         np.asarray(a["embedding_norm"], dtype=bool), 2.0, 1.0)
-    return {"largest_layer": largest, "largest_linear": linear, "block": block, "root": root}
+    block_experts = np.where((Lm > 0) & (Lssm <= 0) & (block == np.where(Lm > 0, moe_block, 0.0)), pm_["experts"],
+                             0.0)
+    return {"largest_layer": largest, "largest_linear": linear, "block": block, "block_experts": block_experts,
+            "root": root}
 
 
 # GPT-like shapes used when only a parameter count is given (raw-N mode, as in seed 002's calculator):

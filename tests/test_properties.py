@@ -293,3 +293,37 @@ def test_the_logits_and_a_recomputed_layer_never_coexist():
     # nothing recomputed whole: the logits add in full
     sel = estimate(config_from_inputs(**{**base, "recompute": "selective"}, chunked_loss=False))
     assert float(sel["recompute_peak_bytes"]) == 0.0
+
+
+def test_an_fsdp_unit_gathers_only_its_ranks_experts():
+    """ZeRO-3 / FSDP over an MoE model with expert parallelism: a block's routed experts are split over the ep ranks
+    (each expert over etp of them), so the gathered unit holds the rank's experts only (core/model.unit_params
+    block_experts; DeepSeek-V3: 11.3B routed-expert parameters a layer, 0.35B of them per rank at ep 32)."""
+    from core.estimate import config_from_inputs, estimate
+    from core.model import get_preset, unit_params
+    u = unit_params(**get_preset("deepseek-v3").arch())
+    assert float(u["block_experts"]) == pytest.approx(256 * 3 * 7168 * 2048, rel=1e-12)
+    base = dict(model="deepseek-v3", gpu="h100-sxm", n_gpus=512, pp=8, zero_stage=3, zero_convention="fsdp",
+                recompute="full", seq_len=4096, global_batch=1024)
+    for ep in (1, 32):
+        rec = estimate(config_from_inputs(**base, ep=ep))
+        unit = max(float(u["block"]) - float(u["block_experts"]) * (1 - 1 / ep), float(u["root"]))
+        grad_b = 2.0  # bf16 gradients (the schema's default)
+        assert float(rec["param_buffer_bytes"]) == pytest.approx(2 * unit * 2 + unit * grad_b, rel=1e-9), ep
+    # a dense model is untouched
+    assert float(unit_params(**get_preset("llama-3.1-8b").arch())["block_experts"]) == 0.0
+
+
+def test_a_lora_runs_frozen_fp8_weights_keep_one_modules_transpose():
+    """LoRA over fp8 primary weights (fp8_param_gather) on Hopper: no transpose cache for the whole frozen model, one
+    module's dgrad copy at a time (estimate.py; decided from MLPerf's Llama 2 70B LoRA runs on 8 H200 / MI300X at tp 1,
+    which fit only so). Full training keeps Transformer Engine's cached transposes."""
+    from core.estimate import config_from_inputs, estimate
+    from core.model import get_preset, unit_params
+    base = dict(model="llama-2-70b", gpu="h200", n_gpus=8, fp8_recipe="delayed", fp8_param_gather=True,
+                seq_len=8192, global_batch=8)
+    lora = estimate(config_from_inputs(**base, training="lora"))
+    full = estimate(config_from_inputs(**base, zero_stage=1, training="full"))
+    largest = float(unit_params(**get_preset("llama-2-70b").arch())["largest_layer"])
+    assert float(lora["lowp_weights_bytes"]) == pytest.approx(largest * 1.0, rel=1e-9)  # 1 B: the transpose only
+    assert float(full["lowp_weights_bytes"]) > 40 * float(lora["lowp_weights_bytes"])
