@@ -172,7 +172,14 @@ def main(write: bool) -> str:
           "Google gpu-recipes' NeMo and MaxText FP8 runs on A3 Mega, A3 Ultra and A4 (0.97–1.18), AMD's ROCm "
           "container FP8 rows on MI300X/MI325X (Transformer Engine layers, described as fused kernels: 0.94–1.03), "
           "DGXC Paxml's GPT-3 5B and 175B FP8 on H100 (1.20–1.40, as its BF16 rows run 1.15–1.18) — and 6 MoE rows "
-          "(gpu-recipes' Mixtral 8x7B, 0.99–1.10; MaxText's 700B MoE on v6e, 1.11–1.22):", "",
+          "(gpu-recipes' Mixtral 8x7B, 0.99–1.10; MaxText's 700B MoE on v6e, 1.11–1.22). A third batch joined the "
+          "same day, predicted before it joined with the code of 8a0e5eb: 17 low-precision rows — MLPerf Training "
+          "submissions of University of Florida, Dell, Lenovo, Verda and Azure (B200, B300, H200; 0.91–1.47, UF's "
+          "8B rows falling off with the GPU count) and torchtitan's float8 PR (1.06–1.08) — and 3 MoE rows (torchtitan "
+          "DeepSeek-V3 on 512 H100 with and without DeepEP, 0.92 and 1.21; a user's Qwen3-30B-A3B on 8 B200, 1.16). "
+          "Five of its MLPerf LoRA rows were predicted not to fit as written: NVIDIA's NeMo LoRA code builds the "
+          "model inside te.fp8_model_init (fp8 base weights), and a LoRA run's frozen fp8 weights keep one "
+          "module's transpose at a time (bench/fit_profiles.py's notes):", "",
           "| source | profile | runs | median |error| | within 15 % | measured / predicted |", "|---|---|---|---|---|---|"]
     by = {}
     for r, q in zip(lruns, lq):

@@ -464,6 +464,26 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   on H100 1.14–1.39 (maxtext's GPU scale serves it and DGXC MaxText, which runs 14–19 % faster); nanotron's 64-node
   rows; Marin's 130M–520M models (1.2–1.35: a small model's many small kernels); DeepSpeedExamples' custom 6.9B
   model without flash attention (1.2–1.3).
+- A third batch, predicted before it joined (2026-12-05, with the code of 8a0e5eb): 38 runs from 17 sources new to
+  the project — MLPerf Training submissions of University of Florida, Dell, Lenovo, Verda and Azure (Llama 3.1 8B and
+  405B, Llama 2 70B LoRA; B200, B300, H200; FP8 and NVFP4), torchtitan PRs and issues with their configs (Qwen3-32B on
+  8-64 H100, Llama 3 8B, DeepSeek-V3 671B on 512 H100, Qwen3-30B-A3B on 8 B200, Qwen3-32B on 2 GB200) and five more
+  Marin speedruns (v4, v5p, 8 H200). As written: median |error| 11.1 %, 23 within 15 % (61 %), 26 inside their 80 %
+  interval (68 %), 11 predicted not to fit. The not-fitting were the lesson: five MLPerf LoRA rows — NVIDIA's NeMo
+  LoRA code builds the model inside te.fp8_model_init when FP8 is on (custom_llama.py), so the frozen base weights
+  are fp8 whatever FP8_PARAM_GATHER says (described so: fp8_param_gather), and on Hopper and CDNA3 a LoRA run's
+  frozen fp8 weights cannot keep a transpose cache for the whole model (Dell's H200 and AMD's MI300X runs at tp 1
+  fit only without one: one module's dgrad copy at a time, as under ZeRO-3; core/estimate.py); DeepSeek-V3's FSDP
+  units were counted with every expert of the layer, where a rank gathers its own experts only
+  (core/model.unit_params block_experts); the two GB200 rows (32B on 2 GPUs: 262 GB of fp32 Adam state alone) stay
+  out, their layout wrong. Left not fitting: torchtitan's Qwen3-32B on 8 H100 at micro-batch 2 (89.6 GiB of 89.4:
+  the ledger's default bf16 shard beside an fp32 master, which FSDP2's mixed precision does not keep) and a user's
+  Qwen3-30B-A3B on 8 B200 at micro-batch 8, 8K (377 GiB: its activation checkpointing is probably not the op-level
+  one its "selective" names). The Marin rows are one source now (one project's harness; as nine sources they moved
+  the TPU sustained fraction to 0.84). Refit: GPU 0.82, TPU 0.90, maxtext's GPU scale 0.88; fsdp's LOSO median 9.5 %,
+  maxtext's 9.1 %. Left: torchtitan's FSDP+TP rows across nodes (1.13-1.33) against its FSDP-only rows (0.82-0.91),
+  UF's 8B rows falling off with the GPU count (1.04 at 8 to 1.47 at 256 B200, GBS 128, CP 2; Verda's 64-GPU row the
+  same), DeepEP's 1.67× over torchtitan's all-to-all on DeepSeek-V3 (1.31× predicted), Marin's small models.
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
   (deepspeed), within 15 % in-sample 63 % → 74 % and 56 % → 72 %; the fitted 1.08 (fsdp) and 0.96 (deepspeed)

@@ -384,6 +384,7 @@ from core import validation as V  # noqa: E402
 
 MOE_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_moe.csv")
 MOE_NOT_FIT = {"mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
+               "pith79-tt-qwen3-30b-a3b-b200-fsdp8-mbs8-s8192",
                "primus-proj-mi355x-mixtral-8x22b-bf16-8n"}
 MOE_WITHIN = {"grc-a3ultra-mixtral-8x7b-maxtext-bf16-256g",
               "grc-a3ultra-mixtral-8x7b-nemo2407-bf16-256g",
@@ -400,10 +401,13 @@ MOE_WITHIN = {"grc-a3ultra-mixtral-8x7b-maxtext-bf16-256g",
               "mcore-moe-readme-mixtral8x7b-h100-64g",
               "mt-guide-moe700b-v6e256-cf10",
               "mt-guide-moe700b-v6e256-cf15",
+              "pith79-tt-qwen3-30b-a3b-b200-fsdp8-mbs8-s8192",
               "tr-v5p-llama4-scout-128",
               "tr-v5p-llama4-scout-512",
               "tr-v6e-mixtral-8x22b-256",
+              "tr-v6e-mixtral-8x7b-256-cf125",
               "tr-v6e-mixtral-8x7b-256-full",
+              "tt-deepep-dsv3-671b-h100-512g-deepep",
               "zoo-qwen3-235b-gb200-bf16-4096",
               "zoo-qwen3-235b-h100-256g-0",
               "zoo-qwen3-235b-h100-256g-3",
@@ -428,9 +432,7 @@ def _published(run):
 # as their configs set them) and torchtitan's, torchao's and OLMo-core's FP8 rows (fsdp). One constant touches them: MXFP8's GEMM rate, fitted to 25.11's four same-layout FP8-CS / MXFP8 pairs and torchao's
 # (bench/fit_mxfp8.py, leave-one-source-out).
 LOWP_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_lowp.csv")
-LOWP_NOT_FIT = {"mlperf50-amd-mi300x-llama2-70b-lora",
-                "mlperf51-amd-mi300x-llama2-70b-lora",
-                "nemo2407-nemotron-340b-h100-fp8"}
+LOWP_NOT_FIT = {"nemo2407-nemotron-340b-h100-fp8"}
 LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "amdpt252-mi300x-llama31-8b-fp8-s8k",
                "amdpt252-mi300x-mistral7b-fp8",
@@ -475,6 +477,7 @@ LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "mlperf40-nv-h100-gpt3-10752g",
                "mlperf40-nv-h100-gpt3-11616g",
                "mlperf40-nv-h100-gpt3-512g",
+               "mlperf41-azure-h200-lora-512g",
                "mlperf41-nv-b200-gpt3-64g",
                "mlperf41-nv-h100-gpt3-256g",
                "mlperf41-nv-h100-gpt3-512g",
@@ -484,6 +487,7 @@ LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "mlperf50-amd-mi325x-llama2-70b-lora",
                "mlperf50-cw-gb200-405b-1024g",
                "mlperf50-cw-gb200-405b-512g",
+               "mlperf50-dell-h200-lora-8g",
                "mlperf50-mangoboost-mi300x-2n-llama2-70b-lora",
                "mlperf50-mangoboost-mi300x-4n-llama2-70b-lora",
                "mlperf50-nebius-h200-405b-1024g",
@@ -497,6 +501,9 @@ LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "mlperf51-amd-mi325x-llama2-70b-lora",
                "mlperf51-amd-mi350x-llama2-70b-lora",
                "mlperf51-amd-mi350x-llama31-8b-fp8",
+               "mlperf51-dell-b300-8b-8g",
+               "mlperf51-dell-b300-lora-8g",
+               "mlperf51-lenovo-b300-8b-8g-nvfp4",
                "mlperf51-mangoboost-mi325x-2n-llama2-70b-lora",
                "mlperf51-nv-gb200-405b-2560g-nvfp4",
                "mlperf51-nv-gb200-405b-5120g-nvfp4",
@@ -505,6 +512,13 @@ LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "mlperf51-nv-gb300-8b-72g-fp8cs",
                "mlperf51-nv-gb300-lora-512g",
                "mlperf51-nv-gb300-lora-72g",
+               "mlperf51-uf-b200-405b-256g",
+               "mlperf51-uf-b200-405b-448g",
+               "mlperf51-uf-b200-8b-16g",
+               "mlperf51-uf-b200-8b-8g",
+               "mlperf51-uf-b200-lora-128g",
+               "mlperf51-uf-b200-lora-32g",
+               "mlperf51-uf-b200-lora-8g",
                "nemo2407-gpt3-175b-128g-h100-fp8",
                "nemo2407-gpt3-175b-512g-h100-fp8",
                "nemo2407-gpt3-20b-h100-fp8",
@@ -539,7 +553,9 @@ LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "tt-h100-jun25-70b-fp8tensorwise-asynctp",
                "tt-h100-jun25-70b-fp8tensorwise-vanilla",
                "tt-h200-trainy-8b-32g-fp8",
-               "tt-h200-trainy-8b-64g-fp8"}
+               "tt-h200-trainy-8b-64g-fp8",
+               "tt-pr808-l3-8b-h100-8g-fp8-rowwise-compile",
+               "tt-pr808-l3-8b-h100-8g-fp8-tensorwise-ag-compile"}
 
 
 
@@ -576,9 +592,7 @@ def test_recipe_intervals_are_the_tables_spread():
         assert int(got["runs"]) == want["runs"]
 
 
-@pytest.mark.parametrize("kind,fw", [pytest.param("lowp", "fsdp", marks=pytest.mark.xfail(
-    strict=True, reason="69 % since the 2026-12-05 refit (the dense profiles' widening factor fell to 1.00 with the "
-                        "second batch of sources): just under the 70 % floor")), ("lowp", "megatron"), pytest.param(
+@pytest.mark.parametrize("kind,fw", [("lowp", "fsdp"), ("lowp", "megatron"), pytest.param(
     "moe", "megatron", marks=pytest.mark.xfail(strict=True, reason="the GPT-OSS rows (1.07-1.62x, one Megatron-Bridge "
                                                                    "source) lie outside what the other two sources give"))])
 def test_recipe_interval_covers_an_unseen_source(kind, fw):
