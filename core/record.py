@@ -57,8 +57,8 @@ RECORD: tuple[Column, ...] = (
     Column("state_bytes", "float", _B, "model state: the sum of the five parts above"),
     Column("activations_bytes", "float", _B, "activations kept for backward on the busiest stage"),
     Column("activations_per_layer_bytes", "float", _B, "activations one layer keeps (one micro-batch)"),
-    Column("recompute_peak_bytes", "float", _B, "extra bytes alive while a layer is recomputed (full recompute); on the stage that holds "
-           "the logits only what exceeds them (the two never coexist)"),
+    Column("recompute_peak_bytes", "float", _B, "extra bytes alive while a layer is recomputed (full recompute); "
+           "on the stage that holds the logits only what exceeds them (the two never coexist)"),
     Column("logits_bytes", "float", _B, "logits kept for the loss (last stage)"),
     Column("param_buffer_bytes", "float", _B, "gathered-parameter buffers of ZeRO-3/FSDP (zero_convention "
            "deepspeed or fsdp; parameter offload) and a quantised base's dequantised layer"),
