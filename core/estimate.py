@@ -321,7 +321,7 @@ def evaluate(**c) -> dict:
     # an MoE block's routed experts are split over the expert-parallel ranks (each over etp of them, as the rest of
     # the block over tp, which param_buffer_bytes divides by): a rank gathers its own experts only
     etp_b = np.where(np.asarray(c["etp"]) >= 1, c["etp"], tp)
-    block_local = units["block"] - units["block_experts"] * (1.0 - tp / (ep * etp_b))
+    block_local = np.maximum(units["block"] - units["block_experts"] * (1.0 - tp / (ep * etp_b)), units["block_dense"])
     buffers = M.param_buffer_bytes(c["zero_stage"], c["zero_convention"], c["offload"],
                                    units["largest_layer"] * scale, np.maximum(block_local, units["root"]) * scale,
                                    tp, gathered, M.dtype_bytes_array(c["grad_dtype"]), trained_frac,
@@ -420,7 +420,7 @@ def evaluate(**c) -> dict:
     # MLPerf Llama 2 70B LoRA on 8 GPUs at tp 1 — Dell's H200 (v5.0, NVIDIA's NeMo code) and AMD's MI300X (v5.0, v5.1):
     # 64 GiB of fp8 weights beside 61-68 GiB of activations in 140 and 192 GB; a cached transpose would add 64 GiB)
     if np.any(copy_b > 0):
-        one_module = (np.asarray(c["zero_stage"]) == 3) | (tr["lora"] & fp8_params)
+        one_module = (np.asarray(c["zero_stage"]) == 3) | ((np.asarray(c["training"]) == "lora") & fp8_params)
         local = np.where(one_module, units["largest_layer"] * scale / tp,
                          st["weights_bytes"] / np.maximum(wb * np.where(fp8_params, 0.5, 1.0), 1e-9))
         lowp_w = copy_b * local

@@ -325,6 +325,7 @@ def unit_params(**arch) -> dict:
     block = the largest transformer block (FSDP's usual unit: one decoder layer with all its experts);
     block_experts = the routed experts' parameters inside that block (0 for a dense model): with expert parallelism a
       rank gathers only its own experts' share of them (core/estimate.py);
+    block_dense = a dense (non-MoE) block where the model has one (DeepSeek's first layers), the floor of that unit;
     root = what the root unit keeps (embedding, learned positions, final and embedding norms, an untied LM head)."""
     a = arch_columns(arch)
     h, f, V = _f(a["d_model"]), _f(a["d_ff"]), _f(a["vocab_size"])
@@ -376,8 +377,9 @@ def unit_params(**arch) -> dict:
         np.asarray(a["embedding_norm"], dtype=bool), 2.0, 1.0)
     block_experts = np.where((Lm > 0) & (Lssm <= 0) & (block == np.where(Lm > 0, moe_block, 0.0)), pm_["experts"],
                              0.0)
+    block_dense = np.where((Ld > 0) & (Lssm <= 0), dense_block, 0.0)
     return {"largest_layer": largest, "largest_linear": linear, "block": block, "block_experts": block_experts,
-            "root": root}
+            "block_dense": block_dense, "root": root}
 
 
 # GPT-like shapes used when only a parameter count is given (raw-N mode, as in seed 002's calculator):

@@ -310,6 +310,20 @@ def test_an_fsdp_unit_gathers_only_its_ranks_experts():
         unit = max(float(u["block"]) - float(u["block_experts"]) * (1 - 1 / ep), float(u["root"]))
         grad_b = 2.0  # bf16 gradients (the schema's default)
         assert float(rec["param_buffer_bytes"]) == pytest.approx(2 * unit * 2 + unit * grad_b, rel=1e-9), ep
+    # where the MoE block sets the size (ep 4: above the root), each expert over etp ranks: tp 2 with etp 1 gathers
+    # a quarter of the experts whole, the rest of the block halved by tp
+    for tp, etp in ((1, 1), (2, 1), (2, 2)):
+        rec = estimate(config_from_inputs(**{**base, "tp": tp, "etp": etp, "sequence_parallel": tp > 1}, ep=4))
+        moe_local = float(u["block"]) - float(u["block_experts"]) * (1 - tp / (4 * etp))
+        assert moe_local > float(u["root"])
+        unit = moe_local / tp
+        assert float(rec["param_buffer_bytes"]) == pytest.approx(2 * unit * 2 + unit * 2, rel=1e-9), (tp, etp)
+    # never below a dense block (DeepSeek's first layers): a small vocabulary, experts spread wide
+    small = estimate(config_from_inputs(**{**base, "model": None, **{k: v for k, v in get_preset(
+        "deepseek-v3").arch().items()}, "vocab_size": 8192}, ep=64))
+    us = unit_params(**{**get_preset("deepseek-v3").arch(), "vocab_size": 8192})
+    assert float(us["block_dense"]) > float(us["root"])
+    assert float(small["param_buffer_bytes"]) >= 3 * float(us["block_dense"]) * 2 * (1 - 1e-12)
     # a dense model is untouched
     assert float(unit_params(**get_preset("llama-3.1-8b").arch())["block_experts"]) == 0.0
 
