@@ -22,7 +22,7 @@ from . import recompute as RC
 from . import schedule as SC
 from . import steptime as ST
 from .hardware import Accelerator, catalog, family_names, get_accelerator, peak_field, peak_or_nan, tier_price  # noqa: F401  (peak_or_nan: re-export)
-from .inputs import (BY_NAME, CONFIG_FIELDS, GPU_FIELDS, MAX_INT, MEASURED_ABOVE_PEAK, PRESET_INPUTS, REASONS,  # noqa: F401
+from .inputs import (BY_NAME, CONFIG_FIELDS, expert_tp, GPU_FIELDS, MAX_INT, MEASURED_ABOVE_PEAK, PRESET_INPUTS, REASONS,  # noqa: F401
                      NO_GOODPUT, TIME_OVERFLOW, lora_width,
                      check, reason_text)
 from . import model as MD
@@ -244,7 +244,7 @@ def _stage_state(c, n_gpus, tp, pp, ep, ada, stage_params, expert_params, tr=Non
                          quantized_params=tr[f"{stage}_quantized"] * frac / ep)
     dense = M.state_bytes(c["n_params"], *args, n_gpus, tp, pp, ada, stage_params - expert_params, **dense_kw)
     # each expert over etp ranks (0: tp, Megatron's default), its ZeRO over the expert-data-parallel n/(pp·ep·etp)
-    etp = np.where(np.asarray(c["etp"]) >= 1, c["etp"], tp)
+    etp = expert_tp(c["etp"], tp)
     experts = M.state_bytes(c["n_params"], *args, n_gpus / ep, etp, pp, ada, expert_params / ep, **expert_kw)
     return {k: dense[k] + experts[k] for k in dense}
 
@@ -320,8 +320,8 @@ def evaluate(**c) -> dict:
     trained_frac = np.where(lora, 0.0, 1.0 - tr["frozen_frac"])
     # an MoE block's routed experts are split over the expert-parallel ranks (each over etp of them, as the rest of
     # the block over tp, which param_buffer_bytes divides by): a rank gathers its own experts only
-    etp_b = np.where(np.asarray(c["etp"]) >= 1, c["etp"], tp)
-    block_local = np.maximum(units["block"] - units["block_experts"] * (1.0 - tp / (ep * etp_b)), units["block_dense"])
+    block_local = np.maximum(units["block"] - units["block_experts"] * (1.0 - tp / (ep * expert_tp(c["etp"], tp))),
+                             units["block_dense"])
     buffers = M.param_buffer_bytes(c["zero_stage"], c["zero_convention"], c["offload"],
                                    units["largest_layer"] * scale, np.maximum(block_local, units["root"]) * scale,
                                    tp, gathered, M.dtype_bytes_array(c["grad_dtype"]), trained_frac,

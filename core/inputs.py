@@ -591,6 +591,13 @@ def _pos_int(x):
     return (x < 1) | (x != np.floor(x))
 
 
+def expert_tp(etp, tp):
+    """The expert tensor-parallel degree in force: `etp`, or tp where it is 0 (Megatron-Core's default: each expert
+    split as the dense layers are). The one reading of the input's "0 = tp"."""
+    e = np.asarray(etp, dtype=np.float64)
+    return np.where(e >= 1, e, np.asarray(tp, dtype=np.float64))
+
+
 def _opt(g, k, default):
     try:
         return g(k)
@@ -717,7 +724,7 @@ RULES: tuple[Rule, ...] = (
          "expert groups fold over tp·cp·dp)",
          lambda g: _pos_int(g("ep")) | _div(g("n_experts"), g("ep"))
          | _div(np.floor(g("n_gpus") / np.maximum(g("pp"), 1)),
-                g("ep") * np.where(g("etp") > 0, g("etp"), g("tp")))),
+                g("ep") * expert_tp(g("etp"), g("tp")))),
     Rule("moe_load_imbalance", "must be ≥ 1 (the busiest expert's tokens ÷ the balanced share)",
          lambda g: ~(g("moe_load_imbalance") >= 1)),
     Rule("moe_capacity_factor", "must be ≥ 0 (0 = dropless)", lambda g: ~(g("moe_capacity_factor") >= 0)),

@@ -79,6 +79,7 @@ from . import profiles as P
 from . import recompute as RC
 from . import schedule as S
 from .hardware import family_names
+from .inputs import expert_tp
 from .flops import local_keys
 from .model import block_counts, head_dims, layer_counts, mamba_dims, moe_load_factor, moe_widths
 from .tables import GATED_MLPS
@@ -261,7 +262,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # "A2A(EP) -> AG(TP) -> experts -> RS(TP) -> A2A(EP)", the TP there being the expert-TP group): the router and the
     # all-to-all see the TP rank's sequence shard T/t; the expert-TP group gathers etp ranks' tokens, each expert's
     # weights split over etp (0: tp). Balanced routing: a rank's E/ep local experts get ep·(T/t)·top_k·etp/E tokens each.
-    etp = np.where(_f(g("etp", 0)) >= 1, _f(g("etp", 0)), t)
+    etp = expert_tp(_f(g("etp", 0)), t)
     T_moe = T / t
     # routing imbalance (core.model.moe_load_factor): the busiest expert's rank computes and receives `load` × the
     # balanced share, and every rank waits for it at the combine
