@@ -345,7 +345,7 @@ def evaluate(**c) -> dict:
     # recomputation as the frameworks name it (core/recompute.py): tensors a recomputed unit does not keep
     moe_share = np.where(np.asarray(c["n_experts"]) > 1, np.where(mixed, n_moe / Lf, 1.0), 0.0)
     spec = RC.columns(c["recompute"], c["recompute_modules"], c["remat_policy"], PF.word(c["framework"], "selective"),
-                      moe_share)
+                      moe_share, local=np.asarray(c["ep"]) <= 1)
     dropped = sum((share * led[t] for t, share in spec["drop"].items() if t in led), 0.0)
     partial = np.maximum(full_layer - dropped, layer_input)
     full = spec["full"]
@@ -359,12 +359,18 @@ def evaluate(**c) -> dict:
     # layers' worth the first stage holds (1F1B); with embedding/loss slots the larger of the first rank (a layer
     # fewer) and the second (a full stage, one micro-batch fewer in flight)
     # (the combined 1F1B of moe_overlap warms up one chunk more on the interleaved schedule: schedule.warmup_chunks)
+    # (a step of m micro-batches per replica holds at most m: schedule.in_flight_of_rank; the published ledgers'
+    # convention — no global batch, target_batch_tokens 0 — counts a long step's steady state, Korthikanti Eq. 5)
     ov = np.asarray(c["moe_overlap"], dtype=bool) & (pp > 1)
-    in_flight = np.where(sl["slots"], np.maximum(SC.in_flight_of_rank(sl["first"], pp, c["virtual_stages"], 0,
+    gb_given = np.isfinite(np.asarray(np.nan if c.get("global_batch") is None else c["global_batch"],
+                                      dtype=np.float64))
+    steady = ~gb_given & (np.asarray(c.get("target_batch_tokens", 0), dtype=np.float64) <= 0)
+    m = np.where(steady, np.inf, SC.micro_batches(c["global_batch_used"], n_gpus, tp, pp, cp, b))
+    in_flight = np.where(sl["slots"], np.maximum(SC.in_flight_of_rank(sl["first"], pp, c["virtual_stages"], 0, m,
                                                                       overlap=ov),
-                                                 SC.in_flight_of_rank(sl["middle"], pp, c["virtual_stages"], 1,
+                                                 SC.in_flight_of_rank(sl["middle"], pp, c["virtual_stages"], 1, m,
                                                                       overlap=ov)),
-                         SC.in_flight_of_rank(np.asarray(L, dtype=np.float64) / pp, pp, c["virtual_stages"], 0,
+                         SC.in_flight_of_rank(np.asarray(L, dtype=np.float64) / pp, pp, c["virtual_stages"], 0, m,
                                               overlap=ov))
     # activation offload: everything but the two layers in flight (the one computed, the one moving) waits on the
     # host; with activation_offload_layers K only K of the stage's Ls layers move (Megatron --cpu-offloading-num-layers):

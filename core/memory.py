@@ -108,6 +108,13 @@ def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights
     zero_convention 'deepspeed' (DeepSpeed's stage_1_and_2.py / stage3.py and their memory estimators): the
     optimizer's gradients are an fp32 partition, 4 bytes per trained parameter ÷ d (in grad_accum); ZeRO-1/2 also
     keep the full 16-bit gradients (not sharded), ZeRO-3 none (the gathered layer's are `param_buffer_bytes`).
+    zero_convention 'fsdp' with 16-bit weights and an fp32 master (PyTorch FSDP's mixed precision): the sharded fp32
+    parameter is the master (sharded as a master is), its 16-bit copy exists only unsharded — the gathered units
+    under ZeRO-3 (`param_buffer_bytes`: no weights row for what trains), the whole stage's from the forward to the
+    backward under ZeRO-2 (SHARD_GRAD_OP) and without sharding — and the reduced gradient is cast to the parameter's
+    dtype (torch 2.13 distributed/fsdp/_fully_shard/_fsdp_param.py `orig_dtype = sharded_param.dtype`,
+    _fsdp_collectives.py foreach_reduce `_to_dtype_if_needed(reduce_output, orig_dtype)`): 4-byte gradients whatever
+    dtype the run reduces in (its communication, core/steptime.py).
     """
     N = np.asarray(n_params, dtype=np.float64)
     t = np.asarray(tp, dtype=np.float64)
@@ -126,13 +133,16 @@ def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights
     else:
         opt_b = opt_pp * trained
     ds = np.asarray(zero_convention) == "deepspeed"
-    grads = trained * dtype_bytes_array(grad_dtype)
+    mb = master_bytes_per_param(master_weights, optimizer, weight_dtype)
+    fp32_param = (np.asarray(zero_convention) == "fsdp") & (mb == 4.0) & (wb < 4.0)  # FSDP: the master is the param
+    grads = trained * np.where(fp32_param, 4.0, dtype_bytes_array(grad_dtype))
     parts = {
-        "weights_bytes": trained * wb + (n_gpu - base_t - q) * fb + q * np.asarray(quantized_bytes, dtype=np.float64),
+        "weights_bytes": trained * np.where(fp32_param & (z == 3), 0.0, wb) + (n_gpu - base_t - q) * fb
+                         + q * np.asarray(quantized_bytes, dtype=np.float64),
         "grads_bytes": np.where(ds & (z == 3), 0.0, grads),
         "grad_accum_bytes": np.where(np.asarray(grad_accum_fp32, dtype=bool) | (ds & (z >= 1)), 4.0 * trained, 0.0),
         "optimizer_bytes": opt_b,
-        "master_bytes": master_bytes_per_param(master_weights, optimizer, weight_dtype) * trained,
+        "master_bytes": mb * trained,
     }
     out = {k: v / np.where(z >= ZERO_SHARD_STAGE[k], d, 1.0) for k, v in parts.items()}
     # DeepSpeed ZeRO-1/2: the 16-bit gradients are kept whole; the fp32 partition is sharded from stage 1 on

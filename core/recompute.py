@@ -39,6 +39,7 @@ class Unit:
     drop: tuple  # ledger tensors not kept
     scope: str = "all"  # all | dense | moe (layers it applies to)
     source: str = ""
+    drop_local: tuple = ()  # tensors not kept only where the tokens reach the experts without an all-to-all (ep 1)
 
 
 # Megatron's --recompute-modules (Megatron-Core transformer_config.py l.560-583, checked l.1943-1958)
@@ -60,6 +61,13 @@ MEGATRON_MODULES = {u.name: u for u in (
 OP_SAC = Unit("op_sac", (("norm", 1.0), ("rope", 1.0), ("act", 1.0), ("resid", 1.0), ("k_proj", 1.0),
                          ("out", 1.0), ("mlp_in", 0.5)),
               NORM_OUT + ("k", "up", "silu_output", "mlp_hidden"), source="torchtitan per-op SAC")
+# ... and in its MoE layers: the experts' grouped GEMMs (torch._grouped_mm) are not in the save list, so all three rerun
+# and none of their outputs is kept; the dispatched and combined tokens are kept only as the outputs of an
+# all-to-all, which the list saves (all_to_all_single, DeepEP's and HybridEP's dispatch and combine): at ep 1 they
+# are gathers and rerun too (torchtitan/distributed/activation_checkpoint.py _get_default_save_ops @b5bcd76)
+OP_SAC_MOE = Unit("op_sac_moe", (("mlp_in", 0.5), ("mlp_out", 1.0)), ("gate",), "moe",
+                  "torchtitan per-op SAC, MoE layers: expert GEMMs recomputed",
+                  drop_local=("expert_inputs", "expert_outputs"))
 _ALL_ELEM = (("norm", 1.0), ("rope", 1.0), ("resid", 1.0))
 _MIN_DROP = NORM_OUT + ("attn_output", "softmax_lse", "silu_output", "mlp_hidden")
 # MaxText remat policies: what each saves (decoders.py get_remat_policy); everything else is recomputed. `offload`:
@@ -99,10 +107,18 @@ REMAT_POLICIES = {
     "minimal_offloaded": (Unit("minimal_offloaded", _ALL_ELEM + (("core", 1.0), ("act", 1.0)), _MIN_DROP,
                                source="the minimal set saved to pinned host memory"), True),
 }
+# ... in their MoE layers (layers/moe.py @e591f30): the experts' GEMM outputs carry the dense names (mlpwi_0,
+# mlpwi_1, mlpwo), the permuted or dispatched tokens none, so no policy keeps those (they rerun: a gather), and the
+# experts' output only a policy that saves mlpwo (else its GEMM reruns too: the combine's weight gradient reads it)
+_SAVES_MLPWO = ("minimal", "minimal_with_context", "minimal_flash", "save_dot_except_mlpwi", "minimal_offloaded")
+REMAT_MOE = {name: Unit(name + "_moe", () if name in _SAVES_MLPWO else (("mlp_out", 1.0),),
+                        ("expert_inputs",) if name in _SAVES_MLPWO else ("expert_inputs", "expert_outputs"), "moe",
+                        "MaxText MoE layers: the dispatched tokens are not named")
+             for name in REMAT_POLICIES}
 REMAT_NAMES = ("none", "full") + tuple(REMAT_POLICIES)  # none: no policy given (recompute decides)
 MODULE_NAMES = tuple(MEGATRON_MODULES)
-SELECTIVE_DEFAULTS = {"core_attn": (MEGATRON_MODULES["core_attn"],), "op_sac": (OP_SAC,),
-                      "minimal": (REMAT_POLICIES["minimal"][0],)}
+SELECTIVE_DEFAULTS = {"core_attn": (MEGATRON_MODULES["core_attn"],), "op_sac": (OP_SAC, OP_SAC_MOE),
+                      "minimal": (REMAT_POLICIES["minimal"][0], REMAT_MOE["minimal"])}
 
 
 def parse_modules(text) -> tuple:
@@ -141,7 +157,7 @@ def spec(recompute, modules, policy, selective) -> Spec:
         if policy == "full":
             return Spec(True, ())
         unit, off = REMAT_POLICIES[policy]
-        return Spec(False, (unit,), off)
+        return Spec(False, (unit, REMAT_MOE[policy]), off)
     if recompute == "full":
         return Spec(True, ())
     if recompute == "selective":
@@ -152,10 +168,11 @@ def spec(recompute, modules, policy, selective) -> Spec:
     return Spec(False, ())
 
 
-def columns(recompute, modules, policy, selective, moe_share) -> dict:
+def columns(recompute, modules, policy, selective, moe_share, local=True) -> dict:
     """Per row: `full` (bool), `offload` (bool), `rerun` {component: share} and `drop` {tensor: share} (shares of a
-    layer: a unit scoped to the MoE layers counts moe_share, to the dense ones 1 − moe_share). Vectorised over the
-    unique combinations of the four inputs."""
+    layer: a unit scoped to the MoE layers counts moe_share, to the dense ones 1 − moe_share; a unit's `drop_local`
+    tensors count only where `local`, the MoE tokens crossing no all-to-all). Vectorised over the unique combinations
+    of the four inputs."""
     cols = np.broadcast_arrays(np.asarray(recompute, dtype=object), np.asarray(modules, dtype=object),
                                np.asarray(policy, dtype=object), np.asarray(selective, dtype=object))
     shape = cols[0].shape
@@ -187,5 +204,7 @@ def columns(recompute, modules, policy, selective, moe_share) -> dict:
                 rerun[comp] = rerun[comp] + share * frac
             for t in u.drop:
                 drop[t] = np.maximum(drop.get(t, 0.0), share)
+            for t in u.drop_local:
+                drop[t] = np.maximum(drop.get(t, 0.0), np.where(local, share, 0.0))
     return {"full": full, "offload": offload, "rerun": {k: np.minimum(v, 1.0) for k, v in rerun.items()},
             "drop": drop}

@@ -450,8 +450,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
                       0.0)
     # forward dispatch + combine, backward the same; + one forward's worth per full recompute
     ep_layer = np.where(moe, (4.0 + 2.0 * full_share) * (a2a + etp_ag), 0.0) * moe_share
-    gbs = _f(c["global_batch_used"])
-    m = np.maximum(gbs / (d * b), 1.0)
+    m = S.micro_batches(c["global_batch_used"], n, t, p, cp, b)
     t_mb_compute = gemm_stage + core_stage + elem_stage + recompute
     # the all-to-all overlapped with another micro-batch's compute (moe_overlap, core/schedule.py): the unpaired
     # micro-batches' all-to-all is exposed, the paired ones' only where it outlasts the compute beside it

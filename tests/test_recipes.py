@@ -384,7 +384,6 @@ from core import validation as V  # noqa: E402
 
 MOE_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_moe.csv")
 MOE_NOT_FIT = {"mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
-               "pith79-tt-qwen3-30b-a3b-b200-fsdp8-mbs8-s8192",
                "primus-proj-mi355x-mixtral-8x22b-bf16-8n"}
 MOE_WITHIN = {"grc-a3ultra-mixtral-8x7b-maxtext-bf16-256g",
               "grc-a3ultra-mixtral-8x7b-nemo2407-bf16-256g",
@@ -399,6 +398,7 @@ MOE_WITHIN = {"grc-a3ultra-mixtral-8x7b-maxtext-bf16-256g",
               "mb2608-qwen3-30b-a3b-gb200-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512",
               "mb2608-qwen3-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
               "mcore-moe-readme-mixtral8x7b-h100-64g",
+              "mt-guide-moe700b-4xv6e256-cf15",
               "mt-guide-moe700b-v6e256-cf10",
               "mt-guide-moe700b-v6e256-cf15",
               "pith79-tt-qwen3-30b-a3b-b200-fsdp8-mbs8-s8192",
