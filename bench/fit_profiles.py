@@ -484,6 +484,16 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   maxtext's 9.1 %. Left: torchtitan's FSDP+TP rows across nodes (1.13-1.33) against its FSDP-only rows (0.82-0.91),
   UF's 8B rows falling off with the GPU count (1.04 at 8 to 1.47 at 256 B200, GBS 128, CP 2; Verda's 64-GPU row the
   same), DeepEP's 1.67× over torchtitan's all-to-all on DeepSeek-V3 (1.31× predicted), Marin's small models.
+- Three ledger corrections the same day, from the frameworks' code, not fitted (the two rows left not fitting above
+  now fit): PyTorch FSDP's mixed precision keeps the fp32 shard as the master and casts the reduced gradient to it
+  (torch 2.13 _fully_shard: orig_dtype = the sharded parameter's dtype), so fsdp's state is 16 bytes a parameter
+  under ZeRO-3 whatever the reduce dtype (it was 18 with fp32 gradients: Qwen3-32B on 8 H100, 91.5 → 83.9 GiB);
+  torchtitan's per-op SAC does not save torch._grouped_mm, so its MoE layers rerun the experts and keep neither
+  their GEMM outputs nor, at ep 1, the dispatched tokens (the all-to-all outputs it does save at ep > 1: the
+  Qwen3-30B-A3B run, 408 → 150 GiB against the 141.8 GiB it printed); and a pipeline holds no more micro-batches than
+  the step has (Megatron caps the warm-up at the step's chunks: Primus's Mixtral 8x22B at 4 micro-batches per
+  replica, pp 4 × v 2, 482 → 352 GiB; still not fitting its 288 GB, with dropout off as Primus's llama_base.yaml
+  sets it).
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
   (deepspeed), within 15 % in-sample 63 % → 74 % and 56 % → 72 %; the fitted 1.08 (fsdp) and 0.96 (deepspeed)
