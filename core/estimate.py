@@ -153,6 +153,11 @@ def derived_columns(c: dict) -> dict:
             c["dp_overlap"] = dp_ov
         if c.get("tp_overlap") is None:
             c["tp_overlap"] = tp_ov
+    # a framework whose activations are always split over the tensor axis (maxtext: XLA's sharding rules)
+    sp_rule = PF.word(c["framework"], "sequence_parallel")
+    if np.any(sp_rule == "always"):
+        c["sequence_parallel"] = np.where((sp_rule == "always") & (np.asarray(c["tp"]) > 1), True,
+                                          np.asarray(c["sequence_parallel"], dtype=bool))
     if c.get("zero_convention") is None:  # how the framework allocates ZeRO's buffers
         zc = PF.word(c["framework"], "zero_convention")
         c["zero_convention"] = np.where(zc == "", "paper", zc)

@@ -51,6 +51,7 @@ class Profile:
     dp_overlap: str  # yes | no | stage3 (only ZeRO-3 overlaps: DeepSpeed's overlap_comm default)
     tp_overlap: str  # yes | no
     remat_dce: str = "no"  # yes: the compiler drops recomputed work the backward never reads (XLA)
+    sequence_parallel: str = "input"  # always: activations are split over tp whatever the input says (XLA sharding)
     numbers: dict = field(default_factory=dict)
     sources: dict = field(default_factory=dict)
 
@@ -81,7 +82,9 @@ def profiles() -> dict[str, Profile]:
                             zero_stages=tuple(int(z) for z in kv["zero_stages"].split()),
                             layouts=tuple(kv["layouts"].split()), zero_convention=kv["zero_convention"],
                             dp_overlap=kv["dp_overlap"], tp_overlap=kv["tp_overlap"],
-                            remat_dce=kv.get("remat_dce", "no"), numbers=nums, sources=sources[name])
+                            remat_dce=kv.get("remat_dce", "no"),
+                            sequence_parallel=kv.get("sequence_parallel", "input"), numbers=nums,
+                            sources=sources[name])
     return out
 
 

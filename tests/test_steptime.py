@@ -19,7 +19,7 @@ from core import comm as C
 from core.estimate import config_from_inputs, estimate
 from core.plan import plan
 from core.record import STEP_PARTS
-from core.validation import predicted, runs
+from core.validation import predicted, runs, step_ratio
 
 VISIBLE = [r for r in runs("megatron") if r.group == "Narayanan 2021"]  # Table 1 (data/published_runs.csv)
 CHECK = [r for r in runs("megatron") if r.group != "Narayanan 2021"]  # the other Megatron-style sources
@@ -56,8 +56,9 @@ KNOWN_MISS = {rid: f"known miss: measured/predicted {q} (tests/test_profiles.py 
 def test_other_published_runs_within_15_percent(run):
     """Korthikanti et al. 2022 (A100, selective recompute + sequence parallel), BLOOM-176B, Nemotron-4 340B, the
     Megatron-LM H100 table, Google's gpu-recipes NeMo rows and nanotron's benchmark grid (within 15 % with the
-    constants fitted to all megatron runs; leave-one-source-out in tests/test_profiles.py)."""
-    assert predicted(run) == pytest.approx(run.published, rel=0.15)
+    constants fitted to all megatron runs; leave-one-source-out in tests/test_profiles.py). Within 15 % as every
+    table reads it: the measured ÷ predicted step (validation.step_ratio), whatever metric the source prints."""
+    assert step_ratio(run, predicted(run)) == pytest.approx(1.0, abs=0.15)
 
 
 CASES = [dict(model="llama-3.1-8b", n_gpus=64, global_batch=512, seq_len=8192, flash_attention=True, zero_stage=1),
