@@ -154,10 +154,7 @@ def derived_columns(c: dict) -> dict:
         if c.get("tp_overlap") is None:
             c["tp_overlap"] = tp_ov
     # a framework whose activations are always split over the tensor axis (maxtext: XLA's sharding rules)
-    sp_rule = PF.word(c["framework"], "sequence_parallel")
-    if np.any(sp_rule == "always"):
-        c["sequence_parallel"] = np.where((sp_rule == "always") & (np.asarray(c["tp"]) > 1), True,
-                                          np.asarray(c["sequence_parallel"], dtype=bool))
+    c["sequence_parallel"] = PF.sequence_parallel_used(c["framework"], c["tp"], c["sequence_parallel"])
     if c.get("zero_convention") is None:  # how the framework allocates ZeRO's buffers
         zc = PF.word(c["framework"], "zero_convention")
         c["zero_convention"] = np.where(zc == "", "paper", zc)
@@ -321,6 +318,7 @@ def evaluate(**c) -> dict:
     blocks_total = np.maximum(split["shape_params"] * scale - split["outside_params"], 1.0)
     q_frac = tr["quantized_total"] / blocks_total
     wb = M.dtype_bytes_array(c["weight_dtype"])
+    fp32_master = M.fp32_param_master(c["zero_convention"], c["master_weights"], c["optimizer"], c["weight_dtype"])
     gathered = np.where(lora, q_frac * tr["quantized_bytes"] + (1.0 - q_frac) * tr["frozen_bytes"], wb)
     trained_frac = np.where(lora, 0.0, 1.0 - tr["frozen_frac"])
     # an MoE block's routed experts are split over the expert-parallel ranks (each over etp of them, as the rest of
@@ -499,7 +497,9 @@ def evaluate(**c) -> dict:
                          # the optimizer step reads and writes what trains: frozen weights (LoRA's base, frozen_frac
                          # of the model) are not its state (under LoRA the adapters' own 16-bit weights, under 1 % of
                          # their state, go with the base)
-                         state - tr["frozen_frac"] * st["weights_bytes"],
+                         # (FSDP's ZeRO-3 weights row holds the frozen part alone: the trained are the master)
+                         state - np.where(fp32_master & (np.asarray(c["zero_stage"]) == 3), 1.0,
+                                          tr["frozen_frac"]) * st["weights_bytes"],
                          np.maximum(split["first_stage_params"], split["last_stage_params"]),
                          split["stage_expert_params"])
     peak = np.asarray(c["peak_flops_per_s"], dtype=np.float64)
@@ -541,9 +541,10 @@ def evaluate(**c) -> dict:
         opt_state = trainable * np.nan_to_num(M.optimizer_bytes_per_param(c["optimizer"]), nan=0.0)
         if ada is not None:
             opt_state = np.where(np.asarray(c["optimizer"]) == "adafactor", 4.0 * ada, opt_state)
-        # a checkpoint stores the fp32 master values (4 B), also where the GPU keeps them as bf16 remainders
-        ckpt_bytes = (np.asarray(c["n_params"], dtype=np.float64) * wb + trainable
-                      * np.where(np.asarray(c["master_weights"], dtype=bool), 4.0, 0.0) + opt_state)
+        # a checkpoint stores the fp32 master values (4 B), also where the GPU keeps them as bf16 remainders; where
+        # the fp32 parameter is the master (FSDP) no 16-bit copy of what trains is stored beside it
+        ckpt_bytes = ((np.asarray(c["n_params"], dtype=np.float64) - np.where(fp32_master, trainable, 0.0)) * wb
+                      + trainable * np.where(np.asarray(c["master_weights"], dtype=bool), 4.0, 0.0) + opt_state)
         ckpt_s = ckpt_bytes / np.asarray(c["storage_bytes_per_s"], dtype=np.float64)
         rate = np.asarray(c["failure_rate_per_gpu_hour"], dtype=np.float64) + np.where(
             np.asarray(c["price_tier"]) == "spot",
@@ -999,4 +1000,7 @@ def config_from_inputs(**inp) -> Config:
     unknown = set(inp) - known
     if unknown:
         raise ValueError(f"{sorted(unknown)[0]}: not an input; known inputs: {', '.join(sorted(known))}")
+    if inp.get("framework") in PF.FRAMEWORKS and isinstance(inp.get("tp", 1), int):  # the value the row runs with
+        inp["sequence_parallel"] = bool(PF.sequence_parallel_used(inp["framework"], inp.get("tp", 1),
+                                                                  inp.get("sequence_parallel", False)))
     return Config(model=model, gpu=gpu, **inp)

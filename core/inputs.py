@@ -206,7 +206,8 @@ INPUTS: tuple[Input, ...] = (
     Input("zero_stage", "int", 1, "", "ZeRO stage: 1 shards optimizer + master (Megatron's distributed optimizer, "
           "the default), 2 + gradients, 3 + weights (FSDP)",
           "layout", choices=(0, 1, 2, 3), lo=-MAX_INT, hi=MAX_INT),
-    Input("sequence_parallel", "bool", False, "", "Megatron sequence parallelism with tensor parallelism",
+    Input("sequence_parallel", "bool", False, "", "Megatron sequence parallelism with tensor parallelism (maxtext: "
+          "always on with tp > 1, XLA splits its activations over the tensor axis)",
           "layout"),
     Input("cp", "int", 1, "count", "context-parallel degree: each GPU holds seq_len/cp tokens of a sequence "
           "(Llama 3 §3.3.2)", "layout", lo=1, hi=MAX_INT),

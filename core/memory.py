@@ -87,6 +87,13 @@ def master_bytes_per_param(master_weights, optimizer="adamw", weight_dtype="bf16
     return np.where(np.asarray(master_weights, dtype=bool), np.where(remainder, 2.0, 4.0), 0.0)
 
 
+def fp32_param_master(zero_convention, master_weights, optimizer="adamw", weight_dtype="bf16") -> np.ndarray:
+    """True where the trained parameter itself is the fp32 master (PyTorch FSDP's mixed precision: zero_convention
+    'fsdp', 16-bit weights and a 4-byte master; state_bytes says what follows)."""
+    mb = master_bytes_per_param(master_weights, optimizer, weight_dtype)
+    return (np.asarray(zero_convention) == "fsdp") & (mb == 4.0) & (dtype_bytes_array(weight_dtype) < 4.0)
+
+
 def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights=True, grad_accum_fp32=False,
                 optimizer="adamw", zero_stage=0, n_gpus=1, tp=1, pp=1, adafactor_elements=None, stage_params=None,
                 trainable_params=None, adapter_params=0.0, quantized_params=0.0, frozen_bytes=None,
@@ -134,7 +141,7 @@ def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights
         opt_b = opt_pp * trained
     ds = np.asarray(zero_convention) == "deepspeed"
     mb = master_bytes_per_param(master_weights, optimizer, weight_dtype)
-    fp32_param = (np.asarray(zero_convention) == "fsdp") & (mb == 4.0) & (wb < 4.0)  # FSDP: the master is the param
+    fp32_param = fp32_param_master(zero_convention, master_weights, optimizer, weight_dtype)
     grads = trained * np.where(fp32_param, 4.0, dtype_bytes_array(grad_dtype))
     parts = {
         "weights_bytes": trained * np.where(fp32_param & (z == 3), 0.0, wb) + (n_gpu - base_t - q) * fb

@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import profiles as PF
 from . import record as R
 from .model import ARCH_FIELDS, Model
 from .spec import SweepSpec
@@ -135,7 +136,10 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
     for batch in sw.batches(progress=progress, prefetch=0):
         col = lambda k: batch.column(k).to_numpy(zero_copy_only=False)  # noqa: E731
         # sequence parallelism means nothing without tp, interleaving nothing without pp: one of each pair
-        real = (~col("sequence_parallel") | (col("tp") > 1)) & ((col("virtual_stages") == 1) | (col("pp") > 1))
+        # (and where the framework always splits activations over tp, only the rows that say so: maxtext)
+        sp = col("sequence_parallel")
+        real = ((~sp | (col("tp") > 1)) & ((col("virtual_stages") == 1) | (col("pp") > 1))
+                & (sp == PF.sequence_parallel_used(inputs.get("framework", "megatron"), col("tp"), sp)))
         ok_rule = col("valid") & real
         valid += int(ok_rule.sum())
         bad = real & ~col("valid")

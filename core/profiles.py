@@ -144,6 +144,13 @@ def word(framework, attr: str) -> np.ndarray:
     return _select(framework, lambda p: getattr(p, attr), dtype=object)
 
 
+def sequence_parallel_used(framework, tp, sequence_parallel) -> np.ndarray:
+    """The sequence parallelism a row runs: the input, or on where the framework always splits activations over the
+    tensor axis and tp > 1 (data/frameworks.csv `sequence_parallel always`: maxtext)."""
+    always = word(framework, "sequence_parallel") == "always"
+    return np.asarray(sequence_parallel, dtype=bool) | (always & (np.asarray(tp) > 1))
+
+
 def runs_fa2(framework, attention_kernel) -> np.ndarray:
     """True per row where the attention kernel is FlashAttention-2 class: asked for (attention_kernel fa2), or the
     profile's own kernel under auto (fsdp, deepspeed)."""

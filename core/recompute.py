@@ -14,7 +14,8 @@ The forward work of one layer is split into components (core/steptime.py compute
 norm (the norms, QK-norm), qkv (the attention input projections; k_proj the key projection, mla_up MLA's
 up-projections, both inside qkv), rope, core (the attention core), out (output projection), mlp_in (gate/up or fc1;
 experts, router and shared experts included), act (the MLP activation), mlp_out (down or fc2), resid (residual
-adds). A unit says which components rerun (a share of each) and which ledger tensors (core/memory.py
+adds), dispatch (an MoE layer's forward all-to-alls, dispatch and combine: a share of the two; they cost time only
+with ep > 1). A unit says which components rerun (a share of each) and which ledger tensors (core/memory.py
 LEDGER_TENSORS) it drops; `scope` restricts it to the dense or the MoE layers.
 """
 from __future__ import annotations
@@ -23,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-COMPONENTS = ("norm", "qkv", "k_proj", "mla_up", "rope", "core", "out", "mlp_in", "act", "mlp_out", "resid")
+COMPONENTS = ("norm", "qkv", "k_proj", "mla_up", "rope", "core", "out", "mlp_in", "act", "mlp_out", "resid",
+              "dispatch")
 NORM_OUT = ("qkv_input", "mlp_input", "norm1_normalized", "norm2_normalized", "norm1_upcast", "norm2_upcast",
             "qk_norm_input", "mla_latents_normed")
 CORE = ("softmax_output", "softmax_dropout_mask", "dropout_output", "softmax_lse")
@@ -52,8 +54,9 @@ MEGATRON_MODULES = {u.name: u for u in (
     Unit("layernorm", (("norm", 1.0),), NORM_OUT, source="input_layernorm and pre_mlp_layernorm outputs"),
     Unit("mla_up_proj", (("mla_up", 1.0), ("rope", 1.0)), ("q", "k", "v"),
          source="MLA up projection and RoPE (MLA only)"),
-    Unit("moe", (("mlp_in", 1.0), ("act", 1.0)), MLP_HIDDEN + ("router_probs", "expert_inputs", "expert_outputs"),
-         "moe", "the whole MoE layer"),
+    Unit("moe", (("mlp_in", 1.0), ("act", 1.0), ("dispatch", 1.0)),
+         MLP_HIDDEN + ("router_probs", "expert_inputs", "expert_outputs"), "moe",
+         "the whole MoE layer, its token dispatcher's all-to-alls included"),
     Unit("shared_experts", (), ("shared_experts",), "moe", "the shared experts (their time is in mlp_in: not split)"),
 )}
 # torchtitan's per-op selective AC: save the outputs of mm and SDPA except every second mm (wk, wo, w3 of wq, wk, wv,
@@ -107,12 +110,18 @@ REMAT_POLICIES = {
     "minimal_offloaded": (Unit("minimal_offloaded", _ALL_ELEM + (("core", 1.0), ("act", 1.0)), _MIN_DROP,
                                source="the minimal set saved to pinned host memory"), True),
 }
-# ... in their MoE layers (layers/moe.py @e591f30): the experts' GEMM outputs carry the dense names (mlpwi_0,
-# mlpwi_1, mlpwo), the permuted or dispatched tokens none, so no policy keeps those (they rerun: a gather), and the
-# experts' output only a policy that saves mlpwo (else its GEMM reruns too: the combine's weight gradient reads it)
+# ... in their MoE layers (layers/moe.py @e591f30, the default sparse_matmul path): the permuted or dispatched tokens
+# carry no name, so no policy keeps them (they rerun: a gather, and with ep > 1 the forward's dispatch all-to-all,
+# half of its two); the up-projection's output is named moe_mlpwi_1 only (l.1959, 1985), which the minimal policies
+# (saving mlpwi_1) do not keep, so it reruns; the experts' output (mlpwo) is kept only by a policy that saves it,
+# else its GEMM reruns too (the combine's weight gradient reads it)
 _SAVES_MLPWO = ("minimal", "minimal_with_context", "minimal_flash", "save_dot_except_mlpwi", "minimal_offloaded")
-REMAT_MOE = {name: Unit(name + "_moe", () if name in _SAVES_MLPWO else (("mlp_out", 1.0),),
-                        ("expert_inputs",) if name in _SAVES_MLPWO else ("expert_inputs", "expert_outputs"), "moe",
+_SAVES_MLPWI = ("minimal", "minimal_with_context", "minimal_flash", "minimal_offloaded")
+REMAT_MOE = {name: Unit(name + "_moe",
+                        (("dispatch", 0.5),) + ((("mlp_in", 0.5),) if name in _SAVES_MLPWI else ())
+                        + ((("mlp_out", 1.0),) if name not in _SAVES_MLPWO else ()),
+                        ("expert_inputs",) + (("up",) if name in _SAVES_MLPWI else ())
+                        + (("expert_outputs",) if name not in _SAVES_MLPWO else ()), "moe",
                         "MaxText MoE layers: the dispatched tokens are not named")
              for name in REMAT_POLICIES}
 REMAT_NAMES = ("none", "full") + tuple(REMAT_POLICIES)  # none: no policy given (recompute decides)
@@ -168,7 +177,7 @@ def spec(recompute, modules, policy, selective) -> Spec:
     return Spec(False, ())
 
 
-def columns(recompute, modules, policy, selective, moe_share, local=True) -> dict:
+def columns(recompute, modules, policy, selective, moe_share, *, local) -> dict:
     """Per row: `full` (bool), `offload` (bool), `rerun` {component: share} and `drop` {tensor: share} (shares of a
     layer: a unit scoped to the MoE layers counts moe_share, to the dense ones 1 − moe_share; a unit's `drop_local`
     tensors count only where `local`, the MoE tokens crossing no all-to-all). Vectorised over the unique combinations

@@ -47,9 +47,10 @@ def in_flight_of_rank(stage_layers, pp, virtual_stages, rank, micro_batches=None
     """Layers' worth of one micro-batch's activations pipeline rank r holds at its peak, for a rank of
     `stage_layers` layers: the warm-up and the one computing — (p − r) micro-batches for 1F1B; interleaved
     warmup_chunks + 1 chunks of stage_layers/v, i.e. stage_layers · (p + (p − 1 − 2r)/v) without the overlap; with
-    fewer micro-batches than stages (m < p), min(p − r, m) micro-batches for 1F1B and m/p of the count interleaved;
     never more than the step's m micro-batches (Megatron caps the warm-up at the step's m·v chunks:
-    schedules.py `num_warmup_microbatches = min(num_warmup_microbatches, total_num_microbatches)`)."""
+    schedules.py `num_warmup_microbatches = min(num_warmup_microbatches, total_num_microbatches)`), so with fewer
+    micro-batches than stages (m < p) min(p − r, m) for 1F1B, and m interleaved (which Megatron runs only with
+    m ≥ p: schedules.py refuses fewer)."""
     n = np.asarray(stage_layers, dtype=np.float64)
     p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
     v = np.maximum(np.asarray(virtual_stages, dtype=np.float64), 1.0)
@@ -57,7 +58,7 @@ def in_flight_of_rank(stage_layers, pp, virtual_stages, rank, micro_batches=None
     if micro_batches is None:
         return n * held
     m = np.maximum(np.asarray(micro_batches, dtype=np.float64), 1.0)
-    return n * np.minimum(np.where((v > 1) & (m < p), held * m / p, held), m)
+    return n * np.minimum(held, m)
 
 
 def micro_batches(global_batch, n_gpus, tp, pp, cp, micro_batch) -> np.ndarray:

@@ -368,7 +368,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
 
     # --- recomputation (core/recompute.py) ---------------------------------------------------------------------
     spec = RC.columns(c.get("recompute", "none"), g("recompute_modules", ""), g("remat_policy", "none"),
-                      P.word(fw, "selective"), moe_share)
+                      P.word(fw, "selective"), moe_share, local=True)  # (`local` moves only what is kept, not time)
     r = spec["rerun"]
     partial = (sum(r[k] * comp[k] for k in ("qkv", "out", "mlp_in", "mlp_out", "core") + elem_names)
                + np.maximum(r["k_proj"] - r["qkv"], 0.0) * comp["k_proj"]
@@ -448,8 +448,10 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
                             latency_s=lat, dedup=dedup)
     etp_ag = np.where(etp > 1, C.collective_time_s("all_gather", etp * T_moe * topk * load * h * 2.0, etp, etp_bw, lat),
                       0.0)
-    # forward dispatch + combine, backward the same; + one forward's worth per full recompute
-    ep_layer = np.where(moe, (4.0 + 2.0 * full_share) * (a2a + etp_ag), 0.0) * moe_share
+    # forward dispatch + combine, backward the same; + one forward's worth per full recompute, and the share of it a
+    # partial recompute reruns (core/recompute.py `dispatch`, already weighted by the MoE layers' share)
+    ep_layer = np.where(moe, (4.0 + 2.0 * full_share) * moe_share + 2.0 * (1.0 - full_share) * r["dispatch"],
+                        0.0) * (a2a + etp_ag)
     m = S.micro_batches(c["global_batch_used"], n, t, p, cp, b)
     t_mb_compute = gemm_stage + core_stage + elem_stage + recompute
     # the all-to-all overlapped with another micro-batch's compute (moe_overlap, core/schedule.py): the unpaired

@@ -508,7 +508,6 @@ def test_torchtitan_selective_recomputes_the_experts():
     none = _est(**base)
     sel_ep = _est(**base, recompute="selective", ep=8)
     assert float(sel["activations_bytes"]) < 0.35 * float(none["activations_bytes"])
-    assert float(sel["recompute_s"]) > 0
     # at ep 8 the all-to-all outputs (expert inputs, combined outputs) are kept: more than at ep 1
     assert float(sel_ep["activations_bytes"]) > float(sel["activations_bytes"])
     from core import recompute as RC
@@ -538,16 +537,19 @@ def test_a_pipeline_holds_no_more_micro_batches_than_the_step_has():
 
 
 def test_maxtext_names_policies_never_keep_the_dispatched_tokens():
-    """MaxText's MoE layers (layers/moe.py @e591f30) name the experts' GEMM outputs mlpwi_0, mlpwi_1 and mlpwo and
-    leave the permuted tokens unnamed: under a names-based remat policy the dispatched tokens are rematerialised (a
-    gather), the experts' output kept only by a policy that saves mlpwo, else its GEMM reruns (the combine's weight
-    gradient reads it). Dense layers are untouched."""
+    """MaxText's MoE layers (layers/moe.py @e591f30, sparse_matmul) name the experts' GEMM outputs mlpwi_0,
+    moe_mlpwi_1 (only) and mlpwo and leave the permuted tokens unnamed: under a names-based remat policy the
+    dispatched tokens are rematerialised (a gather; with ep > 1 the dispatch all-to-all, half the forward's two), the
+    up-projection reruns under the minimal policies (they save mlpwi_1), the experts' output is kept only by a policy
+    that saves mlpwo, else its GEMM reruns (the combine's weight gradient reads it). Dense layers are untouched."""
     from core import recompute as RC
-    minimal = RC.columns("none", "", "minimal", "minimal", 1.0)
+    minimal = RC.columns("none", "", "minimal", "minimal", 1.0, local=True)
     assert float(minimal["drop"]["expert_inputs"]) == 1.0 and float(minimal["drop"].get("expert_outputs", 0.0)) == 0
-    out_only = RC.columns("none", "", "save_out_proj", "minimal", 1.0)
+    assert float(minimal["drop"]["up"]) == 1.0 and float(minimal["rerun"]["mlp_in"]) == 0.5
+    assert float(minimal["rerun"]["dispatch"]) == 0.5
+    out_only = RC.columns("none", "", "save_out_proj", "minimal", 1.0, local=True)
     assert float(out_only["drop"]["expert_outputs"]) == 1.0 and float(out_only["rerun"]["mlp_out"]) == 1.0
-    dense = RC.columns("none", "", "save_out_proj", "minimal", 0.0)
+    dense = RC.columns("none", "", "save_out_proj", "minimal", 0.0, local=True)
     assert float(dense["drop"]["expert_inputs"]) == 0.0 and float(dense["rerun"]["mlp_out"]) == 0.0
     base = dict(model="mixtral-8x7b", gpu="h200", n_gpus=64, zero_stage=3, micro_batch=2, seq_len=4096,
                 framework="maxtext")
@@ -566,3 +568,12 @@ def test_maxtext_splits_activations_over_the_tensor_axis():
     mg = [_est(**base, framework="megatron", sequence_parallel=sp)["activations_bytes"] for sp in (False, True)]
     assert float(mt[0]) == float(mt[1]) == pytest.approx(float(mg[1]), rel=1e-12)
     assert float(mg[0]) > 3 * float(mg[1])  # full recompute keeps each layer's input (÷ tp with the split)
+
+
+def test_recomputing_an_moe_layer_reruns_its_all_to_alls():
+    """Megatron's --recompute-modules moe checkpoints the whole MoE layer, its token dispatcher included: with ep > 1
+    the forward's dispatch and combine run again (one more forward's worth of all-to-alls than moe_act)."""
+    base = dict(model="qwen3-30b-a3b", gpu="h100-sxm", n_gpus=16, ep=16, micro_batch=1, seq_len=4096,
+                recompute="selective", zero_stage=1)
+    act, moe = _est(**base, recompute_modules="moe_act"), _est(**base, recompute_modules="moe")
+    assert float(moe["ep_comm_s"]) == pytest.approx(1.5 * float(act["ep_comm_s"]), rel=1e-6)
