@@ -511,6 +511,21 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   Refit: GPU 0.80 (67 megatron runs from 9 sources; LOSO median 7.7 %), TPU 0.90 (0.92 without PaLM, whose 1.22
   pulls it; maxtext's LOSO median 10.8 %, 9.1 % without it), fsdp overlap 0.4 (LOSO 9.1 %), deepspeed overlap 0.9
   (LOSO 16.1 %).
+- A fifth batch, predicted before it joined (2026-12-05, with the code of 606c2d1): 32 runs, 11 of their 13 source
+  names new — torchtune's README optimisation-flags table (Llama 3.2 3B on one A100: packing, compile, chunked loss,
+  activation checkpointing and offload, 8-bit AdamW, LoRA and QLoRA; pure bf16 training, as torchtune's recipes cast
+  the model to bf16 with no fp32 master), Lightning Thunder's benchmark output (Llama 2 7B, one H100), MLPerf
+  Training partners' runs of AMD's reference code (Dell, Giga Computing, Oracle, Supermicro, ASUSTeK, Krai, MiTAC on
+  MI300X, MI325X and MI355X; FP8) and AMD Primus's MoE package blog (DeepSeek-V2 and V2-Lite on MI355X, BF16,
+  baselines to fully optimised). As written: median |error| 11.9 %, 20 within 15 % (62 %), 22 inside their 80 %
+  interval (69 %), none predicted not to fit. By source: torchtune and Thunder 0.86-1.00 (all within 15 %); the
+  MLPerf partners as AMD's own rows (MI300X 0.98-1.02, MI325X 0.89-0.93, MI355X 0.79-0.81: the planner is about
+  20 % slow on MI355X FP8, whose achievable FP8 matmul rate no source at hand gives); Primus's MoE rows 0.94-3.25 —
+  the optimised run within 7 %, the unoptimised baselines (host syncs and launch gaps the blog names) far slower
+  than a Megatron-fused step. torchtune's printed peak memory against the ledger without the overhead rows: packed
+  53.9 GiB for 60.0, compiled 45.2 for 51.0, chunked loss 44.2 for 42.9, checkpointing 26.2 for 24.9, 8-bit AdamW
+  19.0 for 17.6, LoRA 7.8 for 8.5, QLoRA 3.9 for 4.6 (within 11 %; its optimizer-in-backward rows, which free each
+  gradient as it lands, have no input and read 13 % high).
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
   (deepspeed), within 15 % in-sample 63 % → 74 % and 56 % → 72 %; the fitted 1.08 (fsdp) and 0.96 (deepspeed)
