@@ -12,11 +12,12 @@ per-op SAC, MaxText minimal).
 
 The forward work of one layer is split into components (core/steptime.py computes each one's time):
 norm (the norms, QK-norm), qkv (the attention input projections; k_proj the key projection, mla_up MLA's
-up-projections, both inside qkv), rope, core (the attention core), out (output projection), mlp_in (gate/up or fc1;
-experts, router and shared experts included), act (the MLP activation), mlp_out (down or fc2), resid (residual
-adds), dispatch (an MoE layer's forward all-to-alls, dispatch and combine: a share of the two; they cost time only
-with ep > 1). A unit says which components rerun (a share of each) and which ledger tensors (core/memory.py
-LEDGER_TENSORS) it drops; `scope` restricts it to the dense or the MoE layers.
+up-projections, both inside qkv), rope, core (the attention core; scores, inside it, a non-flash core's QKᵀ and
+softmax), out (output projection), mlp_in (gate/up or fc1; experts, router and shared experts included), act (the
+MLP activation), mlp_out (down or fc2), resid (residual adds), dispatch (an MoE layer's forward all-to-alls,
+dispatch and combine: a share of the two; they cost time only with ep > 1). A unit says which components rerun (a
+share of each) and which ledger tensors (core/memory.py LEDGER_TENSORS) it drops; `scope` restricts it to the dense
+or the MoE layers.
 """
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-COMPONENTS = ("norm", "qkv", "k_proj", "mla_up", "rope", "core", "out", "mlp_in", "act", "mlp_out", "resid",
-              "dispatch")
+COMPONENTS = ("norm", "qkv", "k_proj", "mla_up", "rope", "core", "scores", "out", "mlp_in", "act", "mlp_out",
+              "resid", "dispatch")
 NORM_OUT = ("qkv_input", "mlp_input", "norm1_normalized", "norm2_normalized", "norm1_upcast", "norm2_upcast",
             "qk_norm_input", "mla_latents_normed")
 CORE = ("softmax_output", "softmax_dropout_mask", "dropout_output", "softmax_lse")
@@ -124,10 +125,16 @@ REMAT_MOE = {name: Unit(name + "_moe",
                         + (("expert_outputs",) if name not in _SAVES_MLPWO else ()), "moe",
                         "MaxText MoE layers: the dispatched tokens are not named")
              for name in REMAT_POLICIES}
+# ... and without a flash kernel the attention probabilities (s × s per head) carry no name either: no names-based
+# policy keeps them (jax.checkpoint save_only_these_names saves the named residuals only); the backward recomputes
+# them (QKᵀ and the softmax) from the kept q and k
+UNNAMED_SCORES = Unit("unnamed_scores", (("scores", 1.0),), ("softmax_output", "softmax_dropout_mask",
+                                                             "dropout_output"),
+                      source="a names-based remat policy never keeps the unnamed attention probabilities")
 REMAT_NAMES = ("none", "full") + tuple(REMAT_POLICIES)  # none: no policy given (recompute decides)
 MODULE_NAMES = tuple(MEGATRON_MODULES)
 SELECTIVE_DEFAULTS = {"core_attn": (MEGATRON_MODULES["core_attn"],), "op_sac": (OP_SAC, OP_SAC_MOE),
-                      "minimal": (REMAT_POLICIES["minimal"][0], REMAT_MOE["minimal"])}
+                      "minimal": (REMAT_POLICIES["minimal"][0], REMAT_MOE["minimal"], UNNAMED_SCORES)}
 
 
 def parse_modules(text) -> tuple:
@@ -166,7 +173,7 @@ def spec(recompute, modules, policy, selective) -> Spec:
         if policy == "full":
             return Spec(True, ())
         unit, off = REMAT_POLICIES[policy]
-        return Spec(False, (unit, REMAT_MOE[policy]), off)
+        return Spec(False, (unit, REMAT_MOE[policy], UNNAMED_SCORES), off)
     if recompute == "full":
         return Spec(True, ())
     if recompute == "selective":

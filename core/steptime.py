@@ -345,6 +345,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         "mlp_in": avg(dense_in, moe_in),
         "mlp_out": avg(dense_out, moe_out),
         "core": w_attn * np.where(flash, flash_fb / (1 + FLASH_BWD_OVER_FWD), math_fwd),
+        # without flash, the probabilities alone: QKᵀ and the softmax (what a recompute of them reruns; in core)
+        "scores": w_attn * np.where(flash, 0.0, gemm(s / cp, s, hd, heads) + scores * (4.0 + 5.0 * drop) / hbm),
         "ssm_in": w_ssm * ssm_in,
         "ssm_out": w_ssm * ssm_out,
         "ssm_core": w_ssm * ssm_core,
@@ -372,7 +374,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     r = spec["rerun"]
     partial = (sum(r[k] * comp[k] for k in ("qkv", "out", "mlp_in", "mlp_out", "core") + elem_names)
                + np.maximum(r["k_proj"] - r["qkv"], 0.0) * comp["k_proj"]
-               + np.maximum(r["mla_up"] - r["qkv"], 0.0) * comp["mla_up"])
+               + np.maximum(r["mla_up"] - r["qkv"], 0.0) * comp["mla_up"]
+               + np.maximum(r["scores"] - r["core"], 0.0) * comp["scores"])
     sl = S.stage_layers(L, p, g("pp_embedding_loss_slots", False))
     Ls = sl["middle"]
     K = _f(g("recompute_layers", 0))

@@ -577,3 +577,17 @@ def test_recomputing_an_moe_layer_reruns_its_all_to_alls():
                 recompute="selective", zero_stage=1)
     act, moe = _est(**base, recompute_modules="moe_act"), _est(**base, recompute_modules="moe")
     assert float(moe["ep_comm_s"]) == pytest.approx(1.5 * float(act["ep_comm_s"]), rel=1e-6)
+
+
+def test_names_policies_never_keep_non_flash_attention_probabilities():
+    """Without a flash kernel the attention probabilities carry no checkpoint name, so no names-based remat policy
+    (jax.checkpoint save_only_these_names) keeps them: the s×s tensors leave the ledger and the backward recomputes
+    QKᵀ and the softmax (the 'scores' component) even where the context is kept. With flash they never existed."""
+    base = dict(model="llama-2-7b", gpu="h100-sxm", n_gpus=256, zero_stage=3, micro_batch=8, seq_len=2048,
+                framework="maxtext", flash_attention=False)
+    kept = _est(**base)  # no remat policy: everything kept, the probabilities included
+    ctx = _est(**base, remat_policy="save_dot_with_context_except_mlp")
+    per_layer_scores = 8 * 32 * 2048 * 2048 * 2  # b · heads · s² · 2 bytes (softmax output, bf16)
+    assert float(kept["activations_per_layer_bytes"]) - float(ctx["activations_per_layer_bytes"]) > per_layer_scores
+    flash = _est(**{**base, "flash_attention": True}, remat_policy="save_dot_with_context_except_mlp")
+    assert float(ctx["recompute_s"]) > float(flash["recompute_s"])
