@@ -526,6 +526,21 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   53.9 GiB for 60.0, compiled 45.2 for 51.0, chunked loss 44.2 for 42.9, checkpointing 26.2 for 24.9, 8-bit AdamW
   19.0 for 17.6, LoRA 7.8 for 8.5, QLoRA 3.9 for 4.6 (within 11 %; its optimizer-in-backward rows, which free each
   gradient as it lands, have no input and read 13 % high).
+- A sixth batch, predicted before it joined (2026-12-05, with the code of 9426da1): 23 runs — Apple AXLearn's step
+  times (the comments beside fuji.py's mesh rules, each pinned to its commit: 7B and 70B on H100, TPU v4, v5e, v5p
+  and v6e; and 6 rows of the AXLearn paper's Table 3, read from a secondary summary) and DeepSpeed's ZeRO++ blog and
+  tutorial (18B GPT on V100 DGX-2 nodes at 100-800 Gbps). As written: median |error| 17.8 %, 9 within 15 % (39 %),
+  14 inside their 80 % interval (61 %), 5 predicted not to fit. The not-fitting were AXLearn's runs before fuji had
+  flash attention: a names-based remat policy (AXLearn's, MaxText's) never keeps the unnamed attention
+  probabilities, which the ledger kept (7B on 256 H100: 112 GiB of 79); now it drops them and the backward
+  recomputes QKᵀ and the softmax (core/recompute.py UNNAMED_SCORES): none of the 16 AXLearn rows is predicted not to
+  fit. Joined: the 10 fuji.py rows (0.97-1.53 after the fix: XLA on H100 1.05-1.53, TPU 0.97-1.40; AXLearn's own
+  comment puts XLA at 1.78 s against Transformer Engine's 1.5 s for 7B on 256 H100). Left out: the paper's Table 3
+  rows (not read from the paper itself) and the ZeRO++ rows (a V100 SXM3 DGX-2 the catalog lacks, bar-chart
+  readings, each figure's network set by hand: 0.76-1.14 at 100-800 Gbps per node, and the tutorial's 3.98 at an
+  unstated network). Refit: TPU 0.88, maxtext's GPU scale 0.90; maxtext's LOSO median 12.2 % (128 runs from 16
+  sources): the profile now spans JAX stacks slower than MaxText's own (PaLM's, AXLearn's), and its interval widens
+  with them.
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
   (deepspeed), within 15 % in-sample 63 % → 74 % and 56 % → 72 %; the fitted 1.08 (fsdp) and 0.96 (deepspeed)

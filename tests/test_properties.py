@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core import flops as F
@@ -70,13 +70,22 @@ def test_more_gpus_or_higher_stage_never_raise_state(d):
 
 @FAST
 @given(cfg_strategy())
+@example(d={"model": "gpt-3-2.7b", "seq_len": 128, "micro_batch": 3, "tp": 1, "pp": 2, "dp": 1, "zero_stage": 0,
+            "recompute": "full", "flash_attention": False, "sequence_parallel": False, "recipe": "cs336-12",
+            "optimizer": "adamw", "fp32_loss": True, "gpu": "h100-sxm"})
 def test_longer_sequences_never_lower_activations(d):
+    """Each pipeline stage's memory grows with the sequence, so the busiest stage's total does; its activations alone
+    do without a pipeline (with one, the busiest stage can switch to the last, which holds the logits beside fewer
+    activations: GPT-3 2.7B, pp 2, full recompute, fp32 loss, seq 128 → 256)."""
     cfg = make(d)
     if cfg is None:
         return
-    a = estimate(cfg)["activations_bytes"]
-    assert estimate(cfg.replace(seq_len=cfg.seq_len + 1))["activations_bytes"] >= a
-    assert estimate(cfg.replace(seq_len=cfg.seq_len * 2))["activations_bytes"] >= a
+    a = estimate(cfg)
+    for longer in (cfg.seq_len + 1, cfg.seq_len * 2):
+        b = estimate(cfg.replace(seq_len=longer))
+        assert b["total_bytes"] >= a["total_bytes"]
+        if cfg.pp == 1:
+            assert b["activations_bytes"] >= a["activations_bytes"]
 
 
 @FAST
