@@ -520,11 +520,11 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   baselines to fully optimised). As written: median |error| 11.9 %, 20 within 15 % (62 %), 22 inside their 80 %
   interval (69 %), none predicted not to fit. By source: torchtune and Thunder 0.86-1.00 (all within 15 %); the
   MLPerf partners as AMD's own rows (MI300X 0.98-1.02, MI325X 0.89-0.93, MI355X 0.79-0.81: the planner is about
-  20 % slow on MI355X FP8, whose achievable FP8 matmul rate no source at hand gives); Primus's MoE rows 0.94-3.25 —
+  20 % too slow on MI355X FP8, whose achievable FP8 matmul rate no source at hand gives); Primus's MoE rows 0.94-3.25 —
   the optimised run within 7 %, the unoptimised baselines (host syncs and launch gaps the blog names) far slower
   than a Megatron-fused step. torchtune's printed peak memory against the ledger without the overhead rows: packed
   53.9 GiB for 60.0, compiled 45.2 for 51.0, chunked loss 44.2 for 42.9, checkpointing 26.2 for 24.9, 8-bit AdamW
-  19.0 for 17.6, LoRA 7.8 for 8.5, QLoRA 3.9 for 4.6 (within 11 %; its optimizer-in-backward rows, which free each
+  19.0 for 17.6, LoRA 7.8 for 8.5, QLoRA 3.9 for 4.6 (within 12 %; its optimizer-in-backward rows, which free each
   gradient as it lands, have no input and read 13 % high).
 - A sixth batch, predicted before it joined (2026-12-05, with the code of 9426da1): 23 runs — Apple AXLearn's step
   times (the comments beside fuji.py's mesh rules, each pinned to its commit: 7B and 70B on H100, TPU v4, v5e, v5p
