@@ -131,10 +131,18 @@ REMAT_MOE = {name: Unit(name + "_moe",
 UNNAMED_SCORES = Unit("unnamed_scores", (("scores", 1.0),), ("softmax_output", "softmax_dropout_mask",
                                                              "dropout_output"),
                       source="a names-based remat policy never keeps the unnamed attention probabilities")
+
+
+def names_policy(name: str) -> tuple:
+    """The units of one MaxText remat policy: what it saves in every layer, in the MoE layers, and the unnamed
+    attention probabilities it never keeps."""
+    return (REMAT_POLICIES[name][0], REMAT_MOE[name], UNNAMED_SCORES)
+
+
 REMAT_NAMES = ("none", "full") + tuple(REMAT_POLICIES)  # none: no policy given (recompute decides)
 MODULE_NAMES = tuple(MEGATRON_MODULES)
 SELECTIVE_DEFAULTS = {"core_attn": (MEGATRON_MODULES["core_attn"],), "op_sac": (OP_SAC, OP_SAC_MOE),
-                      "minimal": (REMAT_POLICIES["minimal"][0], REMAT_MOE["minimal"], UNNAMED_SCORES)}
+                      "minimal": names_policy("minimal")}
 
 
 def parse_modules(text) -> tuple:
@@ -172,8 +180,7 @@ def spec(recompute, modules, policy, selective) -> Spec:
     if policy not in ("none", ""):
         if policy == "full":
             return Spec(True, ())
-        unit, off = REMAT_POLICIES[policy]
-        return Spec(False, (unit, REMAT_MOE[policy], UNNAMED_SCORES), off)
+        return Spec(False, names_policy(policy), REMAT_POLICIES[policy][1])
     if recompute == "full":
         return Spec(True, ())
     if recompute == "selective":

@@ -61,14 +61,16 @@ def in_flight_of_rank(stage_layers, pp, virtual_stages, rank, micro_batches=None
     return n * np.minimum(held, m)
 
 
+def dp_degree(n_gpus, tp, pp, cp) -> np.ndarray:
+    """Data-parallel replicas: d = ⌊n/(tp·pp·cp)⌋, at least 1."""
+    f = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731
+    return np.maximum(np.floor(f(n_gpus) / (f(tp) * f(pp) * f(cp))), 1.0)
+
+
 def micro_batches(global_batch, n_gpus, tp, pp, cp, micro_batch) -> np.ndarray:
-    """Micro-batches per data-parallel replica per step: m = global_batch / (d·b), d = ⌊n/(tp·pp·cp)⌋ (each at
-    least 1)."""
-    d = np.maximum(np.floor(np.asarray(n_gpus, dtype=np.float64) / (np.asarray(tp, dtype=np.float64)
-                                                                    * np.asarray(pp, dtype=np.float64)
-                                                                    * np.asarray(cp, dtype=np.float64))), 1.0)
-    return np.maximum(np.asarray(global_batch, dtype=np.float64) / (d * np.asarray(micro_batch, dtype=np.float64)),
-                      1.0)
+    """Micro-batches per data-parallel replica per step: m = global_batch / (d·b), at least 1."""
+    return np.maximum(np.asarray(global_batch, dtype=np.float64)
+                      / (dp_degree(n_gpus, tp, pp, cp) * np.asarray(micro_batch, dtype=np.float64)), 1.0)
 
 
 def stage_layers(n_layers, pp, embedding_loss_slots=False) -> dict:

@@ -204,7 +204,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     window, every = _f(g("sliding_window", 0)), _f(g("global_every", 0))
     kh = np.where(mla, a, kh)
     n = np.maximum(_f(c["n_gpus"]), 1.0)
-    d = np.maximum(np.floor(n / (t * p * cp)), 1.0)
+    d = S.dp_degree(n, t, p, cp)
     eff_scale = _f(g("efficiency_scale", 1.0))  # calibration (core/calibrate.py): 1 = the published constants
     net_scale = _f(g("network_scale", 1.0))
     # the profile's kernels against the family's (fitted: an eager stack's launch gaps and syncs; not for TPUs,
@@ -306,8 +306,11 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (attn_peak * attn_eff * width_rate)) * window_factor
     scores = b * (a / t) * (s / cp) * s
     heads = b * a / t
-    bmm = gemm(s / cp, s, hd, heads) + gemm(s / cp, vd, s, heads)
-    math_fwd = bmm + scores * (4.0 + 5.0 * drop) / hbm
+    qk = gemm(s / cp, s, hd, heads)
+    bmm = qk + gemm(s / cp, vd, s, heads)
+    softmax_fwd = scores * (4.0 + 5.0 * drop) / hbm
+    math_fwd = bmm + softmax_fwd
+    probs_fwd = qk + softmax_fwd  # QKᵀ and the softmax (and dropout): the probabilities alone
     math_bwd = 2.0 * bmm + scores * (6.0 + 5.0 * drop) / hbm
 
     outside = np.where(sp, 1.0 / t, 1.0)
@@ -346,7 +349,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         "mlp_out": avg(dense_out, moe_out),
         "core": w_attn * np.where(flash, flash_fb / (1 + FLASH_BWD_OVER_FWD), math_fwd),
         # without flash, the probabilities alone: QKᵀ and the softmax (what a recompute of them reruns; in core)
-        "scores": w_attn * np.where(flash, 0.0, gemm(s / cp, s, hd, heads) + scores * (4.0 + 5.0 * drop) / hbm),
+        "scores": w_attn * np.where(flash, 0.0, probs_fwd),
         "ssm_in": w_ssm * ssm_in,
         "ssm_out": w_ssm * ssm_out,
         "ssm_core": w_ssm * ssm_core,
