@@ -580,13 +580,23 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   from 10.3 % to 8.1 % and 89 % of the runs are within 15 % in-sample (85 % before; 7.1 % with v6e's ICI at
   Google's 400 GB/s instead of the book's 4 × 90: the fit without the README runtime table moves a grid step): the tensor-parallel v5e 128B
   and v5p 512B-1024B rows, 16–17 % faster than predicted before, are within 15 % (v5e 128B: 0.84–1.02 → 0.92–1.09,
-  level with the table's other sizes). The same physics without the sub-slice axis share gave 9.0 %. Left: multi-slice runs lose 5–15 % more than the DCN all-reduce explains (v5e 64B 0.94 at 1
+  level with the table's other sizes). The same physics without the sub-slice axis share gave 9.0 %. Left (then;
+  see the exposed all-reduce below): multi-slice runs lose 5–15 % more than the DCN all-reduce explains (v5e 64B 0.94 at 1
   slice, 1.12 at 32; v5p 2-slice rows 1.08–1.13 against 0.98–1.03 at one); v6e (tpu-recipes) 23–31 % slower (its
   matmul efficiency is the assumed 0.80 of every TPU; no published v6e GEMM figure at hand; see the MXU fill above for
   what changed on 2026-12-05); JAX-Toolbox's Pax TE
-  rows 17–27 % faster; MaxText A3 on H100 15–26 % slower from 2 VMs up (1 VM: 0.98), although its rows now name A3
-  High's 1,000 Gbps per VM (catalog row h100-a3-high) instead of 400 Gb/s per GPU: the data-parallel all-reduce
-  between VMs is modelled as overlapped with the backward, and exposed in full it would give 1.03–1.11.
+  rows 17–27 % faster.
+- maxtext (2026-12-05): its gradient all-reduce between data-parallel replicas (dcn_data_parallelism, AXLearn's data
+  axis, ZeRO-0's whole all-reduce) is exposed, not hidden behind the backward (data/frameworks.csv grad_allreduce:
+  XLA's latency-hiding scheduler on GPU, openxla/xla#1539), and MaxText's gradients are fp32, its fp32 parameters the
+  master (base.yml weight_dtype and grad_dtype float32; zero_convention xla, the rule FSDP's mixed precision already
+  had; an fp32 master's gradients are now reduced in fp32 under fsdp too, torchtitan's mixed_precision_reduce
+  float32). The MaxText A3 rows, 1.19–1.33 from 2 VMs up against 1.03 at one, read 1.00–1.11 at every VM count;
+  the refit GPU scale of XLA's kernels is 0.96 (0.90 before: the exposed all-reduce was being absorbed by the
+  kernels' rate), the overlap cost 0.0, and the leave-one-source-out median is 8.9 % (12.2 %); exposed on GPU only
+  it is 9.6 %. fsdp with fp32 reductions: 9.1 % (9.3 %), overlap cost 0.3 (0.4). Left for maxtext on GPU: Pax 5B
+  (JAX-Toolbox) 1.21, AXLearn 7B/70B on 256-512 H100 1.20–1.39, Marin's 1.4B on 8 H200 1.39, and Google's A3 Mega
+  recipe 0.87 (its 32 replicas' all-reduce, exposed, over A3 Mega's 1,800 Gbps per VM).
 - megatron: the 32B row of the Megatron-LM H100 weak-scaling table (19 % faster than its neighbours predict).
 """
 

@@ -485,7 +485,8 @@ def evaluate(**c) -> dict:
     # --- the predicted step (core/steptime.py) -------------------------------------------------------------
     step = ST.step_parts({**c, "tp": tp, "pp": pp, "cp": cp, "ep": ep, "n_gpus": n_gpus,
                           "weight_dtype_bytes": np.where(lora, gathered, wb),
-                          "grad_dtype_bytes": M.dtype_bytes_array(c["grad_dtype"]),
+                          # an fp32 master parameter's gradients are reduced in fp32 (memory.state_bytes)
+                          "grad_dtype_bytes": np.where(fp32_master, 4.0, M.dtype_bytes_array(c["grad_dtype"])),
                           "trained_frac": trained_frac,
                           "grad_frac": trained_frac + np.where(lora, tr["adapters"] / np.maximum(
                               np.asarray(c["n_params"], dtype=np.float64), 1.0), 0.0),

@@ -355,8 +355,9 @@ INPUTS: tuple[Input, ...] = (
           "offloaded state (checked when given: host_fits)", "memory", lo=0.0, hi=1e18),
     Input("zero_convention", "choice", None, "", "how ZeRO's buffers are counted: paper (ZeRO Fig. 1, none), "
           "deepspeed (its estimators: full 16-bit grads at ZeRO-1/2, the largest gathered layer at ZeRO-3), fsdp "
-          "(two gathered blocks + one block's gradients at ZeRO-3); default: the framework's (megatron paper, fsdp "
-          "and maxtext fsdp, deepspeed deepspeed)", "memory", choices=T.ZERO_CONVENTION_NAMES),
+          "(two gathered blocks + one block's gradients at ZeRO-3; the fp32 parameter is the master, fp32 grads), "
+          "xla (MaxText: fp32 parameters as the master, fp32 grads, no buffers); default: the framework's "
+          "(megatron paper, fsdp fsdp, deepspeed deepspeed, maxtext xla)", "memory", choices=T.ZERO_CONVENTION_NAMES),
     # --- run: FLOPs, time, cost ----------------------------------------------------------------------------------------------
     Input("attention_flops", "choice", "full", "", "how attention FLOPs count: full (12·L·h·s per token), causal "
           "(half), none (6N only)", "run", choices=T.ATTENTION_FLOPS),

@@ -89,9 +89,10 @@ def master_bytes_per_param(master_weights, optimizer="adamw", weight_dtype="bf16
 
 def fp32_param_master(zero_convention, master_weights, optimizer="adamw", weight_dtype="bf16") -> np.ndarray:
     """True where the trained parameter itself is the fp32 master (PyTorch FSDP's mixed precision: zero_convention
-    'fsdp', 16-bit weights and a 4-byte master; state_bytes says what follows)."""
+    'fsdp'; MaxText's float32 weights: 'xla'; with 16-bit weights and a 4-byte master; state_bytes says what
+    follows)."""
     mb = master_bytes_per_param(master_weights, optimizer, weight_dtype)
-    return (np.asarray(zero_convention) == "fsdp") & (mb == 4.0) & (dtype_bytes_array(weight_dtype) < 4.0)
+    return np.isin(np.asarray(zero_convention), ("fsdp", "xla")) & (mb == 4.0) & (dtype_bytes_array(weight_dtype) < 4.0)
 
 
 def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights=True, grad_accum_fp32=False,

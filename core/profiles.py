@@ -52,6 +52,7 @@ class Profile:
     tp_overlap: str  # yes | no
     remat_dce: str = "no"  # yes: the compiler drops recomputed work the backward never reads (XLA)
     sequence_parallel: str = "input"  # always: activations are split over tp whatever the input says (XLA sharding)
+    grad_allreduce: str = "overlapped"  # exposed: the data-parallel gradient all-reduce waits for the backward (XLA)
     numbers: dict = field(default_factory=dict)
     sources: dict = field(default_factory=dict)
 
@@ -83,7 +84,8 @@ def profiles() -> dict[str, Profile]:
                             layouts=tuple(kv["layouts"].split()), zero_convention=kv["zero_convention"],
                             dp_overlap=kv["dp_overlap"], tp_overlap=kv["tp_overlap"],
                             remat_dce=kv.get("remat_dce", "no"),
-                            sequence_parallel=kv.get("sequence_parallel", "input"), numbers=nums,
+                            sequence_parallel=kv.get("sequence_parallel", "input"),
+                            grad_allreduce=kv.get("grad_allreduce", "overlapped"), numbers=nums,
                             sources=sources[name])
     return out
 

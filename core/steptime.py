@@ -526,9 +526,12 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # the fitted constants (data/fitted.csv); bench/fit_profiles.py passes trial values as fit_* columns
     cost = _f(c["fit_overlap_cost"]) if "fit_overlap_cost" in c else P.number(fw, "overlap_cost")
     fwdbwd = fwd + bwd
+    # the gradient all-reduce over data-parallel replicas (ZeRO-0/1/2's, hybrid sharding's between replicas) is
+    # exposed in full where the profile says so (data/frameworks.csv grad_allreduce: XLA's)
+    ar_overlap = overlap & (np.asarray(P.word(fw, "grad_allreduce")) != "exposed")
     z3_exp = np.where(overlap, np.maximum(z3_mb / Ls, z3_mb - fwdbwd), z3_mb)
-    ar_exp = np.where(overlap, np.maximum(ar / Ls, ar - bwd), ar)
-    z3_step_exp = np.where(overlap, np.maximum(z3_step / Ls, z3_step - bwd), z3_step)
+    ar_exp = np.where(ar_overlap, np.maximum(ar / Ls, ar - bwd), ar)
+    z3_step_exp = np.where(ar_overlap, np.maximum(z3_step / Ls, z3_step - bwd), z3_step)
     dp_exposed = np.where(z3, m * z3_exp + z3_step_exp, ar_exp)
     dp_hidden = np.where(z3, m * (z3_mb - z3_exp) + (z3_step - z3_step_exp), ar - ar_exp)
     tp_hidden = np.where(tp_ov, tp_total - tp_exposed, 0.0)

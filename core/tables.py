@@ -196,6 +196,10 @@ ZERO_CONVENTIONS = {z.name: z for z in (
                    "transformer block (or the root: embedding, LM head, final norm) per unit; the unit being "
                    "computed and the one prefetched are gathered in the weight dtype, and one unit's unsharded "
                    "gradients live until their reduce-scatter"),
+    ZeroConvention("xla", "MaxText on XLA: the trained parameters are fp32 (MaxText base.yml weight_dtype float32) and "
+                   "are the optimizer's master, their gradients fp32 (base.yml grad_dtype float32); the bf16 compute "
+                   "copy is a cast of the weights in use, and XLA assigns the gathered weights statically as part of "
+                   "the layer's working set (buffer assignment), so no buffers beyond the state"),
 )}
 ZERO_CONVENTION_NAMES = tuple(ZERO_CONVENTIONS)
 DEEPSPEED_PREFETCH_PARAMS = 5e7  # stage3_prefetch_bucket_size default (DeepSpeed config docs, ZeRO section)
