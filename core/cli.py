@@ -221,6 +221,24 @@ def _config_inputs(cfg) -> dict:
     return d
 
 
+
+def _replicas(cfg, rec) -> str:
+    """' (R replicas × S shards)' where hybrid sharding splits the data-parallel ranks."""
+    rep = int(cfg.dp_replicate or 1)
+    return f" ({rep} replicas × {int(rec['dp']) // rep} shards)" if rep > 1 else ""
+
+
+def _convention(cfg) -> str:
+    """The ZeRO accounting the row uses (the framework's unless given) and, where the fp32 parameter is the master,
+    what that means for the state (core/tables.py ZERO_CONVENTIONS)."""
+    from . import profiles as PF
+    from .tables import ZERO_CONVENTIONS
+    name = cfg.zero_convention or str(PF.word(cfg.framework, "zero_convention"))
+    conv = ZERO_CONVENTIONS.get(name)
+    master = M.fp32_param_master(name, cfg.master_weights, cfg.optimizer, cfg.weight_dtype)
+    return f", {cfg.framework} ({name} convention" + (": the fp32 parameter is the master, grads fp32)"
+                                                      if conv is not None and bool(master) else ")")
+
 def render_estimate(cfg, rec, params, ledger) -> str:
     m, g = cfg.model, cfg.gpu
     L = []
@@ -234,7 +252,7 @@ def render_estimate(cfg, rec, params, ledger) -> str:
     L.append(f"gpu {g.name}: {fmt_bytes(g.memory_bytes)} ({fmt_bytes(g.memory_bytes, 'GiB')}) {said}"
              f"{usable}, "
              f"{fmt_si(rec['peak_flops_per_s'], 'FLOP/s')} {cfg.compute_dtype} peak; {cfg.n_gpus} GPUs, tp={cfg.tp} "
-             f"pp={cfg.pp} dp={rec['dp']} ZeRO-{cfg.zero_stage}")
+             f"pp={cfg.pp} dp={rec['dp']}{_replicas(cfg, rec)} ZeRO-{cfg.zero_stage}{_convention(cfg)}")
     if g.name == "custom" and g.note:
         L.append(f"  note: {g.note}")
     L.append("")

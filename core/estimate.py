@@ -319,6 +319,7 @@ def evaluate(**c) -> dict:
     q_frac = tr["quantized_total"] / blocks_total
     wb = M.dtype_bytes_array(c["weight_dtype"])
     fp32_master = M.fp32_param_master(c["zero_convention"], c["master_weights"], c["optimizer"], c["weight_dtype"])
+    grad_b = np.where(fp32_master, 4.0, M.dtype_bytes_array(c["grad_dtype"]))  # an fp32 master's are fp32 (memory.py)
     gathered = np.where(lora, q_frac * tr["quantized_bytes"] + (1.0 - q_frac) * tr["frozen_bytes"], wb)
     trained_frac = np.where(lora, 0.0, 1.0 - tr["frozen_frac"])
     # an MoE block's routed experts are split over the expert-parallel ranks (each over etp of them, as the rest of
@@ -327,7 +328,7 @@ def evaluate(**c) -> dict:
                              units["block_dense"])
     buffers = M.param_buffer_bytes(c["zero_stage"], c["zero_convention"], c["offload"],
                                    units["largest_layer"] * scale, np.maximum(block_local, units["root"]) * scale,
-                                   tp, gathered, M.dtype_bytes_array(c["grad_dtype"]), trained_frac,
+                                   tp, gathered, grad_b, trained_frac,
                                    np.where(tr["quantized_total"] > 0, units["largest_linear"] * scale, 0.0),
                                    overlap=c["dp_overlap"])
 
@@ -485,8 +486,7 @@ def evaluate(**c) -> dict:
     # --- the predicted step (core/steptime.py) -------------------------------------------------------------
     step = ST.step_parts({**c, "tp": tp, "pp": pp, "cp": cp, "ep": ep, "n_gpus": n_gpus,
                           "weight_dtype_bytes": np.where(lora, gathered, wb),
-                          # an fp32 master parameter's gradients are reduced in fp32 (memory.state_bytes)
-                          "grad_dtype_bytes": np.where(fp32_master, 4.0, M.dtype_bytes_array(c["grad_dtype"])),
+                          "grad_dtype_bytes": grad_b,
                           "trained_frac": trained_frac,
                           "grad_frac": trained_frac + np.where(lora, tr["adapters"] / np.maximum(
                               np.asarray(c["n_params"], dtype=np.float64), 1.0), 0.0),

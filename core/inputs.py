@@ -288,7 +288,9 @@ INPUTS: tuple[Input, ...] = (
     Input("optimizer", "choice", "adamw", "", "optimizer (its state bytes per parameter: core/tables.py)",
           "recipe", choices=T.OPTIMIZERS),
     Input("weight_dtype", "choice", "bf16", "", "dtype of the working weights", "recipe", choices=T.WEIGHT_DTYPES),
-    Input("grad_dtype", "choice", "bf16", "", "dtype of the gradients", "recipe", choices=T.WEIGHT_DTYPES),
+    Input("grad_dtype", "choice", "bf16", "", "dtype of the gradients (4 bytes, reduced in fp32, whatever this says "
+          "where the fp32 parameter is the master: zero_convention fsdp or xla with an fp32 master)", "recipe",
+          choices=T.WEIGHT_DTYPES),
     Input("master_weights", "bool", True, "", "keep an fp32 master copy of the weights (as 16-bit remainders of the "
           "bf16 weights under optimizer adamw_bf16: core/memory.master_bytes_per_param)", "recipe"),
     Input("grad_accum_fp32", "bool", False, "", "keep an fp32 gradient-accumulation buffer", "recipe"),
@@ -357,7 +359,8 @@ INPUTS: tuple[Input, ...] = (
           "deepspeed (its estimators: full 16-bit grads at ZeRO-1/2, the largest gathered layer at ZeRO-3), fsdp "
           "(two gathered blocks + one block's gradients at ZeRO-3; the fp32 parameter is the master, fp32 grads), "
           "xla (MaxText: fp32 parameters as the master, fp32 grads, no buffers); default: the framework's "
-          "(megatron paper, fsdp fsdp, deepspeed deepspeed, maxtext xla)", "memory", choices=T.ZERO_CONVENTION_NAMES),
+          "(megatron paper, fsdp fsdp, deepspeed deepspeed, maxtext xla)", "memory",
+          choices=T.ZERO_CONVENTION_NAMES),
     # --- run: FLOPs, time, cost ----------------------------------------------------------------------------------------------
     Input("attention_flops", "choice", "full", "", "how attention FLOPs count: full (12·L·h·s per token), causal "
           "(half), none (6N only)", "run", choices=T.ATTENTION_FLOPS),
@@ -365,7 +368,8 @@ INPUTS: tuple[Input, ...] = (
           "takes them from the predicted step; a number overrides it", "run", lo=-1e18, hi=1e18, auto=True),
     Input("dp_overlap", "bool", None, "", "data-parallel communication overlaps the compute (PyTorch DDP/FSDP, "
           "Megatron --overlap-grad-reduce, DeepSpeed overlap_comm, XLA's scheduler); default: the framework's "
-          "(DeepSpeed: ZeRO-3 only)", "run"),
+          "(DeepSpeed: ZeRO-3 only); a framework whose gradient all-reduce is exposed (maxtext: data/frameworks.csv "
+          "grad_allreduce) overlaps only its ZeRO-3 gathers", "run"),
     Input("tp_overlap", "bool", None, "", "tensor-parallel communication overlaps the GEMMs (Megatron "
           "--tp-comm-overlap, torchtitan async TP, XLA collective matmul); default: the framework's (maxtext on, the "
           "others off)", "run"),
@@ -697,7 +701,9 @@ RULES: tuple[Rule, ...] = (
     Rule("micro_batch", "must be ≥ 1", lambda g: g("micro_batch") < 1),
     Rule("mfu", "must be in (0, 1] or auto", lambda g: ~((g("mfu") > 0) & (g("mfu") <= 1)) & ~g("mfu_auto")),
     Rule("zero_stage", "must be 0, 1, 2 or 3", lambda g: ~np.isin(g("zero_stage"), (0, 1, 2, 3))),
-    Rule("master_weights", "the weights are already fp32; an fp32 master copy would duplicate them",
+    Rule("master_weights", "the weights are already fp32; an fp32 master copy would duplicate them (fp32 parameters "
+         "trained in bf16, as MaxText's float32 weights: weight_dtype bf16 with the master, which zero_convention "
+         "fsdp or xla counts as the fp32 parameter itself)",
          lambda g: (g("weight_dtype") == "fp32") & g("master_weights").astype(bool)),
     Rule("compute_dtype", "this accelerator has no peak for that dtype", lambda g: ~(g("peak_flops_per_s") > 0)),
     Rule("recompute", "must be none, selective or full", lambda g: ~np.isin(g("recompute"), T.RECOMPUTE_MODES)),
@@ -773,7 +779,7 @@ RULES: tuple[Rule, ...] = (
     Rule("offload", "optimizer_params needs ZeRO-3 (DeepSpeed offload_param)",
          lambda g: ~np.isin(g("offload"), T.OFFLOAD_MODES) | (_is(g, "offload", "optimizer_params")
                                                              & (g("zero_stage") != 3))),
-    Rule("zero_convention", "must be paper, deepspeed or fsdp",
+    Rule("zero_convention", "must be " + ", ".join(T.ZERO_CONVENTION_NAMES[:-1]) + " or " + T.ZERO_CONVENTION_NAMES[-1],
          lambda g: ~np.isin(g("zero_convention"), T.ZERO_CONVENTION_NAMES)),
     Rule("host_memory_bytes", "must be ≥ 0", lambda g: g("host_memory_bytes") < 0),
     # --- issue 18: the framework, recomputation as frameworks name it, hybrid sharding, calibration -------------

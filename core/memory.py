@@ -17,7 +17,8 @@ import numpy as np
 
 from .model import head_dims, moe_widths
 from .tables import (BASE_FORMATS, DEEPSPEED_PREFETCH_PARAMS, DEEPSPEED_REDUCE_BUCKET, DTYPE_BYTES,  # noqa: F401
-                     GATED_MLPS, OPTIMIZERS, OPTIMIZERS_TABLE, OVERHEADS, PROFILES, RECIPES, RECOMPUTE_MODES, STATE_DTYPES)
+                     GATED_MLPS, OPTIMIZERS, OPTIMIZERS_TABLE, OVERHEADS, PROFILES, RECIPES, RECOMPUTE_MODES, STATE_DTYPES,
+                     zero_conventions_with)
 
 # ---------------------------------------------------------------------------------------------------------------
 # Model state (optimizers, recipes and dtypes are rows of core/tables.py)
@@ -88,11 +89,12 @@ def master_bytes_per_param(master_weights, optimizer="adamw", weight_dtype="bf16
 
 
 def fp32_param_master(zero_convention, master_weights, optimizer="adamw", weight_dtype="bf16") -> np.ndarray:
-    """True where the trained parameter itself is the fp32 master (PyTorch FSDP's mixed precision: zero_convention
-    'fsdp'; MaxText's float32 weights: 'xla'; with 16-bit weights and a 4-byte master; state_bytes says what
-    follows)."""
+    """True where the trained parameter itself is the fp32 master (a convention with fp32_master, core/tables.py:
+    PyTorch FSDP's mixed precision 'fsdp', MaxText's float32 weights 'xla'; with 16-bit weights and a 4-byte master;
+    state_bytes says what follows)."""
     mb = master_bytes_per_param(master_weights, optimizer, weight_dtype)
-    return np.isin(np.asarray(zero_convention), ("fsdp", "xla")) & (mb == 4.0) & (dtype_bytes_array(weight_dtype) < 4.0)
+    return np.isin(np.asarray(zero_convention), zero_conventions_with("fp32_master")) & (mb == 4.0) \
+        & (dtype_bytes_array(weight_dtype) < 4.0)
 
 
 def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights=True, grad_accum_fp32=False,
@@ -121,8 +123,10 @@ def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights
     under ZeRO-3 (`param_buffer_bytes`: no weights row for what trains), the whole stage's from the forward to the
     backward under ZeRO-2 (SHARD_GRAD_OP) and without sharding — and the reduced gradient is cast to the parameter's
     dtype (torch 2.13 distributed/fsdp/_fully_shard/_fsdp_param.py `orig_dtype = sharded_param.dtype`,
-    _fsdp_collectives.py foreach_reduce `_to_dtype_if_needed(reduce_output, orig_dtype)`): 4-byte gradients whatever
-    dtype the run reduces in (its communication, core/steptime.py).
+    _fsdp_collectives.py foreach_reduce `_to_dtype_if_needed(reduce_output, orig_dtype)`): 4-byte gradients, reduced
+    in fp32 too (torchtitan mixed_precision_reduce float32; core/estimate.py passes 4 bytes to the step), whatever
+    grad_dtype says. zero_convention 'xla' (MaxText: float32 weights and gradients, base.yml) counts the same state
+    but no 16-bit copy at any stage (a cast of the weights in use).
     """
     N = np.asarray(n_params, dtype=np.float64)
     t = np.asarray(tp, dtype=np.float64)
@@ -145,7 +149,9 @@ def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights
     fp32_param = fp32_param_master(zero_convention, master_weights, optimizer, weight_dtype)
     grads = trained * np.where(fp32_param, 4.0, dtype_bytes_array(grad_dtype))
     parts = {
-        "weights_bytes": trained * np.where(fp32_param & (z == 3), 0.0, wb) + (n_gpu - base_t - q) * fb
+        "weights_bytes": trained * np.where(fp32_param & ((z == 3) | ~np.isin(np.asarray(zero_convention),
+                                                                             zero_conventions_with("unsharded_copy"))),
+                                            0.0, wb) + (n_gpu - base_t - q) * fb
                          + q * np.asarray(quantized_bytes, dtype=np.float64),
         "grads_bytes": np.where(ds & (z == 3), 0.0, grads),
         "grad_accum_bytes": np.where(np.asarray(grad_accum_fp32, dtype=bool) | (ds & (z >= 1)), 4.0 * trained, 0.0),
@@ -204,7 +210,7 @@ def param_buffer_bytes(zero_stage, zero_convention, offload, largest_layer_param
     conv = np.asarray(zero_convention)
     params_off = np.asarray(offload) == "optimizer_params"
     gb = np.asarray(gathered_bytes_per_param, dtype=np.float64)
-    ds = ((conv == "deepspeed") & (z == 3)) | (params_off & (conv != "fsdp"))
+    ds = ((conv == "deepspeed") & (z == 3)) | (params_off & np.isin(conv, zero_conventions_with("offload_buffers")))
     fsdp = (conv == "fsdp") & (z == 3)
     largest, unit = (np.asarray(x, dtype=np.float64) for x in (largest_layer_params, unit_params))
     ds_b = 4.0 * largest + DEEPSPEED_PREFETCH_PARAMS * gb

@@ -33,6 +33,9 @@ FITTED_DEFAULTS = {"sustained_scale": 1.0, "overlap_cost": 0.0, "unit_host_s": 0
 FITTED_KEYS = tuple(FITTED_DEFAULTS)
 
 
+GRAD_ALLREDUCE = ("overlapped", "exposed")  # the data-parallel gradient all-reduce: hidden behind the backward or not
+
+
 @dataclass(frozen=True)
 class Profile:
     """One framework's profile (rows of data/frameworks.csv and data/fitted.csv)."""
@@ -52,7 +55,7 @@ class Profile:
     tp_overlap: str  # yes | no
     remat_dce: str = "no"  # yes: the compiler drops recomputed work the backward never reads (XLA)
     sequence_parallel: str = "input"  # always: activations are split over tp whatever the input says (XLA sharding)
-    grad_allreduce: str = "overlapped"  # exposed: the data-parallel gradient all-reduce waits for the backward (XLA)
+    grad_allreduce: str = GRAD_ALLREDUCE[0]  # exposed: the data-parallel gradient all-reduce waits for the backward
     numbers: dict = field(default_factory=dict)
     sources: dict = field(default_factory=dict)
 
@@ -72,6 +75,9 @@ def profiles() -> dict[str, Profile]:
     fitted = fitted_rows()
     out = {}
     for name, kv in rows.items():
+        if kv.setdefault("grad_allreduce", GRAD_ALLREDUCE[0]) not in GRAD_ALLREDUCE:
+            raise ValueError(f"data/frameworks.csv {name} grad_allreduce: {kv['grad_allreduce']!r} is not one of "
+                             f"{GRAD_ALLREDUCE}")
         nums = {k: float(kv[k]) for k in NUMERIC if k in kv}
         nums.setdefault("kernels_per_layer_compiled", nums.get("kernels_per_layer", 0.0))
         for k, d in FITTED_DEFAULTS.items():
@@ -85,7 +91,7 @@ def profiles() -> dict[str, Profile]:
                             dp_overlap=kv["dp_overlap"], tp_overlap=kv["tp_overlap"],
                             remat_dce=kv.get("remat_dce", "no"),
                             sequence_parallel=kv.get("sequence_parallel", "input"),
-                            grad_allreduce=kv.get("grad_allreduce", "overlapped"), numbers=nums,
+                            grad_allreduce=kv["grad_allreduce"], numbers=nums,
                             sources=sources[name])
     return out
 

@@ -181,6 +181,11 @@ class ZeroConvention:
 
     name: str
     source: str
+    fp32_master: bool = False  # with 16-bit weights and an fp32 master, the trained fp32 parameter is the master
+    # and its gradients are 4 bytes (reduced so too); its 16-bit copy lives whole below ZeRO-3 (unsharded_copy) or is a
+    # cast of the weights in use (never a row)
+    unsharded_copy: bool = False
+    offload_buffers: bool = True  # parameter offload brings DeepSpeed's (ZeRO-Infinity's) gathered-layer buffers
 
 
 ZERO_CONVENTIONS = {z.name: z for z in (
@@ -195,13 +200,22 @@ ZERO_CONVENTIONS = {z.name: z for z in (
     ZeroConvention("fsdp", "PyTorch FSDP (Zhao et al. 2023, VLDB, §3.2-3.3; torch.distributed.fsdp docs): one "
                    "transformer block (or the root: embedding, LM head, final norm) per unit; the unit being "
                    "computed and the one prefetched are gathered in the weight dtype, and one unit's unsharded "
-                   "gradients live until their reduce-scatter"),
+                   "gradients live until their reduce-scatter; mixed precision (torch 2.13 _fully_shard "
+                   "_fsdp_param.py orig_dtype, _fsdp_collectives.py foreach_reduce): the sharded fp32 parameter is the "
+                   "master, its 16-bit copy exists only unsharded, gradients are reduced and kept in fp32 (torchtitan "
+                   "mixed_precision_reduce float32)", fp32_master=True, unsharded_copy=True, offload_buffers=False),
     ZeroConvention("xla", "MaxText on XLA: the trained parameters are fp32 (MaxText base.yml weight_dtype float32) and "
                    "are the optimizer's master, their gradients fp32 (base.yml grad_dtype float32); the bf16 compute "
                    "copy is a cast of the weights in use, and XLA assigns the gathered weights statically as part of "
-                   "the layer's working set (buffer assignment), so no buffers beyond the state"),
+                   "the layer's working set (buffer assignment), so no buffers beyond the state",
+                   fp32_master=True, offload_buffers=False),
 )}
 ZERO_CONVENTION_NAMES = tuple(ZERO_CONVENTIONS)
+
+
+def zero_conventions_with(flag: str) -> tuple:
+    """The conventions whose `flag` (fp32_master, unsharded_copy, offload_buffers) is set."""
+    return tuple(n for n, z in ZERO_CONVENTIONS.items() if getattr(z, flag))
 DEEPSPEED_PREFETCH_PARAMS = 5e7  # stage3_prefetch_bucket_size default (DeepSpeed config docs, ZeRO section)
 # reduce_bucket_size default, elements (deepspeed/runtime/zero/config.py: Field(pp_int(5e8))): with contiguous_gradients
 # (default True) ZeRO-3 keeps one such bucket on the GPU (stage3.py: bucket.buffer = torch.empty(reduce_bucket_size)),

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+import core.inputs as I
 import core.sweep as S
 from core.cli import main
 from core.estimate import config_from_inputs, estimate
@@ -181,7 +182,7 @@ def test_sweep_equals_one_by_one_estimates(mixed):
     assert n_valid > 100 and n_invalid > 100
     assert {"tp·pp: does not divide n_gpus", "tp: larger than n_heads",
             "compute_dtype: this accelerator has no peak for that dtype",
-            "master_weights: the weights are already fp32; an fp32 master copy would duplicate them",
+            next(r.text for r in I.RULES if r.field == "master_weights"),
             "d_model: 4096 is not divisible by n_heads=48"} <= reasons
 
 
