@@ -183,7 +183,12 @@ def main(write: bool) -> str:
           "DeepSeek-V3 on 512 H100 with and without DeepEP, 0.92 and 1.21; a user's Qwen3-30B-A3B on 8 B200, 1.16). "
           "Five of its MLPerf LoRA rows were predicted not to fit as written: NVIDIA's NeMo LoRA code builds the "
           "model inside te.fp8_model_init (fp8 base weights), and a LoRA run's frozen fp8 weights keep one "
-          "module's transpose at a time (bench/fit_profiles.py's notes):", "",
+          "module's transpose at a time (bench/fit_profiles.py's notes). A seventh batch joined on 2026-12-05, "
+          "predicted before it joined with the code of 86f1e6c (as predicted then): 22 low-precision rows — NeMo's "
+          "long-sequence FP8 "
+          "runs with context parallelism (Llama 2 7B on H100 1.09–1.35, Llama 3 8B on B200 1.00–1.14), Megatron-LM's "
+          "examples/llama FP8 table (0.81–0.96) and JAX-Toolbox's Pax TE FP8 rows (1.09–1.19) — and one MoE row "
+          "(MaxText's logs guide, DeepSeek-V2-Lite on a v5p-8, 1.39); none predicted not to fit:", "",
           "| source | profile | runs | median |error| | within 15 % | measured / predicted |", "|---|---|---|---|---|---|"]
     by = {}
     for r, q in zip(lruns, lq):
