@@ -4,10 +4,11 @@ published run validates the layout.
 bench/fit_profiles.py predicts every published run of a profile with the constants fitted without the run's source
 (leave-one-source-out), and writes the 10th and 90th percentiles of measured/predicted step time (sources weighted
 equally), their logs multiplied by `interval_widen`, to data/fitted.csv (`interval_low`, `interval_high`). That
-factor (data/fitted.csv `all, interval_widen`) is fitted by nested leave-one-source-out — each source's runs against
-the interval and validated region its profile's other sources give, their ratios predicted by constants fitted
-without either source — as the smallest that covers 80 % of an unseen source's runs: a user's run is most often from
-a source the fit has not seen. It also writes the layout classes, chip families, model sizes and sequence lengths
+factor (data/fitted.csv `all, interval_widen`) keeps two coverages of unseen runs furthest inside 70–90 %: nested
+leave-one-source-out — each source's runs against the interval and validated region its profile's other sources
+give, their ratios predicted by constants fitted without either source — and the prospective record
+(data/prospective.csv: runs as the code of their day predicted them before they joined); a user's run is most often
+from a source the fit has not seen. It also writes the layout classes, chip families, model sizes and sequence lengths
 its runs cover to data/validated.csv. A row is *validated* when its framework has at least MIN_RUNS published runs
 of its layout class on its chip family, within SIZE_SPAN × the sizes and SEQ_SPAN × the sequence lengths those runs
 span;

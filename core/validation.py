@@ -156,9 +156,9 @@ def weighted_quantile(x, w, q) -> float:
 
 
 def interval_widen() -> float:
-    """The factor on the log-bounds of an interval that makes it cover 80 % of an unseen source's runs
-    (data/fitted.csv `all, interval_widen`, fitted by bench/fit_profiles.py by nested leave-one-source-out; 1 before
-    any fit)."""
+    """The factor on the log-bounds of an interval that keeps its coverage of unseen runs inside 70–90 %
+    (data/fitted.csv `all, interval_widen`, fitted by bench/fit_profiles.py on the nested leave-one-source-out and the
+    prospective record; 1 before any fit)."""
     from .profiles import fitted_rows
     return float(fitted_rows().get(("all", "interval_widen"), (1.0, ""))[0])
 
