@@ -15,6 +15,7 @@ import numpy as np
 
 from . import inputs as I
 from . import memory as M
+from . import profiles as PF
 from .record import STEP_PART_WORDS, STEP_PARTS, TOTAL_PARTS
 from .spec import CHUNK_ROWS, MAX_ROWS
 from .advisor import DEFAULT_MARGIN as ADV_DEFAULT_MARGIN
@@ -221,7 +222,6 @@ def _config_inputs(cfg) -> dict:
     return d
 
 
-
 def _replicas(cfg, rec) -> str:
     """' (R replicas × S shards)' where hybrid sharding splits the data-parallel ranks."""
     rep = int(cfg.dp_replicate or 1)
@@ -231,13 +231,11 @@ def _replicas(cfg, rec) -> str:
 def _convention(cfg) -> str:
     """The ZeRO accounting the row uses (the framework's unless given) and, where the fp32 parameter is the master,
     what that means for the state (core/tables.py ZERO_CONVENTIONS)."""
-    from . import profiles as PF
-    from .tables import ZERO_CONVENTIONS
     name = cfg.zero_convention or str(PF.word(cfg.framework, "zero_convention"))
-    conv = ZERO_CONVENTIONS.get(name)
-    master = M.fp32_param_master(name, cfg.master_weights, cfg.optimizer, cfg.weight_dtype)
-    return f", {cfg.framework} ({name} convention" + (": the fp32 parameter is the master, grads fp32)"
-                                                      if conv is not None and bool(master) else ")")
+    master = bool(M.fp32_param_master(name, cfg.master_weights, cfg.optimizer, cfg.weight_dtype))
+    return f", {cfg.framework} ({name} convention" + (": the fp32 parameter is the master, grads fp32)" if master
+                                                      else ")")
+
 
 def render_estimate(cfg, rec, params, ledger) -> str:
     m, g = cfg.model, cfg.gpu
