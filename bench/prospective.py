@@ -22,6 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 
 PATH = ROOT / "data" / "prospective.csv"
@@ -57,7 +59,6 @@ def read() -> list[dict]:
 
 def coverage(rows: list[dict], widen: float) -> float:
     """Share of the runs (weighted equally) inside their interval as predicted then, its log-bounds × `widen`."""
-    import numpy as np
     if not rows:
         return float("nan")
     inside = [np.exp(widen * np.log(r["low"])) <= r["ratio"] <= np.exp(widen * np.log(r["high"])) for r in rows]

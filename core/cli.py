@@ -231,7 +231,7 @@ def _replicas(cfg, rec) -> str:
 def _convention(cfg) -> str:
     """The ZeRO accounting the row uses (the framework's unless given) and, where the fp32 parameter is the master,
     what that means for the state (core/tables.py ZERO_CONVENTIONS)."""
-    name = cfg.zero_convention or str(PF.word(cfg.framework, "zero_convention"))
+    name = cfg.zero_convention or str(PF.zero_convention(cfg.framework))
     master = bool(M.fp32_param_master(name, cfg.master_weights, cfg.optimizer, cfg.weight_dtype))
     return f", {cfg.framework} ({name} convention" + (": the fp32 parameter is the master, grads fp32)" if master
                                                       else ")")

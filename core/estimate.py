@@ -156,8 +156,7 @@ def derived_columns(c: dict) -> dict:
     # a framework whose activations are always split over the tensor axis (maxtext: XLA's sharding rules)
     c["sequence_parallel"] = PF.sequence_parallel_used(c["framework"], c["tp"], c["sequence_parallel"])
     if c.get("zero_convention") is None:  # how the framework allocates ZeRO's buffers
-        zc = PF.word(c["framework"], "zero_convention")
-        c["zero_convention"] = np.where(zc == "", "paper", zc)
+        c["zero_convention"] = PF.zero_convention(c["framework"])
     if c.get("host_memory_bytes") is None:
         c["host_memory_bytes"] = np.nan
     if c.get("base_dtype") is None:  # LoRA's base in the weight dtype, QLoRA's in NF4
@@ -498,9 +497,9 @@ def evaluate(**c) -> dict:
                          # the optimizer step reads and writes what trains: frozen weights (LoRA's base, frozen_frac
                          # of the model) are not its state (under LoRA the adapters' own 16-bit weights, under 1 % of
                          # their state, go with the base)
-                         # (FSDP's ZeRO-3 weights row holds the frozen part alone: the trained are the master)
-                         state - np.where(fp32_master & (np.asarray(c["zero_stage"]) == 3), 1.0,
-                                          tr["frozen_frac"]) * st["weights_bytes"],
+                         # (where the fp32 parameter is the master the weights row holds the frozen part alone)
+                         state - np.where(M.no_trained_weights_row(c["zero_convention"], c["zero_stage"], fp32_master),
+                                          1.0, tr["frozen_frac"]) * st["weights_bytes"],
                          np.maximum(split["first_stage_params"], split["last_stage_params"]),
                          split["stage_expert_params"])
     peak = np.asarray(c["peak_flops_per_s"], dtype=np.float64)

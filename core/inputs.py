@@ -631,6 +631,12 @@ def _div(a, b):
     return np.mod(a, np.maximum(b, 1)) != 0
 
 
+def _dp(g):
+    """The rules' data-parallel degree ⌊n_gpus / (tp·pp·cp)⌋ (0 where the layout exceeds the GPUs: another rule
+    refuses that; core/schedule.dp_degree, for valid rows, is at least 1)."""
+    return np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp") * g("cp"), 1))
+
+
 def _is(g, name, value):
     return np.asarray(g(name)) == value
 
@@ -738,8 +744,7 @@ RULES: tuple[Rule, ...] = (
     Rule("moe_capacity_factor", "must be ≥ 0 (0 = dropless)", lambda g: ~(g("moe_capacity_factor") >= 0)),
     Rule("etp", "must be a count (0 = tp)", lambda g: (g("etp") < 0) | (g("etp") != np.floor(g("etp")))),
     Rule("global_batch", "must be a multiple of dp·micro_batch (dp = n_gpus / (tp·pp·cp))",
-         lambda g: _div(g("global_batch_used"), np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp") * g("cp"), 1))
-                        * g("micro_batch")) | (g("global_batch_used") < 1)),
+         lambda g: _div(g("global_batch_used"), _dp(g) * g("micro_batch")) | (g("global_batch_used") < 1)),
     Rule("gpus_per_node", "must be ≥ 1", lambda g: g("gpus_per_node") < 1),
     Rule("measurement", "the measured throughput would need more than 100 % of the accelerator's peak (check it, "
          "the GPU count or the GPU)", None),
@@ -819,11 +824,9 @@ RULES: tuple[Rule, ...] = (
          lambda g: ~_is(g, "remat_policy", "none") & ~_is(g, "recompute", "none")),
     Rule("remat_policy", "unknown policy", lambda g: ~np.isin(g("remat_policy"), RC.REMAT_NAMES)),
     Rule("dp_replicate", "must divide the data-parallel degree dp = n_gpus / (tp·pp·cp)",
-         lambda g: _pos_int(g("dp_replicate")) | _div(np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp") * g("cp"),
-                                                                                      1)), g("dp_replicate"))),
+         lambda g: _pos_int(g("dp_replicate")) | _div(_dp(g), g("dp_replicate"))),
     Rule("dp_shard", "dp_shard × dp_replicate must equal dp = n_gpus / (tp·pp·cp) (or give 0)",
-         lambda g: (g("dp_shard") > 0) & (g("dp_shard") * g("dp_replicate")
-                                           != np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp") * g("cp"), 1)))),
+         lambda g: (g("dp_shard") > 0) & (g("dp_shard") * g("dp_replicate") != _dp(g))),
     Rule("failure_rate_per_gpu_hour", "must be from 0 to 1 per GPU-hour",
          lambda g: (g("failure_rate_per_gpu_hour") < 0) | (g("failure_rate_per_gpu_hour") > 1)),
     Rule("storage_bytes_per_s", "must be positive",

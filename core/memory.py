@@ -97,6 +97,14 @@ def fp32_param_master(zero_convention, master_weights, optimizer="adamw", weight
         & (dtype_bytes_array(weight_dtype) < 4.0)
 
 
+def no_trained_weights_row(zero_convention, zero_stage, fp32_param) -> np.ndarray:
+    """True where the weights row holds no 16-bit copy of what trains (only frozen weights): the fp32 parameter is
+    the master (`fp32_param`) and its 16-bit copy is the gathered units' under ZeRO-3, or a cast of the weights in use
+    where the convention keeps no unsharded copy (xla)."""
+    return np.asarray(fp32_param, dtype=bool) & ((np.asarray(zero_stage) == 3) | ~np.isin(
+        np.asarray(zero_convention), zero_conventions_with("unsharded_copy")))
+
+
 def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights=True, grad_accum_fp32=False,
                 optimizer="adamw", zero_stage=0, n_gpus=1, tp=1, pp=1, adafactor_elements=None, stage_params=None,
                 trainable_params=None, adapter_params=0.0, quantized_params=0.0, frozen_bytes=None,
@@ -149,9 +157,8 @@ def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights
     fp32_param = fp32_param_master(zero_convention, master_weights, optimizer, weight_dtype)
     grads = trained * np.where(fp32_param, 4.0, dtype_bytes_array(grad_dtype))
     parts = {
-        "weights_bytes": trained * np.where(fp32_param & ((z == 3) | ~np.isin(np.asarray(zero_convention),
-                                                                             zero_conventions_with("unsharded_copy"))),
-                                            0.0, wb) + (n_gpu - base_t - q) * fb
+        "weights_bytes": trained * np.where(no_trained_weights_row(zero_convention, z, fp32_param), 0.0, wb)
+                         + (n_gpu - base_t - q) * fb
                          + q * np.asarray(quantized_bytes, dtype=np.float64),
         "grads_bytes": np.where(ds & (z == 3), 0.0, grads),
         "grad_accum_bytes": np.where(np.asarray(grad_accum_fp32, dtype=bool) | (ds & (z >= 1)), 4.0 * trained, 0.0),

@@ -152,6 +152,12 @@ def word(framework, attr: str) -> np.ndarray:
     return _select(framework, lambda p: getattr(p, attr), dtype=object)
 
 
+def zero_convention(framework) -> np.ndarray:
+    """The ZeRO accounting a framework's rows use when none is given (paper for an unknown name: refused elsewhere)."""
+    zc = word(framework, "zero_convention")
+    return np.where(zc == "", "paper", zc)
+
+
 def sequence_parallel_used(framework, tp, sequence_parallel) -> np.ndarray:
     """The sequence parallelism a row runs: the input, or on where the framework always splits activations over the
     tensor axis and tp > 1 (data/frameworks.csv `sequence_parallel always`: maxtext)."""

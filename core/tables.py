@@ -216,6 +216,8 @@ ZERO_CONVENTION_NAMES = tuple(ZERO_CONVENTIONS)
 def zero_conventions_with(flag: str) -> tuple:
     """The conventions whose `flag` (fp32_master, unsharded_copy, offload_buffers) is set."""
     return tuple(n for n, z in ZERO_CONVENTIONS.items() if getattr(z, flag))
+
+
 DEEPSPEED_PREFETCH_PARAMS = 5e7  # stage3_prefetch_bucket_size default (DeepSpeed config docs, ZeRO section)
 # reduce_bucket_size default, elements (deepspeed/runtime/zero/config.py: Field(pp_int(5e8))): with contiguous_gradients
 # (default True) ZeRO-3 keeps one such bucket on the GPU (stage3.py: bucket.buffer = torch.empty(reduce_bucket_size)),
