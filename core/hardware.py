@@ -58,6 +58,8 @@ class Accelerator:
     head_dim_64_factor: float = math.nan
     matmul_efficiency: float = 0.8
     attention_efficiency: float = 0.55
+    # measured inside a training step (data/efficiency.csv): the sustained fraction is already in it (core/steptime.py)
+    attention_in_step: bool = False
     fa2_attention_efficiency: float = 0.33  # FlashAttention-2-class kernels (PyTorch SDPA, flash-attn 2)
     causal_ratio: float = 0.83  # at 2,048 tokens (core/steptime.attention_length_factor)
     sustained_fraction: float = 0.84
@@ -165,6 +167,7 @@ def efficiency_table() -> dict[str, dict]:
         for row in csv.DictReader(fh):
             out[row["family"]] = {
                 "attention_efficiency": float(row["attention_efficiency"]),
+                "attention_in_step": _flag(row["attention_in_step"], "attention_in_step", row["family"]),
                 "fa2_attention_efficiency": float(row["fa2_attention_efficiency"]),
                 "causal_ratio": float(row["causal_ratio"]),
                 "sustained_fraction": sustained_fraction(row["family"])[0],  # fitted: data/fitted.csv
@@ -225,6 +228,12 @@ def catalog() -> dict[str, Accelerator]:
 def family_names() -> tuple:
     """Chip families in data/efficiency.csv order (what `Accelerator.family_index` counts)."""
     return tuple(efficiency_table())
+
+
+def _flag(text: str, field: str, family: str) -> bool:
+    if text not in ("true", "false"):
+        raise ValueError(f"data/efficiency.csv {field} of {family}: expected true or false, got {text!r}")
+    return text == "true"
 
 
 def accelerator_names() -> list[str]:

@@ -22,10 +22,11 @@ One micro-batch through one layer on one GPU, forward, split into components (co
   faster than its bytes at HBM speed (roofline). Dense-first MoE models average their dense and MoE layers.
 - core: flash attention (Dao et al. 2022/2023): causal, half of the 4·b·(s/c)·s·width/t FLOPs, at peak ×
   the profile's attention kernel efficiency (the family's best kernel, or FlashAttention-2's: data/efficiency.csv)
-  × attention_length_factor (the tile pipeline's start-up and the causal mask's deficit at the length s/c),
-  forward 1/3.5 of forward+backward (backward = 2.5 × forward); a sliding window's layers only over their window,
-  at the length factor of their window's keys. Without flash (Megatron 2021): QKᵀ and AV as batched GEMMs over
-  every score, the softmax (read + write 4 B each) and its dropout (5 B) at HBM speed.
+  × sustained (not for a family whose figure was measured inside a training step, attention_in_step: Hopper's and
+  Blackwell's hold it already) × attention_length_factor (the tile pipeline's start-up and the causal mask's deficit
+  at the length s/c), forward 1/3.5 of forward+backward (backward = 2.5 × forward); a sliding window's layers only
+  over their window, at the length factor of their window's keys. Without flash (Megatron 2021): QKᵀ and AV as
+  batched GEMMs over every score, the softmax (read + write 4 B each) and its dropout (5 B) at HBM speed.
 - memory-bound components at HBM speed × hbm_efficiency × sustained, bytes per element from data/kernels.csv for the
   profile's implementation (fused kernels, or eager PyTorch's separate kernels): norm (n_norms norms of h, QK-norm),
   rope (q and k), act (SwiGLU or GeLU over d_ff/t), resid (two residual adds, dropout masks); outside tensor
@@ -245,7 +246,12 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     T = b * s / cp
     impl = P.elementwise_impl(fw, compiled)
     fa2 = P.runs_fa2(fw, g("attention_kernel", "auto"))
-    attn_eff = np.where(fa2, _f(g("fa2_attention_efficiency", 0.33)), _f(c["attention_efficiency"]))
+    # a family's attention efficiency measured inside a training step (data/efficiency.csv attention_in_step) holds
+    # the clocks and gaps under load already: the sustained fraction `sus` multiplies the rate below, so it is
+    # divided out here (the calibration's and the profile's scales stay)
+    in_step = np.asarray(g("attention_in_step", False), dtype=bool)
+    native_eff = _f(c["attention_efficiency"]) / np.where(in_step, _f(c["sustained_fraction"]), 1.0)
+    attn_eff = np.where(fa2, _f(g("fa2_attention_efficiency", 0.33)), native_eff)
 
     mxu = _f(g("mxu_dim", np.nan))
 
