@@ -313,7 +313,7 @@ def test_tpu_matrix_unit_fill():
     from core.hardware import catalog
     from core.steptime import gemm_time_s, mxu_fill
     cat = catalog()
-    assert cat["tpu-v6e"].mxu_dim == 256
+    assert cat["tpu-v6e"].mxu_dim == 256 and cat["tpu7x"].mxu_dim == 256
     assert all(cat[n].mxu_dim == 128 for n in ("tpu-v5p", "tpu-v5e", "tpu-v4", "tpu-v3"))
     assert all(math.isnan(g.mxu_dim) for g in cat.values() if g.family != "tpu")
     assert mxu_fill(128, 256) == 0.5 and mxu_fill(256, 256) == 1.0 and mxu_fill(384, 256) == 0.75
@@ -378,3 +378,20 @@ def test_attention_measured_in_a_training_step_runs_at_its_measured_rate():
     assert flops / attention_s == pytest.approx(447e12 * 3.5 / 3, rel=0.005)
     (fast, _), (slow, _) = _compute_s("a100-80gb", 1.0), _compute_s("a100-80gb", 0.5)
     assert slow == pytest.approx(2 * fast, rel=1e-9)
+
+
+def test_tpu7x_catalog_row():
+    """Ironwood (TPU7x), Google Cloud TPU7x docs: 2307 TFLOP/s bf16 and 4614 fp8 per chip, 192 GiB HBM, 9,216 chips
+    per pod on a 3D torus like v5p's; its ICI per axis, 2307e12 / 12800 (MaxText custom_model.md: the 1D-ICI arithmetic
+    intensity) = 180 GB/s both ways, is v5p's 2 × 90 GB/s; its matmul efficiency is tpu-recipes' measured bf16 GEMM,
+    956.4 TFLOP/s per TensorCore at 32768³, two TensorCores per chip."""
+    from core.hardware import catalog
+    from core.units import GiB
+    a = catalog()["tpu7x"]
+    assert (a.peak_bf16_flops_per_s, a.peak_fp8_flops_per_s) == (2307e12, 4614e12)
+    assert a.memory_bytes == 192 * GiB and a.family == "tpu" and a.gpus_per_node == 9216
+    assert (a.ici_axes, a.ici_wrap) == (3, 4)
+    v5p = catalog()["tpu-v5p"]
+    # three axes of 180 GB/s both ways, one way
+    assert a.intra_node_bytes_per_s == v5p.intra_node_bytes_per_s == pytest.approx(3 * 2307e12 / 12800, rel=2e-3)
+    assert a.matmul_efficiency == pytest.approx(2 * 956.4 / 2307, abs=5e-4)
