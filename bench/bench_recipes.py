@@ -188,7 +188,13 @@ def main(write: bool) -> str:
           "long-sequence FP8 "
           "runs with context parallelism (Llama 2 7B on H100 1.09–1.35, Llama 3 8B on B200 1.00–1.14), Megatron-LM's "
           "examples/llama FP8 table (0.81–0.96) and JAX-Toolbox's Pax TE FP8 rows (1.09–1.19) — and one MoE row "
-          "(MaxText's logs guide, DeepSeek-V2-Lite on a v5p-8, 1.39); none predicted not to fit:", "",
+          "(MaxText's logs guide, DeepSeek-V2-Lite on a v5p-8, 1.39); none predicted not to fit. An eighth batch "
+          "joined the same day, predicted before it joined with the code of 042c6eb (Ironwood's rows 064a822, its "
+          "catalog row): 20 low-precision rows (DGXC v25.05 NeMo FP8 on H100 0.97-1.21 and GB200 1.10-1.36, "
+          "llm-foundry's FP8 table 0.85-1.49, Ironwood's FP8 rows 0.70-0.99) and 27 MoE rows (DGXC Grok-1, "
+          "DeepSeek-V3 and Llama 4 Maverick 0.87-1.21 but DeepSeek-V3 on GB200 2.6, torchao's Scout 1.12-1.99, "
+          "Ironwood's DeepSeek-V3 1.39-1.46, Qwen3-235B 1.14-1.27 and GPT-OSS 0.45); 3 Ironwood FP8 rows predicted "
+          "not to fit, their custom remat policies mapped to the nearest name (bench/fit_profiles.py's notes):", "",
           "| source | profile | runs | median |error| | within 15 % | measured / predicted |", "|---|---|---|---|---|---|"]
     by = {}
     for r, q in zip(lruns, lq):

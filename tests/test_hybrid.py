@@ -178,7 +178,11 @@ HYBRID_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "publishe
 HYBRID_RATIO = {"mb260401-nemotron3-nano-h100-16g-fp8": 1.283,  # 1.310 before the fourth batch's refit (GPU 0.80)
                 "mb260401-nemotron3-nano-gb200-8g-mxfp8": 1.292,  # 1.318; 1.35; 1.41 before MXFP8's GEMM rate (cfdc107)
                 "mb260401-nemotron3-nano-gb300-8g-mxfp8": 1.115,  # 1.137; 1.17; 1.22
-                "mb260401-nemotron3-nano-b300-8g-mxfp8": 1.130}  # 1.153; 1.18; 1.24  # 1.18; 1.24
+                "mb260401-nemotron3-nano-b300-8g-mxfp8": 1.130,  # 1.153; 1.18; 1.24  # 1.18; 1.24
+                # DGXC Benchmarking v25.05.05, Nemotron-H 56B FP8 on H100 (batch 8, predicted 1.05-1.10 before joining)
+                "dgxc2505-nemotronh-56b-h100-32g-fp8": 1.043,
+                "dgxc2505-nemotronh-56b-h100-256g-fp8": 1.089,
+                "dgxc2505-nemotronh-56b-h100-2048g-fp8": 1.077}
 
 
 def _run(run):
