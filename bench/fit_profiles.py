@@ -595,6 +595,18 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   (robust to a one-row source) gave maxtext 10.8 %, fsdp 6.9 %, megatron 7.4 %, deepspeed 18.2 %, but its constants
   (GPU 0.83) put fewer of the unfitted tables' runs within 15 % (MoE 47 of 102 against 51, low precision 145 of 234
   against 162): kept the squared loss.
+- MaxText's remat_policy 'custom' is an input (2026-12-05): `remat_custom` gives each checkpoint name's place
+  (remat, device, offload; base.yml's defaults otherwise), read by the one rule that now also defines the named
+  policies from the names they save (core/recompute.py saved_units; the named policies' ledgers and reruns are
+  unchanged for the standard block). Under save_only_these_names every unnamed tensor is rematerialised, so a
+  names policy no longer keeps Gemma's post-norms, QK-norm and MLA latents, norm statistics, router probabilities
+  or shared experts (Gemma 3 12B on v6e 17.0 -> 13.9 GiB; DeepSeek-V3 on v5p 35.6 -> 33.0). The 51 rows whose
+  configs set it (tpu-recipes' v6e, v5p and Ironwood recipes, MaxText's model-config benchmarks, DGXC's and
+  gpu-recipes' MaxText configs; a helper read each config at the commit its note names) are written with their
+  per-tensor places instead of the nearest named policy: Ironwood's Llama 3.1 70B rows, predicted not to fit as
+  mapped (194.9-216.9 GiB of 192), hold 142.6-176.8 GiB; the v5p 405B recipe keeps its 126 layer inputs on the
+  device (16.9 -> 76.8 GiB of 88.5). Mixed device / offload places among a policy's saved tensors count them all
+  as offloaded (not split).
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
   (deepspeed), within 15 % in-sample 63 % → 74 % and 56 % → 72 %; the fitted 1.08 (fsdp) and 0.96 (deepspeed)

@@ -205,7 +205,7 @@ TRAINING_DEFAULTS = {"training": "full", "lora_rank": 16, "lora_targets": "all",
                      "frozen_frac": 0.0, "offload": "none"}
 # the issue-18 inputs with their "off" values (the framework's own rules fill profile and zero_convention)
 FRAMEWORK_DEFAULTS = {"framework": "megatron", "compile": False, "attention_kernel": "auto", "chunked_loss": False, "recompute_modules": "", "recompute_layers": 0,
-                      "remat_policy": "none", "activation_offload": False, "dp_shard": 0, "dp_replicate": 1,
+                      "remat_policy": "none", "remat_custom": "", "activation_offload": False, "dp_shard": 0, "dp_replicate": 1,
                       "efficiency_scale": 1.0, "network_scale": 1.0, "interval_low": 0.0, "interval_high": 0.0}
 
 
@@ -348,7 +348,7 @@ def evaluate(**c) -> dict:
     # recomputation as the frameworks name it (core/recompute.py): tensors a recomputed unit does not keep
     moe_share = np.where(np.asarray(c["n_experts"]) > 1, np.where(mixed, n_moe / Lf, 1.0), 0.0)
     spec = RC.columns(c["recompute"], c["recompute_modules"], c["remat_policy"], PF.word(c["framework"], "selective"),
-                      moe_share, local=np.asarray(c["ep"]) <= 1)
+                      moe_share, local=np.asarray(c["ep"]) <= 1, custom=c["remat_custom"])
     dropped = sum((share * led[t] for t, share in spec["drop"].items() if t in led), 0.0)
     partial = np.maximum(full_layer - dropped, layer_input)
     full = spec["full"]
@@ -378,22 +378,25 @@ def evaluate(**c) -> dict:
     # activation offload: everything but the two layers in flight (the one computed, the one moving) waits on the
     # host; with activation_offload_layers K only K of the stage's Ls layers move (Megatron --cpu-offloading-num-layers):
     # the share K/Ls of what the stage holds, the rest stays; a MaxText *_offloaded policy keeps each layer's input on
-    # the device (decoder_layer_input: 'device')
+    # the device (decoder_layer_input: 'device'), a custom policy may send it (and or) the rest there
     flag = np.asarray(c["activation_offload"], dtype=bool)
     K_off = np.asarray(c["activation_offload_layers"], dtype=np.float64)
     off_share = np.where(flag, np.where(K_off > 0, np.minimum(K_off / Ls_act, 1.0), 1.0), 0.0)
-    policy_off = spec["offload"] & ~flag
+    policy_off, input_off = spec["offload"] & ~flag, spec["input_offload"] & ~flag
+    inp = np.minimum(per_layer, layer_input)
     rest = np.maximum(per_layer - layer_input, 0.0)
 
     def on_device(layers):  # Megatron offloads the first K layers: by the forward's end they are on the host;
         moved = off_share * layers  # when every layer moves, the two in flight (computed, moving) stay
         offloaded = per_layer * np.where(off_share >= 1.0, np.minimum(2.0, layers), layers - moved)
-        return np.where(flag, offloaded, np.where(policy_off, np.minimum(per_layer, layer_input) * layers
-                                                  + 2.0 * rest, per_layer * layers))
+        two = np.minimum(2.0, layers)
+        return np.where(flag, offloaded, inp * np.where(input_off, two, layers)
+                        + rest * np.where(policy_off, two, layers))
 
     kept_device = on_device(in_flight)
     act_host = per_layer * in_flight - kept_device
-    act_moved = np.where(flag, off_share * per_layer, np.where(policy_off, rest, 0.0)) * Ls_act  # per micro-batch
+    act_moved = np.where(flag, off_share * per_layer, np.where(policy_off, rest, 0.0) + np.where(input_off, inp, 0.0)
+                         ) * Ls_act  # per micro-batch
     n_mtp = np.where(np.asarray(c["training"]) == "full", np.asarray(c["n_mtp_layers"], dtype=np.float64), 0.0)
     mtp_acts = per_layer * n_mtp
     chunk = np.where(np.asarray(c["chunked_loss"], dtype=bool), np.minimum(1.0, M.LOSS_CHUNK_TOKENS / (

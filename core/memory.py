@@ -18,7 +18,7 @@ import numpy as np
 from .model import head_dims, moe_widths
 from .tables import (BASE_FORMATS, DEEPSPEED_PREFETCH_PARAMS, DEEPSPEED_REDUCE_BUCKET, DTYPE_BYTES,  # noqa: F401
                      GATED_MLPS, OPTIMIZERS, OPTIMIZERS_TABLE, OVERHEADS, PROFILES, RECIPES, RECOMPUTE_MODES, STATE_DTYPES,
-                     zero_conventions_with)
+                     zero_conventions_with, LEDGER_TENSORS)
 
 # ---------------------------------------------------------------------------------------------------------------
 # Model state (optimizers, recipes and dtypes are rows of core/tables.py)
@@ -238,66 +238,7 @@ RECIPE_BYTES = {name: int(sum(float(v) for v in state_bytes(1.0, **r.fields()).v
 # Activations: the per-tensor ledger of one transformer layer
 # ---------------------------------------------------------------------------------------------------------------
 
-# Order and meaning of the ledger's tensors. Each entry: (name, what it is, which op keeps it for backward).
-LEDGER_TENSORS = (
-    ("norm1_input", "input of the attention-block norm (the residual stream)", "layernorm/rmsnorm 1"),
-    ("norm1_stats", "fp32 per-row statistics of norm 1 (rstd; mean for layernorm)", "layernorm/rmsnorm 1"),
-    ("norm1_upcast", "eager RMSNorm keeps its input upcast to fp32 instead of the 16-bit input: the extra bytes "
-                     "(norm1_input + norm1_upcast = the fp32 copy)", "pow / rstd multiply (eager RMSNorm 1)"),
-    ("norm1_normalized", "eager RMSNorm: x·rstd cast back to 16 bits, before the weight", "weight multiply (norm 1)"),
-    ("qkv_input", "normalised input of the QKV projection", "QKV linear"),
-    ("q", "queries (after RoPE where used)", "QKᵀ matmul"),
-    ("k", "keys (after RoPE where used); n_kv_heads heads", "QKᵀ matmul"),
-    ("softmax_output", "attention probabilities, one s×s matrix per head", "softmax backward / AV matmul"),
-    ("softmax_dropout_mask", "1-byte dropout mask on the probabilities, one s×s per head", "attention dropout"),
-    ("dropout_output", "dropped-out probabilities fed to the AV matmul", "AV matmul"),
-    ("v", "values; n_kv_heads heads", "AV matmul"),
-    ("softmax_lse", "fp32 log-sum-exp per head and row (flash attention keeps this instead of s×s)", "flash attn"),
-    ("attn_output", "attention output: input of the output projection (and flash's O)", "output linear"),
-    ("attn_dropout_mask", "1-byte dropout mask after the output projection", "residual dropout"),
-    ("norm2_input", "input of the MLP-block norm", "layernorm/rmsnorm 2"),
-    ("norm2_stats", "fp32 per-row statistics of norm 2", "layernorm/rmsnorm 2"),
-    ("norm2_upcast", "eager RMSNorm 2: the fp32 copy's bytes beyond norm2_input", "pow / rstd multiply (norm 2)"),
-    ("norm2_normalized", "eager RMSNorm 2: x·rstd cast back to 16 bits, before the weight", "weight multiply (norm 2)"),
-    ("mlp_input", "normalised input of the first MLP projection(s)", "fc1 / gate+up linear"),
-    ("gelu_input", "GeLU input (fc1 output), d_ff wide", "GeLU"),
-    ("gate", "SwiGLU gate projection output (SiLU input), d_ff wide", "SiLU"),
-    ("up", "SwiGLU up projection output, d_ff wide", "gate ⊙ up multiply"),
-    ("silu_output", "SiLU(gate), d_ff wide (kept by eager PyTorch; fused SwiGLU kernels recompute it)", "multiply"),
-    ("mlp_hidden", "input of the second MLP projection (GeLU output or SiLU(gate)⊙up), d_ff wide", "fc2 / down"),
-    ("mlp_dropout_mask", "1-byte dropout mask after the MLP", "residual dropout"),
-    ("router_probs", "MoE: fp32 router probabilities, n_experts per token", "router softmax / top-k"),
-    ("expert_inputs", "MoE: tokens gathered for their top_k experts (top_k copies of the MLP input)", "expert linear"),
-    ("expert_outputs", "MoE: each expert's output, kept for the routing-weight multiply (top_k copies)",
-     "routing-weight multiply"),
-    ("moe_routing_indices", "MoE, eager: the routing's bookkeeping — int64 top-k indices, the renormalisation's fp32 "
-                            "operands, each expert's int64 token and slot indices, its 16-bit routing weights",
-     "topk / gather / index_add_"),
-    ("moe_weighted_outputs", "MoE, eager: each expert's weighted output, kept by index_add_ (its derivative reads "
-                             "source.dim())", "index_add_"),
-    ("shared_experts", "MoE: the shared experts' d_ff-wide tensors (as an MLP's: gate, up, [SiLU,] down input), and "
-                       "with a shared-expert gate its output and sigmoid", "shared expert MLP"),
-    ("qk_norm_input", "QK-norm: queries and keys before their RMSNorm (eager: the fp32 copy, and x·rstd)",
-     "q_norm / k_norm"),
-    ("qk_norm_stats", "QK-norm: fp32 rstd per head and row (full: per row)", "q_norm / k_norm"),
-    ("mla_latents", "MLA: the compressed query and KV latents, input of their RMSNorms (eager: the fp32 copy)",
-     "q_a_layernorm / kv_a_layernorm"),
-    ("mla_latent_stats", "MLA: fp32 rstd of the latents' norms", "q_a_layernorm / kv_a_layernorm"),
-    ("mla_latents_normed", "MLA: the normalised latents, input of the up-projections (eager: also x·rstd)",
-     "q_b_proj / kv_b_proj"),
-    ("post_norms", "Gemma 2/3: the post-attention and post-MLP norms' inputs and statistics", "post-norms"),
-    ("lora_hidden", "LoRA: each adapter's rank-r intermediate x·Aᵀ, kept for B's gradient", "lora_B"),
-    ("mamba_norm_input", "Mamba-2 layer: input of its pre-norm (the residual stream; a parallel hybrid shares "
-                         "norm 1)", "layernorm/rmsnorm (Mamba-2 layer)"),
-    ("mamba_norm_stats", "Mamba-2 layer: fp32 rstd of its pre-norm (eager: also the fp32 copy and x·rstd)",
-     "rmsnorm (Mamba-2 layer)"),
-    ("mamba_input", "Mamba-2: normalised input of in_proj (a parallel hybrid shares qkv_input)", "in_proj linear"),
-    ("mamba_zxbcdt", "Mamba-2: in_proj's output [z, x, B, C, dt], 2·d_inner + 2·G·N + H wide: the fused kernel "
-                     "recomputes the conv, dt and the SSD states from it", "mamba_split_conv1d_scan_combined"),
-    ("mamba_out_x", "Mamba-2: the SSD output before the gated norm, d_inner wide (the norm's output and out_proj's "
-                    "input are recomputed)", "mamba_split_conv1d_scan_combined"),
-    ("mamba_rstd", "Mamba-2: fp32 rstd of the gated RMSNorm, one per group", "RMSNormGated"),
-)
+# Order and meaning of the ledger's tensors: core/tables.py LEDGER_TENSORS (core/recompute.py reads the names too)
 LEDGER_NAMES = tuple(t[0] for t in LEDGER_TENSORS)
 
 

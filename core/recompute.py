@@ -6,7 +6,9 @@ names (transformer_config.py l.560-583: core_attn, mlp, moe_act, layernorm, mla_
 which apply with `recompute selective` as in Megatron; `recompute_layers` K, with `recompute full`: only K layers
 of each pipeline stage are recomputed (Megatron --recompute-method block --recompute-num-layers K), the rest keep
 everything; `remat_policy`, MaxText's names (src/maxtext/configs/base.yml l.355-383; what each saves:
-layers/decoders.py get_remat_policy), which replaces `recompute` when given. `recompute selective` with no modules
+layers/decoders.py get_remat_policy), which replaces `recompute` when given, and with remat_policy 'custom' its
+per-tensor places `remat_custom` ('query_proj=device, decoder_layer_input=offload, ...'; NAMED_POLICIES holds each
+named policy as the names it saves, so one rule reads both). `recompute selective` with no modules
 means what the framework's selective means (data/frameworks.csv `selective`: Megatron core_attn, torchtitan's
 per-op SAC, MaxText minimal).
 
@@ -16,7 +18,7 @@ up-projections, both inside qkv), rope, core (the attention core; scores, inside
 softmax), out (output projection), mlp_in (gate/up or fc1; experts, router and shared experts included), act (the
 MLP activation), mlp_out (down or fc2), resid (residual adds), dispatch (an MoE layer's forward all-to-alls,
 dispatch and combine: a share of the two; they cost time only with ep > 1). A unit says which components rerun (a
-share of each) and which ledger tensors (core/memory.py LEDGER_TENSORS) it drops; `scope` restricts it to the dense
+share of each) and which ledger tensors (core/tables.py LEDGER_TENSORS) it drops; `scope` restricts it to the dense
 or the MoE layers.
 """
 from __future__ import annotations
@@ -24,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from .tables import LEDGER_TENSORS
 
 COMPONENTS = ("norm", "qkv", "k_proj", "mla_up", "rope", "core", "scores", "out", "mlp_in", "act", "mlp_out",
               "resid", "dispatch")
@@ -73,58 +77,117 @@ OP_SAC_MOE = Unit("op_sac_moe", (("mlp_in", 0.5), ("mlp_out", 1.0)), ("gate",), 
                   "torchtitan per-op SAC, MoE layers: expert GEMMs recomputed",
                   drop_local=("expert_inputs", "expert_outputs"))
 _ALL_ELEM = (("norm", 1.0), ("rope", 1.0), ("resid", 1.0))
-_MIN_DROP = NORM_OUT + ("attn_output", "softmax_lse", "silu_output", "mlp_hidden")
-# MaxText remat policies: what each saves (decoders.py get_remat_policy); everything else is recomputed. `offload`:
-# the saved tensors go to pinned host memory instead of HBM.
-REMAT_POLICIES = {
-    "minimal": (Unit("minimal", _ALL_ELEM + (("core", 1.0), ("act", 1.0)), _MIN_DROP,
-                     source="saves q/k/v, out_proj, mlpwi (gate, up), mlpwo; not the attention context"), False),
-    "minimal_with_context": (Unit("minimal_with_context", _ALL_ELEM + (("act", 1.0),),
-                                  tuple(t for t in _MIN_DROP if t not in ("attn_output", "softmax_lse")),
-                                  source="minimal + the attention context"), False),
-    "minimal_flash": (Unit("minimal_flash", _ALL_ELEM + (("act", 1.0),),
-                           tuple(t for t in _MIN_DROP if t not in ("attn_output", "softmax_lse")),
-                           source="alias of minimal_with_context (deprecated name)"), False),
-    "save_dot_except_mlpwi": (Unit("save_dot_except_mlpwi", _ALL_ELEM + (("core", 1.0), ("mlp_in", 1.0),
-                                                                          ("act", 1.0)),
-                                   _MIN_DROP + MLP_HIDDEN,
-                                   source="saves q/k/v, out_proj, mlpwo: the MLP input projections rerun"), False),
-    "save_dot_except_mlp": (Unit("save_dot_except_mlp", _ALL_ELEM + (("core", 1.0), ("mlp_in", 1.0), ("act", 1.0)),
-                                 _MIN_DROP + MLP_HIDDEN, source="saves q/k/v and out_proj"), False),
-    "save_dot_with_context_except_mlp": (Unit("save_dot_with_context_except_mlp",
-                                              _ALL_ELEM + (("mlp_in", 1.0), ("act", 1.0)),
-                                              NORM_OUT + MLP_HIDDEN,
-                                              source="saves q/k/v, the context and out_proj"), False),
-    "save_qkv_proj": (Unit("save_qkv_proj", _ALL_ELEM + (("core", 1.0), ("out", 1.0), ("mlp_in", 1.0),
-                                                         ("act", 1.0)),
-                           _MIN_DROP + MLP_HIDDEN + ("attn_dropout_mask", "mlp_dropout_mask", "norm1_stats",
-                                                     "norm2_stats", "norm2_input"),
-                           source="saves q/k/v only"), False),
-    "save_out_proj": (Unit("save_out_proj", _ALL_ELEM + (("qkv", 1.0), ("core", 1.0), ("mlp_in", 1.0),
-                                                         ("act", 1.0)),
-                           _MIN_DROP + MLP_HIDDEN + ("q", "k", "v"), source="saves out_proj only"), False),
-    "qkv_proj_offloaded": (Unit("qkv_proj_offloaded", _ALL_ELEM + (("core", 1.0), ("out", 1.0), ("mlp_in", 1.0),
-                                                                   ("act", 1.0)),
-                                _MIN_DROP + MLP_HIDDEN + ("attn_dropout_mask", "mlp_dropout_mask", "norm1_stats",
-                                                          "norm2_stats", "norm2_input"),
-                                source="q/k/v saved to pinned host memory"), True),
-    "minimal_offloaded": (Unit("minimal_offloaded", _ALL_ELEM + (("core", 1.0), ("act", 1.0)), _MIN_DROP,
-                               source="the minimal set saved to pinned host memory"), True),
+# MaxText's checkpoint names (src/maxtext/configs/base.yml l.359-382 @e591f30, where each is 'remat', 'device' or
+# 'offload' under remat_policy 'custom'; named in layers/attentions.py, attention_op.py, linears.py, moe.py,
+# decoders.py): the ones the ledger and the step model can follow. MLA's (mla_q, mla_kv, query_wa_proj,
+# kv_wa_proj), the indexer's and engram's are not modelled and are refused by name.
+CUSTOM_NAMES = ("decoder_layer_input", "query_proj", "key_proj", "value_proj", "kv_proj", "qkv_proj", "context",
+                "attention_out", "out_proj", "mlpwi", "mlpwi_0", "mlpwi_1", "mlpwo", "moe_mlpwi_0", "moe_mlpwi_1",
+                "moe_mlpwo")
+CUSTOM_WHERE = ("remat", "device", "offload")
+# the ledger's tensors of an MoE layer only: a names policy drops them there (scope moe), the layers' shares apart
+MOE_TENSORS = ("router_probs", "expert_inputs", "expert_outputs", "moe_routing_indices", "moe_weighted_outputs",
+               "shared_experts")
+_QKV = ("query_proj", "value_proj", "key_proj", "kv_proj", "qkv_proj")
+_MINIMAL = _QKV + ("out_proj", "mlpwi_0", "mlpwi_1", "mlpwi", "mlpwo")
+# MaxText's named policies as the names each saves (layers/decoders.py get_remat_policy and minimal_policy @e591f30;
+# the *_offloaded ones and 'custom' through maxtext_utils.get_save_and_offload_names): (saved names, offloaded to
+# pinned host)
+NAMED_POLICIES = {
+    "minimal": (_MINIMAL, False),
+    "minimal_with_context": (_MINIMAL + ("context",), False),
+    "minimal_flash": (_MINIMAL + ("context",), False),  # the deprecated alias of minimal_with_context
+    "save_dot_except_mlpwi": (_QKV + ("out_proj", "mlpwo"), False),
+    "save_dot_except_mlp": (_QKV + ("out_proj",), False),
+    "save_dot_with_context_except_mlp": (_QKV + ("context", "out_proj"), False),
+    "save_qkv_proj": (_QKV, False),
+    "save_out_proj": (("out_proj",), False),
+    "qkv_proj_offloaded": (("query_proj", "value_proj", "key_proj", "kv_proj"), True),
+    "minimal_offloaded": (_MINIMAL, True),
 }
-# ... in their MoE layers (layers/moe.py @e591f30, the default sparse_matmul path): the permuted or dispatched tokens
-# carry no name, so no policy keeps them (they rerun: a gather, and with ep > 1 the forward's dispatch all-to-all,
-# half of its two); the up-projection's output is named moe_mlpwi_1 only (l.1959, 1985), which the minimal policies
-# (saving mlpwi_1) do not keep, so it reruns; the experts' output (mlpwo) is kept only by a policy that saves it,
-# else its GEMM reruns too (the combine's weight gradient reads it)
-_SAVES_MLPWO = ("minimal", "minimal_with_context", "minimal_flash", "save_dot_except_mlpwi", "minimal_offloaded")
-_SAVES_MLPWI = ("minimal", "minimal_with_context", "minimal_flash", "minimal_offloaded")
-REMAT_MOE = {name: Unit(name + "_moe",
-                        (("dispatch", 0.5),) + ((("mlp_in", 0.5),) if name in _SAVES_MLPWI else ())
-                        + ((("mlp_out", 1.0),) if name not in _SAVES_MLPWO else ()),
-                        ("expert_inputs",) + (("up",) if name in _SAVES_MLPWI else ())
-                        + (("expert_outputs",) if name not in _SAVES_MLPWO else ()), "moe",
-                        "MaxText MoE layers: the dispatched tokens are not named")
-             for name in REMAT_POLICIES}
+
+
+def saved_units(saved, name: str) -> tuple:
+    """What a names-based remat policy saving `saved` (MaxText checkpoint names) reruns and does not keep: one unit
+    for every layer, one for the MoE layers. Everything unnamed reruns (norms, RoPE, residual adds, the MLP
+    activation); q/k/v rerun unless all three are saved, the attention core unless 'context' is (its output and the
+    LSE), out_proj unless it is (it feeds the residual sum the second norm reads), the gate and up projections unless
+    saved (mlpwi fused, or mlpwi_0 / mlpwi_1). In the MoE layers (layers/moe.py @e591f30, the default sparse path)
+    the dispatched tokens carry no name (a gather, and with ep > 1 the forward's dispatch all-to-all, half of its two,
+    rerun), the up projection is named moe_mlpwi_1 only and the experts' output mlpwo / moe_mlpwo, which the combine's
+    weight gradient reads: it reruns unless saved. A MoE name saved without its dense twin (moe_mlpwi_0 without
+    mlpwi_0) counts as not saved (the MoE layers rerun at least what the dense ones do)."""
+    s = set(saved)
+    q = bool(s & {"query_proj", "qkv_proj"})
+    k, v = (bool(s & {n, "kv_proj", "qkv_proj"}) for n in ("key_proj", "value_proj"))
+    ctx, out = "context" in s, "out_proj" in s
+    gate, up = (bool(s & {"mlpwi", n}) for n in ("mlpwi_0", "mlpwi_1"))
+    rerun = _ALL_ELEM + ((("qkv", 1.0),) if not (q and k and v) else ()) + ((("core", 1.0),) if not ctx else ()) \
+        + ((("out", 1.0),) if not out else ()) \
+        + ((("mlp_in", 0.5 * (not gate) + 0.5 * (not up)),) if not (gate and up) else ()) + (("act", 1.0),)
+    moe_up = up and "moe_mlpwi_1" not in s  # kept in the dense layers, not in the MoE ones
+    moe_out = bool(s & {"mlpwo", "moe_mlpwo"})
+    # jax.checkpoint's save_only_these_names keeps the named values and the layer's input (the scan's carry), nothing
+    # else: every other tensor of the ledger is rematerialised (norm statistics, QK-norm, MLA latents, Gemma's
+    # post-norms, the router's probabilities, shared experts, dropout masks). The saved names stand for: q/k/v the
+    # projections, context the core's output and LSE (attention_out, attentions.py, its output alone: the core still
+    # reruns), out_proj the residual sum the second norm reads, mlpwi_0 / mlpwi_1 the gate and up (a GeLU MLP's fc1
+    # output when both), mlpwo in the MoE layers the experts' output
+    kept = {"norm1_input"} | {t for t, k_ in (("q", q), ("k", k), ("v", v), ("gate", gate), ("up", up),
+                                              ("softmax_lse", ctx), ("attn_output", ctx or "attention_out" in s),
+                                              ("norm2_input", out), ("gelu_input", gate and up),
+                                              ("expert_outputs", moe_out)) if k_}
+    drop = tuple(n for n, _, _ in LEDGER_TENSORS if n not in kept and n not in MOE_TENSORS)
+    moe = Unit(name + "_moe", (("dispatch", 0.5),) + ((("mlp_in", 0.5),) if moe_up else ())
+               + ((("mlp_out", 1.0),) if not moe_out else ()),
+               ("expert_inputs", "router_probs", "moe_routing_indices", "moe_weighted_outputs", "shared_experts")
+               + (("up",) if moe_up else ()) + (("expert_outputs",) if not moe_out else ()), "moe",
+               "MaxText MoE layers: the dispatched tokens are not named")
+    return Unit(name, rerun, drop, source="saves " + (", ".join(sorted(s)) or "nothing but the layer input")), moe
+
+
+REMAT_POLICIES = {n: (saved_units(saved, n)[0], off) for n, (saved, off) in NAMED_POLICIES.items()}
+REMAT_MOE = {n: saved_units(saved, n)[1] for n, (saved, _) in NAMED_POLICIES.items()}
+
+
+def parse_custom(text) -> dict:
+    """MaxText's per-tensor assignments for remat_policy 'custom' from 'name=where, ...' (where: remat, device or
+    offload); unnamed tensors take base.yml's defaults (decoder_layer_input 'device', the rest 'remat'). An unknown
+    name or place is an error naming it."""
+    out = {n: "remat" for n in CUSTOM_NAMES}
+    out["decoder_layer_input"] = "device"
+    for part in (p for p in str(text or "").replace(";", ",").replace(" ", ",").split(",") if p):
+        name, _, where = part.partition("=")
+        if name not in CUSTOM_NAMES:
+            raise ValueError(f"remat_custom: unknown or unmodelled tensor {name!r}; known: {', '.join(CUSTOM_NAMES)}")
+        if where not in CUSTOM_WHERE:
+            raise ValueError(f"remat_custom: {name} must be remat, device or offload, got {where!r}")
+        if name == "decoder_layer_input" and where == "remat":
+            raise ValueError("remat_custom: decoder_layer_input cannot be rematerialised (it is the checkpoint the "
+                             "layer reruns from): device or offload")
+        out[name] = where
+    return out
+
+
+def custom_valid(text) -> bool:
+    try:
+        parse_custom(text)
+        return True
+    except ValueError:
+        return False
+
+
+def custom_spec(text) -> "Spec":
+    """The spec of remat_policy 'custom': the saved names' units; the layer input offloaded where it says 'offload',
+    the other saved tensors offloaded where any of them says so (a policy mixing device and offload among them is
+    counted as offloading them all: their split is not modelled)."""
+    a = parse_custom(text)
+    saved = tuple(n for n, w in a.items() if w != "remat" and n != "decoder_layer_input")
+    all_unit, moe = saved_units(saved, "custom")
+    return Spec(False, (all_unit, moe, UNNAMED_SCORES), any(a[n] == "offload" for n in saved),
+                a["decoder_layer_input"] == "offload")
+
+
 # ... and without a flash kernel the attention probabilities (s × s per head) carry no name either: no names-based
 # policy keeps them (jax.checkpoint save_only_these_names saves the named residuals only); the backward recomputes
 # them (QKᵀ and the softmax) from the kept q and k
@@ -139,7 +202,7 @@ def names_policy(name: str) -> tuple:
     return (REMAT_POLICIES[name][0], REMAT_MOE[name], UNNAMED_SCORES)
 
 
-REMAT_NAMES = ("none", "full") + tuple(REMAT_POLICIES)  # none: no policy given (recompute decides)
+REMAT_NAMES = ("none", "full") + tuple(REMAT_POLICIES) + ("custom",)  # none: no policy given (recompute decides)
 MODULE_NAMES = tuple(MEGATRON_MODULES)
 SELECTIVE_DEFAULTS = {"core_attn": (MEGATRON_MODULES["core_attn"],), "op_sac": (OP_SAC, OP_SAC_MOE),
                       "minimal": names_policy("minimal")}
@@ -172,14 +235,17 @@ class Spec:
     full: bool
     units: tuple
     offload: bool = False
+    input_offload: bool = False  # the layer's input (MaxText decoder_layer_input 'offload') waits on the host too
 
 
-def spec(recompute, modules, policy, selective) -> Spec:
+def spec(recompute, modules, policy, selective, custom="") -> Spec:
     """The recompute spec of one row (scalars)."""
     policy = str(policy)
     if policy not in ("none", ""):
         if policy == "full":
             return Spec(True, ())
+        if policy == "custom":
+            return custom_spec(custom)
         return Spec(False, names_policy(policy), REMAT_POLICIES[policy][1])
     if recompute == "full":
         return Spec(True, ())
@@ -191,18 +257,20 @@ def spec(recompute, modules, policy, selective) -> Spec:
     return Spec(False, ())
 
 
-def columns(recompute, modules, policy, selective, moe_share, *, local) -> dict:
-    """Per row: `full` (bool), `offload` (bool), `rerun` {component: share} and `drop` {tensor: share} (shares of a
-    layer: a unit scoped to the MoE layers counts moe_share, to the dense ones 1 − moe_share; a unit's `drop_local`
-    tensors count only where `local`, the MoE tokens crossing no all-to-all). Vectorised over the unique combinations
-    of the four inputs."""
+def columns(recompute, modules, policy, selective, moe_share, *, local, custom="") -> dict:
+    """Per row: `full` (bool), `offload` and `input_offload` (bool), `rerun` {component: share} and `drop` {tensor:
+    share} (shares of a layer: a unit scoped to the MoE layers counts moe_share, to the dense ones 1 − moe_share; a
+    unit's `drop_local` tensors count only where `local`, the MoE tokens crossing no all-to-all). Vectorised over the
+    unique combinations of the five inputs (`custom`: remat_custom, read under remat_policy 'custom')."""
     cols = np.broadcast_arrays(np.asarray(recompute, dtype=object), np.asarray(modules, dtype=object),
-                               np.asarray(policy, dtype=object), np.asarray(selective, dtype=object))
+                               np.asarray(policy, dtype=object), np.asarray(selective, dtype=object),
+                               np.asarray(custom, dtype=object))
     shape = cols[0].shape
     moe_share = np.broadcast_to(np.asarray(moe_share, dtype=np.float64), np.broadcast_shapes(shape, np.shape(moe_share)))
     out_shape = moe_share.shape
     full = np.zeros(out_shape, dtype=bool)
     offload = np.zeros(out_shape, dtype=bool)
+    input_offload = np.zeros(out_shape, dtype=bool)
     rerun = {c: np.zeros(out_shape) for c in COMPONENTS}
     drop: dict = {}
     uniq, inv = zip(*(np.unique(c.astype(str).reshape(-1), return_inverse=True) for c in cols))
@@ -215,11 +283,12 @@ def columns(recompute, modules, policy, selective, moe_share, *, local) -> dict:
         for u in reversed(uniq):
             idx.append(u[rest % len(u)])
             rest //= len(u)
-        r, m, p, s = reversed(idx)
-        sp = spec(r, m, p, s)
+        r, m, p, s, cu = reversed(idx)
+        sp = spec(r, m, p, s, cu)
         where = np.broadcast_to(code == k, out_shape)
         full = full | (where & sp.full)
         offload = offload | (where & sp.offload)
+        input_offload = input_offload | (where & sp.input_offload)
         for u in sp.units:
             share = np.where(u.scope == "moe", moe_share, np.where(u.scope == "dense", 1.0 - moe_share, 1.0))
             share = np.where(where, share, 0.0)
@@ -229,5 +298,6 @@ def columns(recompute, modules, policy, selective, moe_share, *, local) -> dict:
                 drop[t] = np.maximum(drop.get(t, 0.0), share)
             for t in u.drop_local:
                 drop[t] = np.maximum(drop.get(t, 0.0), np.where(local, share, 0.0))
-    return {"full": full, "offload": offload, "rerun": {k: np.minimum(v, 1.0) for k, v in rerun.items()},
+    return {"full": full, "offload": offload, "input_offload": input_offload,
+            "rerun": {k: np.minimum(v, 1.0) for k, v in rerun.items()},
             "drop": drop}

@@ -260,8 +260,8 @@ def test_every_schema_input_is_reachable_from_the_calculator():
     and the custom accelerator's fields in their pickers' modes)."""
     from ui.pickers import CUSTOM_FIELDS, MODEL_NAMES
     at = page("pages/01_calculator.py")
-    drawn = {getattr(w, "key", None) for kind in ("selectbox", "number_input", "toggle", "radio", "multiselect")
-             for w in at.get(kind)}
+    drawn = {getattr(w, "key", None) for kind in ("selectbox", "number_input", "toggle", "radio", "multiselect",
+                                                  "text_input") for w in at.get(kind)}
     missing = [i.name for i in I.INPUTS if i.ui is not None and i.ui.key not in drawn
                and i.name not in MODEL_NAMES and i.name not in CUSTOM_FIELDS]
     assert not missing, missing

@@ -453,10 +453,7 @@ def _published(run):
 # as their configs set them) and torchtitan's, torchao's and OLMo-core's FP8 rows (fsdp). One constant touches them: MXFP8's GEMM rate, fitted to 25.11's four same-layout FP8-CS / MXFP8 pairs and torchao's
 # (bench/fit_mxfp8.py, leave-one-source-out).
 LOWP_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_lowp.csv")
-LOWP_NOT_FIT = {"nemo2407-nemotron-340b-h100-fp8",
-                "tr-tpu7x-llama3.1-70b-128k-fp8-256",
-                "tr-tpu7x-llama3.1-70b-8k-fp8-256",
-                "tr-tpu7x-llama3.1-70b-8k-fp8-64"}
+LOWP_NOT_FIT = {"nemo2407-nemotron-340b-h100-fp8"}
 LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "amdpt252-mi300x-llama31-8b-fp8-s8k",
                "amdpt252-mi300x-mistral7b-fp8",

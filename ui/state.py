@@ -287,6 +287,9 @@ class Page:
             picked = self.multi(lab, w.multi, w.key, [n for n in str(start or "").split(",") if n in w.multi],
                                 container=c, help=hlp)
             return ",".join(picked)
+        if i.kind == "str":  # free text (remat_custom's 'name=where, ...'): the rules check it
+            start = default if default is not None else i.default
+            return self.text(lab, w.key, str(start or ""), max_chars=400, container=c, help=hlp)
         if i.kind == "bool":
             if follow or (i.default is None and default is None):  # a preset or a default rule decides
                 first = FOLLOW if follow else BY_RULE
