@@ -605,8 +605,10 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   gpu-recipes' MaxText configs; a helper read each config at the commit its note names) are written with their
   per-tensor places instead of the nearest named policy: Ironwood's Llama 3.1 70B rows, predicted not to fit as
   mapped (194.9-216.9 GiB of 192), hold 142.6-176.8 GiB; the v5p 405B recipe keeps its 126 layer inputs on the
-  device (16.9 -> 76.8 GiB of 88.5). Mixed device / offload places among a policy's saved tensors count them all
-  as offloaded (not split).
+  device (16.9 -> 76.8 GiB of 88.5). What a policy places on the device stays there and what it offloads waits on
+  the host (Ironwood's 405B recipe keeps k and v on the device beside an offloaded layer input and mlpwo: 28.0 ->
+  51.2 GiB after a review found them counted on the host). Partial saves of q/k/v rerun the whole QKV projection
+  (its query part dominates; not split), and a MoE checkpoint name saved without its dense twin is refused by name.
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
   (deepspeed), within 15 % in-sample 63 % → 74 % and 56 % → 72 %; the fitted 1.08 (fsdp) and 0.96 (deepspeed)

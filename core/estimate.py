@@ -351,6 +351,9 @@ def evaluate(**c) -> dict:
                       moe_share, local=np.asarray(c["ep"]) <= 1, custom=c["remat_custom"])
     dropped = sum((share * led[t] for t, share in spec["drop"].items() if t in led), 0.0)
     partial = np.maximum(full_layer - dropped, layer_input)
+    # what the policy's device places alone keep (the rest of `partial` beyond the input waits on the host)
+    partial_dev = np.minimum(np.maximum(full_layer - sum((share * led[t] for t, share in spec["drop_device"].items()
+                                                          if t in led), 0.0), layer_input), partial)
     full = spec["full"]
     sl = SC.stage_layers(L, pp, c["pp_embedding_loss_slots"])
     Ls_act = sl["middle"]
@@ -382,21 +385,22 @@ def evaluate(**c) -> dict:
     flag = np.asarray(c["activation_offload"], dtype=bool)
     K_off = np.asarray(c["activation_offload_layers"], dtype=np.float64)
     off_share = np.where(flag, np.where(K_off > 0, np.minimum(K_off / Ls_act, 1.0), 1.0), 0.0)
-    policy_off, input_off = spec["offload"] & ~flag, spec["input_offload"] & ~flag
+    input_off = spec["input_offload"] & ~flag
     inp = np.minimum(per_layer, layer_input)
     rest = np.maximum(per_layer - layer_input, 0.0)
+    rest_host = np.where(flag | full, 0.0, np.where(spec["host_all"], rest, np.maximum(partial - partial_dev, 0.0)))
+    rest_dev = rest - rest_host
 
     def on_device(layers):  # Megatron offloads the first K layers: by the forward's end they are on the host;
         moved = off_share * layers  # when every layer moves, the two in flight (computed, moving) stay
         offloaded = per_layer * np.where(off_share >= 1.0, np.minimum(2.0, layers), layers - moved)
         two = np.minimum(2.0, layers)
-        return np.where(flag, offloaded, inp * np.where(input_off, two, layers)
-                        + rest * np.where(policy_off, two, layers))
+        return np.where(flag, offloaded, inp * np.where(input_off, two, layers) + rest_dev * layers + rest_host * two)
 
     kept_device = on_device(in_flight)
     act_host = per_layer * in_flight - kept_device
-    act_moved = np.where(flag, off_share * per_layer, np.where(policy_off, rest, 0.0) + np.where(input_off, inp, 0.0)
-                         ) * Ls_act  # per micro-batch
+    act_moved = np.where(flag, off_share * per_layer, rest_host + np.where(input_off, inp, 0.0)) * Ls_act  # per
+    # micro-batch
     n_mtp = np.where(np.asarray(c["training"]) == "full", np.asarray(c["n_mtp_layers"], dtype=np.float64), 0.0)
     mtp_acts = per_layer * n_mtp
     chunk = np.where(np.asarray(c["chunked_loss"], dtype=bool), np.minimum(1.0, M.LOSS_CHUNK_TOKENS / (
@@ -851,8 +855,18 @@ def _explain(code: int, cfg: Config) -> str:
         "lora_rank": f" (lora_rank={cfg.lora_rank:,}; the narrowest matrix of lora_targets={cfg.lora_targets} is "
                      f"{_lora_width_of(cfg):,} wide)",
         "frozen_frac": f" (got {cfg.frozen_frac!r} of {m.n_params:,.0f} parameters)",
+        "remat_custom": _parse_error(RC.parse_custom, cfg.remat_custom),
     }.get(msg.split(":")[0], "")
     return msg + detail
+
+
+def _parse_error(parse, text) -> str:
+    """The parser's own words on `text` (which entry, why), or nothing where it parses."""
+    try:
+        parse(text)
+        return ""
+    except ValueError as e:
+        return " — " + str(e).split(": ", 1)[-1]
 
 
 def _lora_width_of(cfg) -> int:

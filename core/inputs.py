@@ -323,8 +323,9 @@ INPUTS: tuple[Input, ...] = (
     Input("remat_policy", "choice", "none", "", "MaxText's remat_policy (what each layer saves; the rest is "
           "recomputed); replaces recompute when given; none = not given", "activations", choices=RC.REMAT_NAMES),
     Input("remat_custom", "str", "", "", "with remat_policy custom: MaxText's per-tensor places, 'name=where' comma "
-          "separated (where: remat, device or offload; names: " + ", ".join(RC.CUSTOM_NAMES) + "); unnamed ones "
-          "as base.yml: decoder_layer_input device, the rest remat", "activations"),
+          "separated (where: " + ", ".join(RC.CUSTOM_WHERE) + "; names: " + ", ".join(RC.CUSTOM_NAMES) + "; MLA's, "
+          "the indexer's and engram's are not modelled); unnamed ones as base.yml: decoder_layer_input device "
+          "(never remat), the rest remat", "activations"),
     Input("activation_offload", "bool", False, "", "move the activations kept for the backward to host memory "
           "(Megatron --cpu-offloading, torchtitan/MaxText activation offload): transfers over the host link, "
           "overlapped with compute", "activations"),
@@ -499,7 +500,7 @@ WIDGETS = {
     "recompute_layers": Widget("rclay", "Recompute only K layers per stage (0 = all)"),
     "activation_offload_layers": Widget("aoffl", "Offload only K layers per stage (0 = all)"),
     "remat_policy": Widget("remat", "MaxText remat policy"),
-    "remat_custom": Widget("rematc", "MaxText custom remat (name=remat|device|offload, …)"),
+    "remat_custom": Widget("rematc", "MaxText custom remat (name=" + "|".join(RC.CUSTOM_WHERE) + ", …)"),
     "activation_offload": Widget("actoff", "Offload activations to host"),
     "chunked_loss": Widget("chunkce", "Chunked loss (logits never whole)"),
     "efficiency_scale": Widget("calfx", "Calibration: kernel-rate factor", step=0.01),
@@ -879,9 +880,8 @@ RULES: tuple[Rule, ...] = (
     Rule("failure_rate_per_gpu_hour", "failures this frequent (or checkpoints this slow) leave no useful work: "
          "goodput 0 (check failure_rate_per_gpu_hour, preemption_rate_per_gpu_hour, storage_bytes_per_s, restart_s)",
          None),
-    Rule("remat_custom", "each entry is name=remat|device|offload (decoder_layer_input: device or offload), the "
-         "name one of " + ", ".join(RC.CUSTOM_NAMES) + " (MaxText's MLA, indexer and engram names are not "
-         "modelled)", lambda g: ~_map_unique(_opt(g, "remat_custom", ""),
+    Rule("remat_custom", "each entry is name=" + "|".join(RC.CUSTOM_WHERE) + " with one of MaxText's checkpoint "
+         "names the planner models (see the input's help), each name once", lambda g: ~_map_unique(_opt(g, "remat_custom", ""),
                                                                             RC.custom_valid)),
     Rule("remat_custom", "needs remat_policy custom (MaxText reads the per-tensor places only then)",
          lambda g: _map_unique(_opt(g, "remat_custom", ""), lambda x: bool(str(x).strip()))

@@ -23,6 +23,7 @@ or the MoE layers.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,32 +141,40 @@ def saved_units(saved, name: str) -> tuple:
     drop = tuple(n for n, _, _ in LEDGER_TENSORS if n not in kept and n not in MOE_TENSORS)
     moe = Unit(name + "_moe", (("dispatch", 0.5),) + ((("mlp_in", 0.5),) if moe_up else ())
                + ((("mlp_out", 1.0),) if not moe_out else ()),
-               ("expert_inputs", "router_probs", "moe_routing_indices", "moe_weighted_outputs", "shared_experts")
-               + (("up",) if moe_up else ()) + (("expert_outputs",) if not moe_out else ()), "moe",
+               tuple(n for n in MOE_TENSORS if n != "expert_outputs" or not moe_out) + (("up",) if moe_up else ()),
+               "moe",
                "MaxText MoE layers: the dispatched tokens are not named")
     return Unit(name, rerun, drop, source="saves " + (", ".join(sorted(s)) or "nothing but the layer input")), moe
 
 
-REMAT_POLICIES = {n: (saved_units(saved, n)[0], off) for n, (saved, off) in NAMED_POLICIES.items()}
-REMAT_MOE = {n: saved_units(saved, n)[1] for n, (saved, _) in NAMED_POLICIES.items()}
 
 
 def parse_custom(text) -> dict:
-    """MaxText's per-tensor assignments for remat_policy 'custom' from 'name=where, ...' (where: remat, device or
-    offload); unnamed tensors take base.yml's defaults (decoder_layer_input 'device', the rest 'remat'). An unknown
-    name or place is an error naming it."""
+    """MaxText's per-tensor assignments for remat_policy 'custom' from 'name=where, ...' (where: one of CUSTOM_WHERE;
+    entries separated by commas, semicolons or white space, case and spaces around '=' ignored); unnamed tensors take
+    base.yml's defaults (decoder_layer_input 'device', the rest 'remat'). An unknown name or place, a name given two
+    different places, or a MoE name saved without its dense twin is an error naming the entry."""
     out = {n: "remat" for n in CUSTOM_NAMES}
     out["decoder_layer_input"] = "device"
-    for part in (p for p in str(text or "").replace(";", ",").replace(" ", ",").split(",") if p):
+    given: dict = {}
+    norm = re.sub(r"\s*=\s*", "=", str(text or "").strip().lower())
+    for part in (p for p in re.split(r"[,;\s]+", norm) if p):
         name, _, where = part.partition("=")
         if name not in CUSTOM_NAMES:
-            raise ValueError(f"remat_custom: unknown or unmodelled tensor {name!r}; known: {', '.join(CUSTOM_NAMES)}")
+            raise ValueError(f"remat_custom: unknown or unmodelled tensor {name!r} in {part!r}; known: "
+                             f"{', '.join(CUSTOM_NAMES)}")
         if where not in CUSTOM_WHERE:
-            raise ValueError(f"remat_custom: {name} must be remat, device or offload, got {where!r}")
+            raise ValueError(f"remat_custom: {name} must be {', '.join(CUSTOM_WHERE)}, got {where!r}")
         if name == "decoder_layer_input" and where == "remat":
             raise ValueError("remat_custom: decoder_layer_input cannot be rematerialised (it is the checkpoint the "
                              "layer reruns from): device or offload")
-        out[name] = where
+        if given.get(name, where) != where:
+            raise ValueError(f"remat_custom: {name} given twice, as {given[name]} and {where}")
+        given[name] = out[name] = where
+    for moe_name, dense in (("moe_mlpwi_0", "mlpwi_0"), ("moe_mlpwi_1", "mlpwi_1"), ("moe_mlpwo", "mlpwo")):
+        if out[moe_name] != "remat" and out[dense] == "remat" and not (dense != "mlpwo" and out["mlpwi"] != "remat"):
+            raise ValueError(f"remat_custom: {moe_name} saved without {dense} is not modelled (the MoE layers' "
+                             f"saves are counted beside the dense layers'): save {dense} too")
     return out
 
 
@@ -178,14 +187,16 @@ def custom_valid(text) -> bool:
 
 
 def custom_spec(text) -> "Spec":
-    """The spec of remat_policy 'custom': the saved names' units; the layer input offloaded where it says 'offload',
-    the other saved tensors offloaded where any of them says so (a policy mixing device and offload among them is
-    counted as offloading them all: their split is not modelled)."""
+    """The spec of remat_policy 'custom': the saved names' units; what the names placed on the device alone would
+    keep stays there, the rest of what is kept waits on the host (core/estimate.py), the layer input where its own
+    place says. A row whose text does not parse gets an empty spec: the input rules refuse it by name."""
+    if not custom_valid(text):
+        return Spec(False, ())
     a = parse_custom(text)
     saved = tuple(n for n, w in a.items() if w != "remat" and n != "decoder_layer_input")
-    all_unit, moe = saved_units(saved, "custom")
-    return Spec(False, (all_unit, moe, UNNAMED_SCORES), any(a[n] == "offload" for n in saved),
-                a["decoder_layer_input"] == "offload")
+    device = tuple(n for n in saved if a[n] == "device")
+    return Spec(False, names_units(saved, "custom"), a["decoder_layer_input"] == "offload",
+                names_units(device, "custom") if device else (() if saved else None))
 
 
 # ... and without a flash kernel the attention probabilities (s × s per head) carry no name either: no names-based
@@ -196,13 +207,18 @@ UNNAMED_SCORES = Unit("unnamed_scores", (("scores", 1.0),), ("softmax_output", "
                       source="a names-based remat policy never keeps the unnamed attention probabilities")
 
 
+def names_units(saved, name: str) -> tuple:
+    """The units of a names-based policy saving `saved`: what it keeps in every layer, in the MoE layers, and the
+    unnamed attention probabilities it never keeps."""
+    return saved_units(saved, name) + (UNNAMED_SCORES,)
+
+
 def names_policy(name: str) -> tuple:
-    """The units of one MaxText remat policy: what it saves in every layer, in the MoE layers, and the unnamed
-    attention probabilities it never keeps."""
-    return (REMAT_POLICIES[name][0], REMAT_MOE[name], UNNAMED_SCORES)
+    """The units of one named MaxText remat policy."""
+    return names_units(NAMED_POLICIES[name][0], name)
 
 
-REMAT_NAMES = ("none", "full") + tuple(REMAT_POLICIES) + ("custom",)  # none: no policy given (recompute decides)
+REMAT_NAMES = ("none", "full") + tuple(NAMED_POLICIES) + ("custom",)  # none: no policy given (recompute decides)
 MODULE_NAMES = tuple(MEGATRON_MODULES)
 SELECTIVE_DEFAULTS = {"core_attn": (MEGATRON_MODULES["core_attn"],), "op_sac": (OP_SAC, OP_SAC_MOE),
                       "minimal": names_policy("minimal")}
@@ -230,12 +246,15 @@ def modules_valid(text) -> bool:
 @dataclass(frozen=True)
 class Spec:
     """What one row recomputes: `full` (the whole layer; with `full_share` of the stage's layers), else `units`;
-    `offload` (the kept tensors live on the host: MaxText *_offloaded policies)."""
+    where the kept tensors live (`input_offload`, `device_units`)."""
 
     full: bool
     units: tuple
-    offload: bool = False
-    input_offload: bool = False  # the layer's input (MaxText decoder_layer_input 'offload') waits on the host too
+    input_offload: bool = False  # the layer's input (MaxText decoder_layer_input 'offload') waits on the host
+    # what the tensors kept on the device alone would be (None: all that `units` keeps; (): none of it, everything
+    # kept beyond the layer input): the rest of what `units` keeps waits in pinned host memory (MaxText's 'offload'
+    # places, its *_offloaded policies)
+    device_units: tuple | None = None
 
 
 def spec(recompute, modules, policy, selective, custom="") -> Spec:
@@ -246,7 +265,8 @@ def spec(recompute, modules, policy, selective, custom="") -> Spec:
             return Spec(True, ())
         if policy == "custom":
             return custom_spec(custom)
-        return Spec(False, names_policy(policy), REMAT_POLICIES[policy][1])
+        saved, offloaded = NAMED_POLICIES[policy]
+        return Spec(False, names_policy(policy), device_units=() if offloaded else None)
     if recompute == "full":
         return Spec(True, ())
     if recompute == "selective":
@@ -258,10 +278,11 @@ def spec(recompute, modules, policy, selective, custom="") -> Spec:
 
 
 def columns(recompute, modules, policy, selective, moe_share, *, local, custom="") -> dict:
-    """Per row: `full` (bool), `offload` and `input_offload` (bool), `rerun` {component: share} and `drop` {tensor:
-    share} (shares of a layer: a unit scoped to the MoE layers counts moe_share, to the dense ones 1 − moe_share; a
-    unit's `drop_local` tensors count only where `local`, the MoE tokens crossing no all-to-all). Vectorised over the
-    unique combinations of the five inputs (`custom`: remat_custom, read under remat_policy 'custom')."""
+    """Per row: `full`, `input_offload` and `host_all` (bool), `rerun` {component: share}, `drop` {tensor: share}
+    (not kept) and `drop_device` (not kept on the device: what a policy's device places alone would drop) (shares of
+    a layer: a unit scoped to the MoE layers counts moe_share, to the dense ones 1 − moe_share; a unit's `drop_local`
+    tensors count only where `local`, the MoE tokens crossing no all-to-all). Vectorised over the unique combinations
+    of the five inputs (`custom`: remat_custom, read under remat_policy 'custom')."""
     cols = np.broadcast_arrays(np.asarray(recompute, dtype=object), np.asarray(modules, dtype=object),
                                np.asarray(policy, dtype=object), np.asarray(selective, dtype=object),
                                np.asarray(custom, dtype=object))
@@ -269,15 +290,26 @@ def columns(recompute, modules, policy, selective, moe_share, *, local, custom="
     moe_share = np.broadcast_to(np.asarray(moe_share, dtype=np.float64), np.broadcast_shapes(shape, np.shape(moe_share)))
     out_shape = moe_share.shape
     full = np.zeros(out_shape, dtype=bool)
-    offload = np.zeros(out_shape, dtype=bool)
     input_offload = np.zeros(out_shape, dtype=bool)
     rerun = {c: np.zeros(out_shape) for c in COMPONENTS}
     drop: dict = {}
+    drop_device: dict = {}  # what is not kept on the device: `drop` and, for a policy that offloads, the offloaded
+    host_all = np.zeros(out_shape, dtype=bool)  # everything kept beyond the layer input waits on the host
     uniq, inv = zip(*(np.unique(c.astype(str).reshape(-1), return_inverse=True) for c in cols))
     code = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=np.int64)
     for u, i in zip(uniq, inv):
         code = code * len(u) + i
     code = code.reshape(shape)
+
+    def drops(units, where, into):
+        for u in units:
+            share = np.where(u.scope == "moe", moe_share, np.where(u.scope == "dense", 1.0 - moe_share, 1.0))
+            share = np.where(where, share, 0.0)
+            for t in u.drop:
+                into[t] = np.maximum(into.get(t, 0.0), share)
+            for t in u.drop_local:
+                into[t] = np.maximum(into.get(t, 0.0), np.where(local, share, 0.0))
+
     for k in np.unique(code):
         idx, rest = [], int(k)
         for u in reversed(uniq):
@@ -287,17 +319,14 @@ def columns(recompute, modules, policy, selective, moe_share, *, local, custom="
         sp = spec(r, m, p, s, cu)
         where = np.broadcast_to(code == k, out_shape)
         full = full | (where & sp.full)
-        offload = offload | (where & sp.offload)
         input_offload = input_offload | (where & sp.input_offload)
         for u in sp.units:
             share = np.where(u.scope == "moe", moe_share, np.where(u.scope == "dense", 1.0 - moe_share, 1.0))
             share = np.where(where, share, 0.0)
             for comp, frac in u.rerun:
                 rerun[comp] = rerun[comp] + share * frac
-            for t in u.drop:
-                drop[t] = np.maximum(drop.get(t, 0.0), share)
-            for t in u.drop_local:
-                drop[t] = np.maximum(drop.get(t, 0.0), np.where(local, share, 0.0))
-    return {"full": full, "offload": offload, "input_offload": input_offload,
-            "rerun": {k: np.minimum(v, 1.0) for k, v in rerun.items()},
-            "drop": drop}
+        drops(sp.units, where, drop)
+        drops(sp.units if sp.device_units is None else sp.device_units, where, drop_device)
+        host_all = host_all | (where & (sp.device_units == ()))
+    return {"full": full, "input_offload": input_offload, "rerun": {k: np.minimum(v, 1.0) for k, v in rerun.items()},
+            "drop": drop, "drop_device": drop_device, "host_all": host_all}
