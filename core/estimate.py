@@ -352,8 +352,8 @@ def evaluate(**c) -> dict:
     dropped = sum((share * led[t] for t, share in spec["drop"].items() if t in led), 0.0)
     partial = np.maximum(full_layer - dropped, layer_input)
     # what the policy's device places alone keep (the rest of `partial` beyond the input waits on the host)
-    partial_dev = np.minimum(np.maximum(full_layer - sum((share * led[t] for t, share in spec["drop_device"].items()
-                                                          if t in led), 0.0), layer_input), partial)
+    partial_dev = partial if spec["drop_device"] is None else np.minimum(np.maximum(full_layer - sum(
+        (share * led[t] for t, share in spec["drop_device"].items() if t in led), 0.0), layer_input), partial)
     full = spec["full"]
     sl = SC.stage_layers(L, pp, c["pp_embedding_loss_slots"])
     Ls_act = sl["middle"]

@@ -279,10 +279,11 @@ def spec(recompute, modules, policy, selective, custom="") -> Spec:
 
 def columns(recompute, modules, policy, selective, moe_share, *, local, custom="") -> dict:
     """Per row: `full`, `input_offload` and `host_all` (bool), `rerun` {component: share}, `drop` {tensor: share}
-    (not kept) and `drop_device` (not kept on the device: what a policy's device places alone would drop) (shares of
-    a layer: a unit scoped to the MoE layers counts moe_share, to the dense ones 1 − moe_share; a unit's `drop_local`
-    tensors count only where `local`, the MoE tokens crossing no all-to-all). Vectorised over the unique combinations
-    of the five inputs (`custom`: remat_custom, read under remat_policy 'custom')."""
+    (not kept) and `drop_device` (not kept on the device: what a policy's device places alone would drop; None where
+    it is `drop` on every row) (shares of a layer: a unit scoped to the MoE layers counts moe_share, to the dense
+    ones 1 − moe_share; a unit's `drop_local` tensors count only where `local`, the MoE tokens crossing no
+    all-to-all). Vectorised over the unique combinations of the five inputs (`custom`: remat_custom, read under
+    remat_policy 'custom')."""
     cols = np.broadcast_arrays(np.asarray(recompute, dtype=object), np.asarray(modules, dtype=object),
                                np.asarray(policy, dtype=object), np.asarray(selective, dtype=object),
                                np.asarray(custom, dtype=object))
@@ -295,6 +296,7 @@ def columns(recompute, modules, policy, selective, moe_share, *, local, custom="
     drop: dict = {}
     drop_device: dict = {}  # what is not kept on the device: `drop` and, for a policy that offloads, the offloaded
     host_all = np.zeros(out_shape, dtype=bool)  # everything kept beyond the layer input waits on the host
+    split = False  # some row places part of what it keeps on the host (else drop_device is drop: None)
     uniq, inv = zip(*(np.unique(c.astype(str).reshape(-1), return_inverse=True) for c in cols))
     code = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=np.int64)
     for u, i in zip(uniq, inv):
@@ -328,5 +330,6 @@ def columns(recompute, modules, policy, selective, moe_share, *, local, custom="
         drops(sp.units, where, drop)
         drops(sp.units if sp.device_units is None else sp.device_units, where, drop_device)
         host_all = host_all | (where & (sp.device_units == ()))
+        split = split or sp.device_units is not None
     return {"full": full, "input_offload": input_offload, "rerun": {k: np.minimum(v, 1.0) for k, v in rerun.items()},
-            "drop": drop, "drop_device": drop_device, "host_all": host_all}
+            "drop": drop, "drop_device": drop_device if split else None, "host_all": host_all}
