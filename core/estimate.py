@@ -855,15 +855,17 @@ def _explain(code: int, cfg: Config) -> str:
         "lora_rank": f" (lora_rank={cfg.lora_rank:,}; the narrowest matrix of lora_targets={cfg.lora_targets} is "
                      f"{_lora_width_of(cfg):,} wide)",
         "frozen_frac": f" (got {cfg.frozen_frac!r} of {m.n_params:,.0f} parameters)",
-        "remat_custom": _parse_error(RC.parse_custom, cfg.remat_custom),
     }.get(msg.split(":")[0], "")
-    return msg + detail
+    return msg + (detail or _parse_error(msg.split(":")[0], cfg))
 
 
-def _parse_error(parse, text) -> str:
-    """The parser's own words on `text` (which entry, why), or nothing where it parses."""
+def _parse_error(field: str, cfg: Config) -> str:
+    """A text input's parser's own words on its value (which entry, why), or nothing where it parses."""
+    inp = BY_NAME.get(field)
+    if inp is None or inp.parse is None:
+        return ""
     try:
-        parse(text)
+        inp.parse(getattr(cfg, field))
         return ""
     except ValueError as e:
         return " — " + str(e).split(": ", 1)[-1]

@@ -46,6 +46,9 @@ class Input:
     lo: float | None = None  # inclusive bounds checked when the input is read (CLI, spec, Config)
     hi: float | None = None
     auto: bool = False  # also accepts the word "auto" (mfu: take time from the predicted step)
+    # a text input's parser (raises ValueError naming the field and the entry): the rules, sweeps and error messages
+    # all check the text with it
+    parse: Callable[[str], Any] | None = None
     ui: "Widget | None" = None  # how the app draws it (WIDGETS below); None: not a widget (hf_config: an upload)
 
     @property
@@ -316,7 +319,7 @@ INPUTS: tuple[Input, ...] = (
           "(Korthikanti §5), full = keep only each layer's input", "activations", choices=T.RECOMPUTE_MODES),
     Input("recompute_modules", "str", "", "", "with recompute selective: Megatron's --recompute-modules, comma "
           "separated (" + ", ".join(RC.MODULE_NAMES) + "); empty = the framework's selective (Megatron core_attn, "
-          "torchtitan per-op SAC, MaxText minimal)", "activations"),
+          "torchtitan per-op SAC, MaxText minimal)", "activations", parse=RC.parse_modules),
     Input("recompute_layers", "int", 0, "count", "with recompute full: recompute only K layers of each pipeline stage "
           "(Megatron --recompute-method block --recompute-num-layers K; per model chunk with virtual stages); 0 = "
           "every layer", "activations", lo=0, hi=MAX_INT),
@@ -325,7 +328,7 @@ INPUTS: tuple[Input, ...] = (
     Input("remat_custom", "str", "", "", "with remat_policy custom: MaxText's per-tensor places, 'name=where' comma "
           "separated (where: " + ", ".join(RC.CUSTOM_WHERE) + "; names: " + ", ".join(RC.CUSTOM_NAMES) + "; MLA's, "
           "the indexer's and engram's are not modelled); unnamed ones as base.yml: decoder_layer_input device "
-          "(never remat), the rest remat", "activations"),
+          "(never remat), the rest remat", "activations", parse=RC.parse_custom),
     Input("activation_offload", "bool", False, "", "move the activations kept for the backward to host memory "
           "(Megatron --cpu-offloading, torchtitan/MaxText activation offload): transfers over the host link, "
           "overlapped with compute", "activations"),
@@ -642,6 +645,17 @@ def _dp(g):
     return np.floor(g("n_gpus") / np.maximum(g("tp") * g("pp") * g("cp"), 1))
 
 
+def _parses(name):
+    """Whether a text parses with input `name`'s own parser (Input.parse)."""
+    def ok(text) -> bool:
+        try:
+            BY_NAME[name].parse(text)
+            return True
+        except ValueError:
+            return False
+    return ok
+
+
 def _is(g, name, value):
     return np.asarray(g(name)) == value
 
@@ -801,7 +815,7 @@ RULES: tuple[Rule, ...] = (
     Rule("virtual_stages", "the framework has no interleaved pipeline schedule (deepspeed): virtual_stages must be 1",
          lambda g: (g("virtual_stages") > 1) & ~PF.supports(g("framework"), "vp")),
     Rule("recompute_modules", "unknown module name (known: " + ", ".join(RC.MODULE_NAMES) + ")",
-         lambda g: ~_map_unique(g("recompute_modules"), RC.modules_valid)),
+         lambda g: ~_map_unique(g("recompute_modules"), _parses("recompute_modules"))),
     Rule("recompute_modules", "needs recompute selective (as Megatron's --recompute-modules)",
          lambda g: (_map_unique(g("recompute_modules"), lambda x: bool(str(x).strip())))
          & ~_is(g, "recompute", "selective")),
@@ -881,8 +895,8 @@ RULES: tuple[Rule, ...] = (
          "goodput 0 (check failure_rate_per_gpu_hour, preemption_rate_per_gpu_hour, storage_bytes_per_s, restart_s)",
          None),
     Rule("remat_custom", "each entry is name=" + "|".join(RC.CUSTOM_WHERE) + " with one of MaxText's checkpoint "
-         "names the planner models (see the input's help), each name once", lambda g: ~_map_unique(_opt(g, "remat_custom", ""),
-                                                                            RC.custom_valid)),
+         "names the planner models (see the input's help), each name once",
+         lambda g: ~_map_unique(_opt(g, "remat_custom", ""), _parses("remat_custom"))),
     Rule("remat_custom", "needs remat_policy custom (MaxText reads the per-tensor places only then)",
          lambda g: _map_unique(_opt(g, "remat_custom", ""), lambda x: bool(str(x).strip()))
          & ~_is(g, "remat_policy", "custom")),

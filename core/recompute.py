@@ -116,8 +116,7 @@ def saved_units(saved, name: str) -> tuple:
     saved (mlpwi fused, or mlpwi_0 / mlpwi_1). In the MoE layers (layers/moe.py @e591f30, the default sparse path)
     the dispatched tokens carry no name (a gather, and with ep > 1 the forward's dispatch all-to-all, half of its two,
     rerun), the up projection is named moe_mlpwi_1 only and the experts' output mlpwo / moe_mlpwo, which the combine's
-    weight gradient reads: it reruns unless saved. A MoE name saved without its dense twin (moe_mlpwi_0 without
-    mlpwi_0) counts as not saved (the MoE layers rerun at least what the dense ones do)."""
+    weight gradient reads: it reruns unless saved (parse_custom refuses a MoE name saved without its dense twin)."""
     s = set(saved)
     q = bool(s & {"query_proj", "qkv_proj"})
     k, v = (bool(s & {n, "kv_proj", "qkv_proj"}) for n in ("key_proj", "value_proj"))
@@ -145,8 +144,6 @@ def saved_units(saved, name: str) -> tuple:
                "moe",
                "MaxText MoE layers: the dispatched tokens are not named")
     return Unit(name, rerun, drop, source="saves " + (", ".join(sorted(s)) or "nothing but the layer input")), moe
-
-
 
 
 def parse_custom(text) -> dict:
@@ -178,21 +175,14 @@ def parse_custom(text) -> dict:
     return out
 
 
-def custom_valid(text) -> bool:
-    try:
-        parse_custom(text)
-        return True
-    except ValueError:
-        return False
-
-
 def custom_spec(text) -> "Spec":
     """The spec of remat_policy 'custom': the saved names' units; what the names placed on the device alone would
     keep stays there, the rest of what is kept waits on the host (core/estimate.py), the layer input where its own
     place says. A row whose text does not parse gets an empty spec: the input rules refuse it by name."""
-    if not custom_valid(text):
+    try:
+        a = parse_custom(text)
+    except ValueError:
         return Spec(False, ())
-    a = parse_custom(text)
     saved = tuple(n for n, w in a.items() if w != "remat" and n != "decoder_layer_input")
     device = tuple(n for n in saved if a[n] == "device")
     return Spec(False, names_units(saved, "custom"), a["decoder_layer_input"] == "offload",
@@ -233,14 +223,6 @@ def parse_modules(text) -> tuple:
     if bad:
         raise ValueError(f"recompute_modules: unknown module {bad[0]!r}; known: {', '.join(MODULE_NAMES)}")
     return names
-
-
-def modules_valid(text) -> bool:
-    try:
-        parse_modules(text)
-        return True
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)
@@ -303,10 +285,13 @@ def columns(recompute, modules, policy, selective, moe_share, *, local, custom="
         code = code * len(u) + i
     code = code.reshape(shape)
 
+    def share_of(u, where):  # a unit's share of a layer, on the rows `where`
+        return np.where(where, np.where(u.scope == "moe", moe_share, np.where(u.scope == "dense", 1.0 - moe_share,
+                                                                             1.0)), 0.0)
+
     def drops(units, where, into):
         for u in units:
-            share = np.where(u.scope == "moe", moe_share, np.where(u.scope == "dense", 1.0 - moe_share, 1.0))
-            share = np.where(where, share, 0.0)
+            share = share_of(u, where)
             for t in u.drop:
                 into[t] = np.maximum(into.get(t, 0.0), share)
             for t in u.drop_local:
@@ -323,10 +308,8 @@ def columns(recompute, modules, policy, selective, moe_share, *, local, custom="
         full = full | (where & sp.full)
         input_offload = input_offload | (where & sp.input_offload)
         for u in sp.units:
-            share = np.where(u.scope == "moe", moe_share, np.where(u.scope == "dense", 1.0 - moe_share, 1.0))
-            share = np.where(where, share, 0.0)
             for comp, frac in u.rerun:
-                rerun[comp] = rerun[comp] + share * frac
+                rerun[comp] = rerun[comp] + share_of(u, where) * frac
         drops(sp.units, where, drop)
         drops(sp.units if sp.device_units is None else sp.device_units, where, drop_device)
         host_all = host_all | (where & (sp.device_units == ()))

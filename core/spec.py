@@ -30,7 +30,6 @@ from functools import lru_cache
 import numpy as np
 
 from . import inputs as I
-from . import recompute as RC
 from . import safejson
 from .hardware import accelerator_names
 from .model import preset_names
@@ -96,10 +95,11 @@ def _value(name: str, v):
         if not _is_num(v) or not math.isfinite(v) or v <= 0:
             raise ValueError(f"model: expected a preset name or a positive parameter count, got {v!r}")
         return float(_bounded("n_params", v, "model"))
-    if kind == "str":  # a list of names (recompute_modules) or places (remat_custom): checked as the rules check it
+    if kind == "str":  # a list of names (recompute_modules) or places (remat_custom): checked by its own parser
         if not isinstance(v, str):
             raise ValueError(f"{name}: expected text, got {v!r}")
-        {"recompute_modules": RC.parse_modules, "remat_custom": RC.parse_custom}.get(name, str)(v)
+        if I.BY_NAME[name].parse is not None:
+            I.BY_NAME[name].parse(v)
         return v
     if not isinstance(v, str) or (v != "custom" and v not in accelerator_names()):
         raise ValueError(f"gpu: unknown accelerator {v!r}; known: {', '.join(accelerator_names())}, custom")
