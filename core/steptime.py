@@ -379,7 +379,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
 
     # --- recomputation (core/recompute.py) ---------------------------------------------------------------------
     spec = RC.columns(c.get("recompute", "none"), g("recompute_modules", ""), g("remat_policy", "none"),
-                      P.word(fw, "selective"), moe_share, local=True, custom=g("remat_custom", ""))  # (`local` moves only what is kept, not time)
+                      P.word(fw, "selective"), moe_share, local=True,  # (`local` moves only what is kept, not time)
+                      custom=g("remat_custom", ""))
     r = spec["rerun"]
     partial = (sum(r[k] * comp[k] for k in ("qkv", "out", "mlp_in", "mlp_out", "core") + elem_names)
                + np.maximum(r["k_proj"] - r["qkv"], 0.0) * comp["k_proj"]
