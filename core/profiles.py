@@ -54,6 +54,7 @@ class Profile:
     dp_overlap: str  # yes | no | stage3 (only ZeRO-3 overlaps: DeepSpeed's overlap_comm default)
     tp_overlap: str  # yes | no
     remat_dce: str = "no"  # yes: the compiler drops recomputed work the backward never reads (XLA)
+    sink_window_skip: str = "no"  # where its kernel skips windowed blocks under attention sinks: no | tpu | yes
     sequence_parallel: str = "input"  # always: activations are split over tp whatever the input says (XLA sharding)
     grad_allreduce: str = GRAD_ALLREDUCE[0]  # exposed: the data-parallel gradient all-reduce waits for the backward
     numbers: dict = field(default_factory=dict)
@@ -90,6 +91,7 @@ def profiles() -> dict[str, Profile]:
                             layouts=tuple(kv["layouts"].split()), zero_convention=kv["zero_convention"],
                             dp_overlap=kv["dp_overlap"], tp_overlap=kv["tp_overlap"],
                             remat_dce=kv.get("remat_dce", "no"),
+                            sink_window_skip=kv.get("sink_window_skip", "no"),
                             sequence_parallel=kv.get("sequence_parallel", "input"),
                             grad_allreduce=kv["grad_allreduce"], numbers=nums,
                             sources=sources[name])

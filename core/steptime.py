@@ -293,9 +293,11 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     core_flops = 4.0 * b * (s / cp) * s * width / t
     # a window saves work only where the kernel skips the masked blocks; with attention sinks the reference
     # implementation (openai/gpt-oss gpt_oss/torch/model.py `sdpa`: the sink as an extra logit column, the window as
-    # a mask over all s×s scores) and the flash kernels of the profiles compute every block (decided: no profile's
-    # kernel is credited with skipping under sinks)
-    windowed = (window > 0) & (window < s) & ~np.asarray(g("attention_sinks", False), dtype=bool)
+    # a mask over all s×s scores) computes every block, and so do the GPU kernels of the profiles (decided); where
+    # the profile says so (data/frameworks.csv sink_window_skip: MaxText's splash kernel on TPU) it skips them
+    skip = np.asarray(P.word(fw, "sink_window_skip"))
+    sink_skip = (skip == "yes") | ((skip == "tpu") & on_tpu)
+    windowed = (window > 0) & (window < s) & (~np.asarray(g("attention_sinks", False), dtype=bool) | sink_skip)
     n_global = np.where(every > 0, np.floor(L / np.maximum(every, 1.0)), 0.0)
     s_eff = np.where(windowed, local_keys(s, window, g("chunked_attention", False)), s) if np.any(windowed) else s
     # the kernel's efficiency follows the keys a query block iterates: s/c for global layers, the window (or chunk)

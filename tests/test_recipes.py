@@ -120,6 +120,22 @@ def test_sinks_make_windowed_layers_cost_full_attention():
     assert with_sinks["predicted_mfu"] < without["predicted_mfu"]
 
 
+def test_splash_on_tpu_skips_windowed_blocks_under_sinks():
+    """MaxText's splash kernel on TPU takes the sinks as an argument and the window as a block-sparse LocalMask
+    (attention_op.py @e591f30c): the windowed layers cost what they would without sinks. On GPU MaxText refuses
+    flash attention with sinks, so there every block is computed (data/frameworks.csv sink_window_skip)."""
+    tpu = dict(model="gpt-oss-120b", gpu="tpu7x", framework="maxtext", n_gpus=64, zero_stage=3, seq_len=8192,
+               mfu="auto")
+    with_sinks = estimate(config_from_inputs(**tpu))["compute_s"]
+    assert with_sinks == pytest.approx(estimate(config_from_inputs(**tpu, attention_sinks=False))["compute_s"],
+                                       rel=1e-9)
+    unwindowed = estimate(config_from_inputs(**tpu, sliding_window=0, global_every=0))["compute_s"]
+    assert with_sinks < 0.97 * unwindowed
+    gpu = {**tpu, "gpu": "h100-sxm"}
+    assert estimate(config_from_inputs(**gpu))["compute_s"] > estimate(
+        config_from_inputs(**gpu, attention_sinks=False))["compute_s"]
+
+
 def _core_s(**kw):
     """The attention core's predicted time: compute_s less compute_s with an attention kernel at no cost."""
     c = config_from_inputs(mfu="auto", **kw).columns()
