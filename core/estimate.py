@@ -144,8 +144,8 @@ def derived_columns(c: dict) -> dict:
         c.setdefault(k, v)
     if c.get("recompute_modules") is None:
         c["recompute_modules"] = ""
-    if c.get("profile") is None:  # the tensors the framework keeps: fused, eager PyTorch unless compiled
-        prof = PF.memory_profile(c["framework"], c["compile"])
+    if c.get("profile") is None:  # the framework's kernels: fused, eager PyTorch unless compiled
+        prof = PF.kernel_impl(c["framework"], c["compile"])
         c["profile"] = np.where(prof == "", "fused", prof)  # an unknown framework: refused by its own rule
     if c.get("dp_overlap") is None or c.get("tp_overlap") is None:  # the framework's overlap defaults
         dp_ov, tp_ov = PF.default_overlap(c["framework"], c["zero_stage"])

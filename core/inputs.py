@@ -342,9 +342,10 @@ INPUTS: tuple[Input, ...] = (
           "activation_func_fp8_input_store, MLPerf's FP8_ACT): 1 byte per element of the gate/up output instead of "
           "the activation dtype's; needs a low-precision recipe", "activations"),
     Input("flash_attention", "bool", True, "", "flash attention (no s×s matrices stored)", "activations"),
-    Input("profile", "choice", None, "", "which tensors the framework keeps: fused kernels (Megatron, XLA, "
-          "torch.compile) or eager PyTorch (Hugging Face); default: the framework's", "activations",
-          choices=T.PROFILES),
+    Input("profile", "choice", None, "", "the kernels the step runs: fused (Megatron, XLA, torch.compile, or "
+          "Transformer Engine's / Liger's kernels under FSDP) or eager PyTorch (Hugging Face); it sets the tensors "
+          "kept, the bytes the elementwise ops move and the kernels launched; default: the framework's",
+          "activations", choices=T.PROFILES),
     # --- memory overhead ---------------------------------------------------------------------------------------------------
     Input("overhead", "choice", "realistic", "", "overhead preset: none, or realistic (1.5 GiB + 10 % "
           "fragmentation); sets overhead_fixed_bytes and fragmentation_frac unless given; the default's values are "

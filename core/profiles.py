@@ -42,10 +42,9 @@ class Profile:
 
     name: str
     label: str
-    elementwise: str  # "fused" | "eager": how its elementwise ops run without compilation
+    kernels: str  # "fused" | "eager" without compilation: the bytes its elementwise ops move and the tensors kept
     compile: str  # "no" (fused already) | "offered" (torch.compile) | "always" (XLA)
     attention: str  # "native" (the family's best kernel) | "fa2" (FlashAttention-2 class)
-    memory_profile: str  # "fused" | "eager": which tensors it keeps (core/memory.py)
     grad_reduce: str  # bucketed | per_unit | zero_buckets | lhs (core/steptime.py)
     selective: str  # what --recompute selective means here (core/tables.py RECOMPUTE_UNITS)
     zero_stages: tuple
@@ -84,8 +83,8 @@ def profiles() -> dict[str, Profile]:
         for k, d in FITTED_DEFAULTS.items():
             nums[k] = fitted.get((name, k), (d, ""))[0]
             sources[name][k] = fitted.get((name, k), (d, "not fitted (default)"))[1]
-        out[name] = Profile(name=name, label=kv["label"], elementwise=kv["elementwise"], compile=kv["compile"],
-                            attention=kv["attention"], memory_profile=kv["memory_profile"],
+        out[name] = Profile(name=name, label=kv["label"], kernels=kv["kernels"], compile=kv["compile"],
+                            attention=kv["attention"],
                             grad_reduce=kv["grad_reduce"], selective=kv["selective"],
                             zero_stages=tuple(int(z) for z in kv["zero_stages"].split()),
                             layouts=tuple(kv["layouts"].split()), zero_convention=kv["zero_convention"],
@@ -150,7 +149,7 @@ def number(framework, key: str) -> np.ndarray:
 
 
 def word(framework, attr: str) -> np.ndarray:
-    """A profile's word (elementwise, attention, grad_reduce, selective, memory_profile, …) for each row."""
+    """A profile's word (kernels, attention, grad_reduce, selective, …) for each row."""
     return _select(framework, lambda p: getattr(p, attr), dtype=object)
 
 
@@ -174,27 +173,21 @@ def runs_fa2(framework, attention_kernel) -> np.ndarray:
     return (kernel == "fa2") | ((kernel == "auto") & (word(framework, "attention") == "fa2"))
 
 
-def elementwise_impl(framework, compile_) -> np.ndarray:
-    """'fused' or 'eager' per row: the profile's elementwise kernels, fused where it compiles (always, or offered
-    and asked for with --compile)."""
-    base = word(framework, "elementwise")
+def kernel_impl(framework, compile_) -> np.ndarray:
+    """'fused' or 'eager' per row, the `profile` input's default: the profile's kernels, fused where it compiles
+    (always, or offered and asked for with --compile). The one choice sets both the tensors the step keeps
+    (core/memory.py) and the bytes its elementwise kernels move and how many it launches (core/steptime.py)."""
+    base = word(framework, "kernels")
     mode = word(framework, "compile")
     compiled = (mode == "always") | ((mode == "offered") & np.asarray(compile_, dtype=bool))
     return np.where(compiled, "fused", base)
 
 
-def memory_profile(framework, compile_) -> np.ndarray:
-    """Which tensors the step keeps (core/memory.py `profile`): the profile's, fused where it compiles."""
-    base = word(framework, "memory_profile")
-    mode = word(framework, "compile")
-    compiled = (mode == "always") | ((mode == "offered") & np.asarray(compile_, dtype=bool))
-    return np.where(compiled, "fused", base)
-
-
-def kernels_per_layer(framework, compile_) -> np.ndarray:
-    mode = word(framework, "compile")
-    compiled = (mode == "offered") & np.asarray(compile_, dtype=bool)
-    return np.where(compiled, number(framework, "kernels_per_layer_compiled"), number(framework, "kernels_per_layer"))
+def kernels_per_layer(framework, impl) -> np.ndarray:
+    """Kernels a layer's forward launches: the profile's count for its fused kernels (compiled, or Transformer
+    Engine's) or for eager PyTorch's."""
+    fused = np.asarray(impl) == "fused"
+    return np.where(fused, number(framework, "kernels_per_layer_compiled"), number(framework, "kernels_per_layer"))
 
 
 def default_overlap(framework, zero_stage) -> tuple:

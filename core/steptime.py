@@ -244,7 +244,9 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     rotary = np.asarray(c["position"]) == "rotary"
     moe = E > 1
     T = b * s / cp
-    impl = P.elementwise_impl(fw, compiled)
+    # the kernels the step runs (the `profile` input, the framework's own unless given: core/profiles.kernel_impl): the
+    # bytes each elementwise op moves (data/kernels.csv) and, below, the kernels a layer launches
+    impl = np.asarray(g("profile", None)) if c.get("profile") is not None else P.kernel_impl(fw, compiled)
     fa2 = P.runs_fa2(fw, g("attention_kernel", "auto"))
     # a family's attention efficiency measured inside a training step (data/efficiency.csv attention_in_step) holds
     # the clocks and gaps under load already: the sustained fraction `sus` multiplies the rate below, so it is
@@ -558,7 +560,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # per-step host time (the optimizer step, outside Megatron-Core's full-iteration graph, is its own term)
     graphs = np.asarray(g("cuda_graphs", "none"))
     # forward and about twice as many in the backward
-    kernels = P.kernels_per_layer(fw, compiled) * 3.0 * (graphs == "none")
+    kernels = P.kernels_per_layer(fw, impl) * 3.0 * (graphs == "none")
     host_layer = np.maximum(0.0, kernels * P.number(fw, "host_s_per_kernel") / eff_scale
                             - (layer_fwd * 3.0 + layer_rec))
     units = np.where(z3 | (np.asarray(c["zero_stage"]) == 2), Ls, 0.0)

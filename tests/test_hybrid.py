@@ -182,7 +182,11 @@ HYBRID_RATIO = {"mb260401-nemotron3-nano-h100-16g-fp8": 1.283,  # 1.310 before t
                 # DGXC Benchmarking v25.05.05, Nemotron-H 56B FP8 on H100 (batch 8, predicted 1.05-1.10 before joining)
                 "dgxc2505-nemotronh-56b-h100-32g-fp8": 1.043,
                 "dgxc2505-nemotronh-56b-h100-256g-fp8": 1.089,
-                "dgxc2505-nemotronh-56b-h100-2048g-fp8": 1.077}
+                "dgxc2505-nemotronh-56b-h100-2048g-fp8": 1.077,
+                # NeMo AutoModel (FSDP2 with TE kernels and DeepEP), batch 9: predicted 0.60 before joining (eager
+                # kernels and fp32 state assumed), 0.67 as its source states them; faster than predicted, as every
+                # MoE row of its table
+                "automodel-nemotron3-nano-h100-8g": 0.671}
 
 
 def _run(run):
@@ -197,8 +201,11 @@ def test_published_hybrid_run_ratio_is_as_recorded(run):
     assert _run(run)[0] == pytest.approx(HYBRID_RATIO[run.id], abs=0.03)
 
 
-@pytest.mark.parametrize("run", [pytest.param(r, id=r.id, marks=pytest.mark.xfail(strict=True, reason="outside 15 %"))
-                                 if HYBRID_RATIO[r.id] > 1.15 else pytest.param(r, id=r.id) for r in HYBRID_RUNS])
+_OUTSIDE = pytest.mark.xfail(strict=True, reason="outside 15 %")
+
+
+@pytest.mark.parametrize("run", [pytest.param(r, id=r.id, marks=_OUTSIDE) if abs(HYBRID_RATIO[r.id] - 1) > 0.15
+                                 else pytest.param(r, id=r.id) for r in HYBRID_RUNS])
 def test_published_hybrid_run_within_15_percent(run):
     assert _run(run)[0] == pytest.approx(1.0, abs=0.15)
 

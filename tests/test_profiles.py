@@ -28,18 +28,18 @@ RUNS = runs()
 # Published runs the model misses by more than 15 % with the constants of data/fitted.csv: measured step / predicted
 # step (> 1: slower than predicted). Why, as far as the sources say, is in bench/RESULTS.md ("Profiles").
 KNOWN_MISSES = {
-    "mlm-h100-weak-32b": 0.788, "tt-h100-jun25-70b-bf16-asynctp": 1.215, "tt-h100-jun25-8b-bf16-vanilla": 1.312,
-    "tt-h100-jun25-8b-bf16-asynctp": 1.424, "ao-mi300x-8b-bf16": 1.228, "ao-b200-8b-bf16": 1.498,
-    "fms-compile-7b-a100": 0.835, "ds-113": 1.221, "ds-145": 0.672, "ds-146": 0.709, "ds-152": 1.335,
-    "ds-155": 0.833, "ds-165": 0.842, "ds-170": 0.777, "ds-171": 0.738, "mt-v5e-16b-1x": 0.824,
+    "mlm-h100-weak-32b": 0.788, "tt-h100-jun25-70b-bf16-asynctp": 1.182, "tt-h100-jun25-8b-bf16-vanilla": 1.325,
+    "tt-h100-jun25-8b-bf16-asynctp": 1.403, "ao-h100-sxm-8b-bf16": 1.159, "ao-mi300x-8b-bf16": 1.25,
+    "ao-b200-8b-bf16": 1.574, "fms-compile-7b-a100": 0.831, "ds-113": 1.221, "ds-145": 0.672, "ds-146": 0.709,
+    "ds-152": 1.335, "ds-155": 0.833, "ds-165": 0.842, "ds-170": 0.777, "ds-171": 0.738, "mt-v5e-16b-1x": 0.824,
     "mt-v5e-16b-2x": 0.841, "mt-v5e-16b-4x": 0.841, "mt-v5e-32b-1x": 0.771, "mt-v5e-32b-2x": 0.785,
     "mt-v5e-32b-4x": 0.789, "mt-v5e-32b-8x": 0.792, "mt-v5e-32b-16x": 0.809, "mt-v5e-32b-32x": 0.833,
     "mt-v5p-cfg-512b-1x-v5p-1024": 0.814, "mt-v5p-cfg-512b-2x-v5p-1024": 0.835,
     "mt-v5p-cfg-1024b-1x-v5p-4096": 0.819, "mt-v5p-readme-512b-v5p-1024": 0.803,
     "mt-v5p-readme-1024b-v5p-2048": 0.804, "mt-v5p-readme-1024b-v5p-4096": 0.795, "tr-v6e-gpt3-175b-bf16": 1.16,
     "tier-v5p-llama2-70b-512": 0.788, "pax-5b-a100-80gb-bf16": 1.217, "pax-126m-a100-80gb-tebf16": 0.785,
-    "pax-5b-h100-sxm-tebf16": 1.211, "kf-h200-7b-1g-tp1-fsdp1": 0.689, "kf-h200-7b-2g-tp1-fsdp2": 0.755,
-    "kf-h200-7b-4g-tp1-fsdp4": 0.773, "kf-h200-13b-8g-tp1-fsdp8": 0.849, "kf-h200-70b-32g-tp4-fsdp8": 0.793,
+    "pax-5b-h100-sxm-tebf16": 1.211, "kf-h200-7b-1g-tp1-fsdp1": 0.714, "kf-h200-7b-2g-tp1-fsdp2": 0.776,
+    "kf-h200-7b-4g-tp1-fsdp4": 0.783, "kf-h200-13b-8g-tp1-fsdp8": 0.847, "kf-h200-70b-32g-tp4-fsdp8": 0.783,
     "alst-8b-1gpu-baseline": 2.092, "alst-8b-8gpu-baseline": 1.562, "hf-ulysses-qwen3-4b-1gpu-8k": 1.841,
     "hf-ulysses-qwen3-4b-sp4-8k": 3.905, "hf-ulysses-qwen3-4b-sp4-32k": 1.813, "hf-ulysses-qwen3-4b-sp4-64k": 0.701,
     "lsaie-gh200-z1-eager": 0.659, "lsaie-gh200-z2-eager": 0.663, "lsaie-gh200-z1-torchcompile": 0.675,
@@ -47,29 +47,30 @@ KNOWN_MISSES = {
     "tr-v6e-llama3.1-8b-64": 0.846, "tr-v6e-llama3.1-8b-256-jan25": 0.791, "tr-v6e-mistral-7b-8": 0.821,
     "tr-v6e-llama3.1-405b-2x256-tp4": 1.221, "tr-v5p-llama3.1-405b-512": 0.743, "zfcb-qwen2.5-1.5b-zero2": 0.465,
     "zfcb-qwen2.5-1.5b-zero2-offload-bind": 1.544, "zfcb-qwen2.5-3b-zero2-offload-bind": 1.726,
-    "zfcb-qwen2.5-3b-zero2-offload-nobind": 1.996, "amdpt252-mi325x-llama31-8b-bf16-s8k": 0.846,
-    "dsx-bf16mw-6.9b-4xh100-baseline": 1.209, "dsx-bf16mw-6.9b-4xh100-bf16full": 1.321,
-    "fmsacc-mistral7b-foak-1g-b4": 0.809, "fmsacc-mistral7b-foak-1g-b8": 0.801, "fmsacc-mistral7b-foak-2g-b4": 0.828,
-    "nanotron-usp-1.34b-64n-dp128tp2pp2": 1.471, "nanotron-usp-3.57b-64n-dp128tp4pp1": 1.81,
-    "nanotron-usp-8.86b-64n-dp128tp4pp1": 1.539, "nanotron-usp-80b-64n-dp32tp16pp1": 1.879,
-    "nanotron-usp-1.34b-32n-dp64tp4pp1": 0.679, "nanotron-usp-80b-32n-dp4tp4pp16": 1.158,
-    "nanotron-usp-1.34b-16n-dp64tp2pp1": 0.813, "nanotron-usp-1.34b-8n-dp32tp1pp2": 0.813,
-    "nanotron-usp-8.86b-8n-dp32tp1pp2": 1.167, "nanotron-usp-80b-8n-dp1tp4pp16": 1.388,
-    "nanotron-usp-1.34b-4n-dp16tp1pp2": 0.826, "nanotron-usp-8.86b-4n-dp16tp1pp2": 1.172,
-    "nanotron-usp-80b-4n-dp1tp8pp4": 3.097, "nanotron-usp-1.34b-2n-dp8tp1pp2": 0.847,
-    "nanotron-usp-1.34b-1n-dp4tp1pp2": 0.823, "marin-speedrun-adamw-llama-130m-v5p32": 1.202,
-    "marin-speedrun-adamw-llama-300m-v5p32": 1.209, "marin-speedrun-llama-1_4b-8xh200": 1.394,
-    "marin-speedrun-llama-300m-v4-256": 1.331, "marin-speedrun-llama-150m-v4-128": 1.176,
-    "tt-q32b-h100-8g-lbs2-fullac-compile": 0.833, "tt-q32b-h100-8g-lbs1-eager": 0.841,
-    "tt-q32b-h100-8g-lbs2-eager": 0.815, "tt-q32b-h100-32g-fsdp4tp8-lbs16": 1.268,
-    "tt-q32b-h100-32g-fsdp4tp8-lbs32": 1.301, "tt-q32b-h100-64g-fsdp8tp8-lbs32": 1.314,
-    "llama3-405b-128k-cp16-16384g": 1.415, "axlearn-fuji7b-v1-h100-256": 1.204, "axlearn-fuji7b-v1-h100-512": 1.392,
-    "axlearn-fuji7b-v2-v5e-1024": 1.255, "axlearn-fuji70b-v2-h100-512": 1.385,
-    "mds-longseq-a100-40gb-30b-tp32-2k": 0.639, "mds-longseq-a100-40gb-30b-tp32-4k": 0.789,
-    "mds-longseq-a100-40gb-30b-tp32-64k": 1.314, "mds-longseq-a100-40gb-30b-tp32-128k": 1.469,
-    "mds-longseq-a100-40gb-30b-tp32-256k": 2.236, "dgxc2505-nemotron4-340b-gb200-128g-bf16-strong": 1.178,
-    "dgxc2505-nemotron4-340b-gb200-512g-bf16-strong": 1.161, "easylm-openllama-7b-v4-512": 1.198,
-    "axlearn-gala1b-v5e-256": 1.716, "tr-tpu7x-llama3.1-70b-128k-bf16-256": 0.667
+    "zfcb-qwen2.5-3b-zero2-offload-nobind": 1.996, "dsx-bf16mw-6.9b-4xh100-baseline": 1.209,
+    "dsx-bf16mw-6.9b-4xh100-bf16full": 1.321, "nanotron-usp-1.34b-64n-dp128tp2pp2": 1.471,
+    "nanotron-usp-3.57b-64n-dp128tp4pp1": 1.81, "nanotron-usp-8.86b-64n-dp128tp4pp1": 1.539,
+    "nanotron-usp-80b-64n-dp32tp16pp1": 1.879, "nanotron-usp-1.34b-32n-dp64tp4pp1": 0.679,
+    "nanotron-usp-80b-32n-dp4tp4pp16": 1.158, "nanotron-usp-1.34b-16n-dp64tp2pp1": 0.813,
+    "nanotron-usp-1.34b-8n-dp32tp1pp2": 0.813, "nanotron-usp-8.86b-8n-dp32tp1pp2": 1.167,
+    "nanotron-usp-80b-8n-dp1tp4pp16": 1.388, "nanotron-usp-1.34b-4n-dp16tp1pp2": 0.826,
+    "nanotron-usp-8.86b-4n-dp16tp1pp2": 1.172, "nanotron-usp-80b-4n-dp1tp8pp4": 3.097,
+    "nanotron-usp-1.34b-2n-dp8tp1pp2": 0.847, "nanotron-usp-1.34b-1n-dp4tp1pp2": 0.823,
+    "marin-speedrun-adamw-llama-130m-v5p32": 1.202, "marin-speedrun-adamw-llama-300m-v5p32": 1.209,
+    "marin-speedrun-llama-1_4b-8xh200": 1.394, "marin-speedrun-llama-300m-v4-256": 1.331,
+    "marin-speedrun-llama-150m-v4-128": 1.176, "tt-q32b-h100-8g-lbs2-fullac-compile": 0.836,
+    "tt-q32b-h100-8g-lbs1-eager": 0.845, "tt-q32b-h100-8g-lbs2-eager": 0.818,
+    "tt-q32b-h100-32g-fsdp4tp8-lbs16": 1.272, "tt-q32b-h100-32g-fsdp4tp8-lbs32": 1.303,
+    "tt-q32b-h100-64g-fsdp8tp8-lbs32": 1.314, "llama3-405b-128k-cp16-16384g": 1.415,
+    "axlearn-fuji7b-v1-h100-256": 1.204, "axlearn-fuji7b-v1-h100-512": 1.392, "axlearn-fuji7b-v2-v5e-1024": 1.255,
+    "axlearn-fuji70b-v2-h100-512": 1.385, "mds-longseq-a100-40gb-30b-tp32-2k": 0.639,
+    "mds-longseq-a100-40gb-30b-tp32-4k": 0.789, "mds-longseq-a100-40gb-30b-tp32-64k": 1.314,
+    "mds-longseq-a100-40gb-30b-tp32-128k": 1.469, "mds-longseq-a100-40gb-30b-tp32-256k": 2.236,
+    "dgxc2505-nemotron4-340b-gb200-128g-bf16-strong": 1.178, "dgxc2505-nemotron4-340b-gb200-512g-bf16-strong": 1.161,
+    "easylm-openllama-7b-v4-512": 1.198, "axlearn-gala1b-v5e-256": 1.716,
+    "tr-tpu7x-llama3.1-70b-128k-bf16-256": 0.667, "tr-tpu7x-gemma4-31b-8k-bf16-64-jun26": 1.196,
+    "automodel-llama3-70b-pretrain-h100-64g": 0.84, "automodel-llama3-8b-lora-h100-1g": 0.818,
+    "automodel-qwen25-7b-lora-h100-1g": 0.81, "lf-a100-30b-s2048-g8-mb3": 0.843
 }
 
 
@@ -238,7 +239,12 @@ CAL_MISSES = {"DeepCompile blog", "DeepSpeed Azure blog", "JAX-Toolbox", "ALST p
               "torchao float8 README", "tpu-recipes", "DeepSpeed ZenFlow core-binding blog",
               "nanotron Ultrascale Playbook benchmarks", "Megatron-DeepSpeed DeepSpeed4Science long-sequence README",
               "torchtitan Qwen3-32B PR #1690 2025-09", "Llama 3 Herd paper", "AXLearn fuji.py step-time comments",
-              "Marin speedrun results", "tpu-recipes Ironwood", "DGXC Benchmarking NeMo v25.05"}
+              "Marin speedrun results", "tpu-recipes Ironwood", "DGXC Benchmarking NeMo v25.05",
+              "NeMo AutoModel performance summary", "fms-fsdp README", "torchtitan async-TP 2025-06"}
+# (2026-12-05, ninth batch: NeMo AutoModel's table mixes single-GPU Hugging Face LoRA rows, 0.84 of the prediction,
+# with compiled 70B LoRA rows on 8-16 GPUs at 0.96-1.07: calibrating on the first rows misses the others by 15.6 %;
+# the refit with its rows (fsdp overlap cost 0.3 -> 0.4, host time per unit 3.6 -> 2.4 ms) moves fms-fsdp to 10.2 %
+# and torchtitan's async-TP rows to 12.9 %)
 # (2026-12-05, eighth batch: tpu-recipes' Ironwood table mixes 8K rows, 0.93-0.96 of the prediction, with 128K rows
 # at 0.72 (25.6 %); DGXC's v25.05 NeMo tables mix H100 rows at 0.87-1.05 with GB200 rows at 1.07-1.36 (12.8 %);
 # Marin's speedruns went from under 10 % to 10.2 % when the TPU sustained fraction refit 0.88 -> 0.82)
@@ -320,6 +326,22 @@ def test_eager_is_never_faster_than_fused(setup):
     fused = _est(**setup, zero_stage=3, compile=True)
     assert eager["predicted_step_time_s"] >= fused["predicted_step_time_s"] * (1 - 1e-12)
     assert eager["elementwise_s"] > fused["elementwise_s"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(SETUPS)
+def test_the_profile_input_sets_the_kernels_time_as_well_as_the_tensors(setup):
+    """One choice, fused or eager kernels (the `profile` input; a stack running Transformer Engine's kernels under
+    FSDP says fused): it sets the tensors kept and the elementwise bytes and kernel launches alike, and the
+    framework's own kernels are the default (fsdp: eager PyTorch unless compiled)."""
+    setup = {**setup, "framework": "fsdp"}
+    eager, fused = _est(**setup, zero_stage=3, profile="eager"), _est(**setup, zero_stage=3, profile="fused")
+    assert eager["elementwise_s"] > fused["elementwise_s"]
+    assert eager["predicted_step_time_s"] >= fused["predicted_step_time_s"] * (1 - 1e-12)
+    assert fused["elementwise_s"] == _est(**setup, zero_stage=3, compile=True)["elementwise_s"]
+    default = _est(**setup, zero_stage=3)
+    assert default["predicted_step_time_s"] == eager["predicted_step_time_s"]
+    assert default["total_bytes"] == eager["total_bytes"]
 
 
 @settings(max_examples=25, deadline=None)
