@@ -123,7 +123,7 @@ def training_split(c: dict, split: dict) -> dict:
 
 # inputs added after the column vocabulary settled (issues 19, 20): hand-built columns may lack them
 LATE_INPUTS = ("etp", "moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "moe_overlap",
-               "moe_dispatcher", "pp_embedding_loss_slots", "activation_offload_layers",
+               "moe_dispatcher", "pp_embedding_loss_slots", "activation_offload_layers", "distribute_saved_activations",
                "fp8_recipe", "fp8_param_gather", "fp8_attention", "price_tier", "preemption_rate_per_gpu_hour",
                "failure_rate_per_gpu_hour", "storage_bytes_per_s", "restart_s", "checkpoint_interval_s",
                "power_draw_frac", "node_overhead_frac", "pue", "carbon_kg_per_kwh")
@@ -360,8 +360,11 @@ def evaluate(**c) -> dict:
     K = np.asarray(c["recompute_layers"], dtype=np.float64)
     vs = np.asarray(c["virtual_stages"], dtype=np.float64)
     phi = np.where(full, np.where(K > 0, np.minimum(K * vs, Ls_act) / Ls_act, 1.0), 0.0)  # share recomputed whole
-    per_layer = np.where(full, phi * layer_input + (1.0 - phi) * full_layer, partial)
-    rec_peak = np.where(full, full_layer - layer_input, 0.0) * (phi > 0)
+    # distributed saved activations (Megatron --distribute-saved-activations): a rank keeps 1/tp of each checkpointed
+    # input, and gathers it whole again to recompute the layer
+    ckpt_input = np.where(np.asarray(c["distribute_saved_activations"], dtype=bool), layer_input / tp, layer_input)
+    per_layer = np.where(full, phi * ckpt_input + (1.0 - phi) * full_layer, partial)
+    rec_peak = np.where(full, full_layer - ckpt_input, 0.0) * (phi > 0)
     # layers' worth the first stage holds (1F1B); with embedding/loss slots the larger of the first rank (a layer
     # fewer) and the second (a full stage, one micro-batch fewer in flight)
     # (the combined 1F1B of moe_overlap warms up one chunk more on the interleaved schedule: schedule.warmup_chunks)
@@ -751,8 +754,8 @@ class _ConfigMethods:
 
     @property
     def resolved_profile(self) -> str:
-        """The memory profile the run uses: the given one, else the framework's (fused; eager PyTorch unless
-        compiled)."""
+        """The kernels the run uses (the tensors kept, the bytes moved): the given ones, else the framework's (fused;
+        eager PyTorch unless compiled)."""
         return str(self.columns()["profile"])
 
     @property

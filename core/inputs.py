@@ -329,6 +329,11 @@ INPUTS: tuple[Input, ...] = (
           "separated (where: " + ", ".join(RC.CUSTOM_WHERE) + "; names: " + ", ".join(RC.CUSTOM_NAMES) + "; MLA's, "
           "the indexer's and engram's are not modelled); unnamed ones as base.yml: decoder_layer_input device "
           "(never remat), the rest remat", "activations", parse=RC.parse_custom),
+    Input("distribute_saved_activations", "bool", False, "", "with recompute full: each tensor-parallel rank keeps "
+          "1/tp of every checkpointed layer input and all-gathers it before the recompute (Megatron-LM "
+          "--distribute-saved-activations, DeepSpeed activation checkpointing partition_activations, metaseq "
+          "--distribute-checkpointed-activations); needs tp > 1, and Megatron refuses it with sequence parallelism, "
+          "which splits the input already", "activations"),
     Input("activation_offload", "bool", False, "", "move the activations kept for the backward to host memory "
           "(Megatron --cpu-offloading, torchtitan/MaxText activation offload): transfers over the host link, "
           "overlapped with compute", "activations"),
@@ -506,6 +511,7 @@ WIDGETS = {
     "remat_policy": Widget("remat", "MaxText remat policy"),
     "remat_custom": Widget("rematc", "MaxText custom remat (name=" + "|".join(RC.CUSTOM_WHERE) + ", …)"),
     "activation_offload": Widget("actoff", "Offload activations to host"),
+    "distribute_saved_activations": Widget("rcdist", "Distribute checkpointed layer inputs over TP (full recompute)"),
     "chunked_loss": Widget("chunkce", "Chunked loss (logits never whole)"),
     "efficiency_scale": Widget("calfx", "Calibration: kernel-rate factor", step=0.01),
     "network_scale": Widget("calnet", "Calibration: link-bandwidth factor", step=0.01),
@@ -523,7 +529,7 @@ WIDGETS = {
     "frozen_frac": Widget("frozen", "frozen share (%)", _PCT, lo=0.0, hi=99.999),
     "recompute": Widget("rc", "Activation recomputation", radio=True),
     "flash_attention": Widget("flash", "Flash attention (no s×s matrices stored)"),
-    "profile": Widget("prof", "Activation profile"),
+    "profile": Widget("prof", "Kernels (fused / eager)"),
     "overhead": Widget("ovh", "Memory overhead"),
     "overhead_fixed_bytes": Widget("ovhgib", "fixed overhead (GiB)", 2.0**30, lo=0.0, hi=1e4),
     "fragmentation_frac": Widget("frag", "fragmentation (%)", _PCT, lo=0.0, hi=99.0),
@@ -822,6 +828,16 @@ RULES: tuple[Rule, ...] = (
          & ~_is(g, "recompute", "selective")),
     Rule("recompute_layers", "needs recompute full (Megatron's block method)",
          lambda g: (g("recompute_layers") > 0) & ~_is(g, "recompute", "full")),
+    Rule("profile", "eager contradicts compile (torch.compile fuses the elementwise kernels: give one of them)",
+         lambda g: _is(g, "profile", "eager") & _is(g, "compile", True)),
+    Rule("distribute_saved_activations", "needs recompute full (Megatron: 'only applicable to full recompute "
+         "granularity')", lambda g: _is(g, "distribute_saved_activations", True) & ~_is(g, "recompute", "full")),
+    Rule("distribute_saved_activations", "needs tp > 1 (Megatron: 'can distribute recomputed activations only "
+         "across tensor model parallel groups')",
+         lambda g: _is(g, "distribute_saved_activations", True) & ~(g("tp") > 1)),
+    Rule("distribute_saved_activations", "must be false with sequence_parallel (Megatron refuses both: sequence "
+         "parallelism splits the layer input already)",
+         lambda g: _is(g, "distribute_saved_activations", True) & _is(g, "sequence_parallel", True)),
     Rule("pp_embedding_loss_slots", "needs pp > 1 (the slots are in the pipeline split)",
          lambda g: _is(g, "pp_embedding_loss_slots", True) & ~(g("pp") > 1)),
     Rule("pp_embedding_loss_slots", "n_layers + 2 must be divisible by pp × virtual_stages (Megatron's split with the "

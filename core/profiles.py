@@ -33,6 +33,7 @@ FITTED_DEFAULTS = {"sustained_scale": 1.0, "overlap_cost": 0.0, "unit_host_s": 0
 FITTED_KEYS = tuple(FITTED_DEFAULTS)
 
 
+SINK_WINDOW_SKIP = ("yes", "tpu", "no")  # where a kernel skips a window's masked blocks under attention sinks
 GRAD_ALLREDUCE = ("overlapped", "exposed")  # the data-parallel gradient all-reduce: hidden behind the backward or not
 
 
@@ -75,6 +76,9 @@ def profiles() -> dict[str, Profile]:
     fitted = fitted_rows()
     out = {}
     for name, kv in rows.items():
+        for key, allowed in (("kernels", IMPLS), ("sink_window_skip", SINK_WINDOW_SKIP)):
+            if kv.setdefault(key, allowed[-1] if key == "sink_window_skip" else "") not in allowed:
+                raise ValueError(f"data/frameworks.csv {name} {key}: {kv[key]!r} is not one of {allowed}")
         if kv.setdefault("grad_allreduce", GRAD_ALLREDUCE[0]) not in GRAD_ALLREDUCE:
             raise ValueError(f"data/frameworks.csv {name} grad_allreduce: {kv['grad_allreduce']!r} is not one of "
                              f"{GRAD_ALLREDUCE}")
@@ -90,7 +94,7 @@ def profiles() -> dict[str, Profile]:
                             layouts=tuple(kv["layouts"].split()), zero_convention=kv["zero_convention"],
                             dp_overlap=kv["dp_overlap"], tp_overlap=kv["tp_overlap"],
                             remat_dce=kv.get("remat_dce", "no"),
-                            sink_window_skip=kv.get("sink_window_skip", "no"),
+                            sink_window_skip=kv["sink_window_skip"],
                             sequence_parallel=kv.get("sequence_parallel", "input"),
                             grad_allreduce=kv["grad_allreduce"], numbers=nums,
                             sources=sources[name])

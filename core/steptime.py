@@ -444,7 +444,10 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # two all-reduces per sublayer (forward and backward; + one per recomputed forward); an MoE layer's MLP collectives
     # are the dispatcher's; a hybrid's sublayers are its attention, Mamba-2 and dense MLP blocks per layer
     n_tp = (2.0 + full_share) * np.where(has_ssm, (n_attn + n_ssm + n_mlp - n_moe) / L, 2.0 - moe_share)
-    tp_total = n_tp * tp_one
+    # distributed saved activations: each recomputed layer first all-gathers its checkpointed input over tp
+    dist = np.asarray(g("distribute_saved_activations", False), dtype=bool)
+    tp_total = n_tp * tp_one + np.where(dist, full_share * C.collective_time_s("all_gather", act_bytes, t, tp_bw, lat),
+                                        0.0)
     tp_ov = np.asarray(c["tp_overlap"], dtype=bool)
     tp_exposed = np.where(tp_ov, np.maximum(0.0, tp_total - 3.0 * gemm_fwd), tp_total)
     cp_bw = C.group_bus_bandwidth(cp, t, **link)

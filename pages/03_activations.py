@@ -19,7 +19,9 @@ inputs.update(pickers.batch_inputs(pg, sb, seq=False))
 inputs.update(pickers.memory_savers(pg, sb, recompute=False, flash=False, overhead=True))
 inputs["n_gpus"] = pg.input("n_gpus", sb)
 # the sequence length is this page's axis and the recomputation modes its curves: the rest as every page has them
-inputs.update(pickers.rest(pg, sb, skip=("seq_len", "recompute", "flash_attention")))
+# (less what only full recomputation may set, which the curves choose)
+inputs.update(pickers.rest(pg, sb, skip=("seq_len", "recompute", "flash_attention", "recompute_layers",
+                                         "distribute_saved_activations")))
 POW2 = tuple(2 ** k for k in range(6, 23))
 c1, c2, c3 = st.columns([1, 1, 1])
 smin = pg.select("Shortest sequence", POW2, "smin", 256, container=c1)

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import comm as C
-from core.estimate import config_from_inputs, estimate
+from core.estimate import config_from_inputs, estimate, evaluate
 from core.plan import plan
 from core.record import STEP_PARTS
 from core.validation import predicted, runs, step_ratio
@@ -395,3 +395,34 @@ def test_tpu7x_catalog_row():
     # three axes of 180 GB/s both ways, one way
     assert a.intra_node_bytes_per_s == v5p.intra_node_bytes_per_s == pytest.approx(3 * 2307e12 / 12800, rel=2e-3)
     assert a.matmul_efficiency == pytest.approx(2 * 956.4 / 2307, abs=5e-4)
+
+
+def test_distributed_saved_activations_keep_a_tp_share_of_each_checkpoint():
+    """Megatron-LM --distribute-saved-activations (metaseq --distribute-checkpointed-activations, DeepSpeed
+    partition_activations): under full recomputation each tensor-parallel rank keeps 1/tp of every checkpointed layer
+    input (2sbh ÷ t) and all-gathers it before the layer reruns; Megatron refuses it without full recompute and with
+    sequence parallelism (megatron/training/arguments.py, transformer_config.py @d98e8a6)."""
+    base = dict(model="llama-3.1-70b", n_gpus=64, tp=8, recompute="full", seq_len=4096, micro_batch=4, mfu="auto")
+    c = config_from_inputs(**base).columns()
+    off, on = evaluate(**c), evaluate(**{**c, "distribute_saved_activations": True})
+    layer_input = 2.0 * 4096 * 4 * 8192  # 2sbh, bf16, not split (no sequence parallelism)
+    saved = (1 - 1 / 8) * layer_input  # what each rank no longer keeps, per layer held
+    held = (float(off["activations_bytes"]) - float(on["activations_bytes"])) / saved
+    # the stage's 80 layers, less one: the layer rerunning gathers its input whole again (the recompute peak)
+    assert held == pytest.approx(79, abs=1e-9)
+    assert float(on["tp_comm_s"]) > float(off["tp_comm_s"])  # the gather before each recomputed layer
+    for bad, why in ((dict(recompute="selective"), "needs recompute full"), (dict(tp=1), "needs tp > 1"),
+                     (dict(sequence_parallel=True), "must be false with sequence_parallel")):
+        with pytest.raises(ValueError, match=f"distribute_saved_activations: {why}"):
+            config_from_inputs(**{**base, **bad, "distribute_saved_activations": True})
+
+
+def test_unmeasured_tpus_take_the_measured_tpus_mean_matmul_efficiency():
+    """tpu-recipes' benchmark_matmul.py measures v6e (827.47 of 918 TFLOP/s) and TPU7x (0.829); the chips without a
+    published figure are assumed at their mean, written in the catalog: the rows must follow a re-measure."""
+    from core.hardware import catalog
+    cat = catalog()
+    assert cat["tpu-v6e"].matmul_efficiency == pytest.approx(827.47 / 918, abs=5e-4)
+    mean = (cat["tpu-v6e"].matmul_efficiency + cat["tpu7x"].matmul_efficiency) / 2
+    for name in ("tpu-v5e", "tpu-v5p", "tpu-v4", "tpu-v3"):
+        assert cat[name].matmul_efficiency == pytest.approx(mean, abs=5e-4), name
