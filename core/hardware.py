@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -222,7 +222,23 @@ def catalog() -> dict[str, Accelerator]:
                 source=row["source"],
                 note=row["note"],
             )
-    return out
+    return _unmeasured_take_family_mean(out)
+
+
+def _unmeasured_take_family_mean(cat: dict[str, Accelerator]) -> dict[str, Accelerator]:
+    """A chip whose matmul efficiency is blank (no published GEMM figure) takes the mean of its family's measured
+    chips (assumed: TPU v3-v5p from v6e's and TPU7x's tpu-recipes measurements); one place, so a re-measure carries."""
+    measured: dict[str, list] = {}
+    for g in cat.values():
+        if math.isfinite(g.matmul_efficiency):
+            measured.setdefault(g.family, []).append(g.matmul_efficiency)
+    for name, g in cat.items():
+        if not math.isfinite(g.matmul_efficiency):
+            if g.family not in measured:
+                raise ValueError(f"data/accelerators.csv {name} matmul_efficiency: blank, and no chip of family "
+                                 f"{g.family!r} is measured")
+            cat[name] = replace(g, matmul_efficiency=sum(measured[g.family]) / len(measured[g.family]))
+    return cat
 
 
 def family_names() -> tuple:

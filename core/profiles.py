@@ -21,9 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .tables import PROFILES  # the kernels a step runs: fused | eager (the `profile` input's choices)
+
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 ELEMENTWISE_OPS = ("rmsnorm", "layernorm", "swiglu", "gelu", "rope", "residual", "loss")
-IMPLS = ("fused", "eager")
 # the numbers of a profile (everything else is a word or a list)
 NUMERIC = ("kernels_per_layer", "kernels_per_layer_compiled", "host_s_per_kernel",
            "cpu_optimizer_params_per_s_per_node", "cpu_optimizer_params_per_s_per_grace")
@@ -35,6 +36,10 @@ FITTED_KEYS = tuple(FITTED_DEFAULTS)
 
 SINK_WINDOW_SKIP = ("yes", "tpu", "no")  # where a kernel skips a window's masked blocks under attention sinks
 GRAD_ALLREDUCE = ("overlapped", "exposed")  # the data-parallel gradient all-reduce: hidden behind the backward or not
+# the words checked when data/frameworks.csv is read: their allowed values and the value a profile omitting one takes
+# (None: it must say)
+CHECKED_WORDS = {"kernels": (PROFILES, None), "sink_window_skip": (SINK_WINDOW_SKIP, "no"),
+                 "grad_allreduce": (GRAD_ALLREDUCE, GRAD_ALLREDUCE[0])}
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,7 @@ class Profile:
     dp_overlap: str  # yes | no | stage3 (only ZeRO-3 overlaps: DeepSpeed's overlap_comm default)
     tp_overlap: str  # yes | no
     remat_dce: str = "no"  # yes: the compiler drops recomputed work the backward never reads (XLA)
-    sink_window_skip: str = "no"  # where its kernel skips windowed blocks under attention sinks: no | tpu | yes
+    sink_window_skip: str = "no"  # where its kernel skips windowed blocks under attention sinks (SINK_WINDOW_SKIP)
     sequence_parallel: str = "input"  # always: activations are split over tp whatever the input says (XLA sharding)
     grad_allreduce: str = GRAD_ALLREDUCE[0]  # exposed: the data-parallel gradient all-reduce waits for the backward
     numbers: dict = field(default_factory=dict)
@@ -76,12 +81,9 @@ def profiles() -> dict[str, Profile]:
     fitted = fitted_rows()
     out = {}
     for name, kv in rows.items():
-        for key, allowed in (("kernels", IMPLS), ("sink_window_skip", SINK_WINDOW_SKIP)):
-            if kv.setdefault(key, allowed[-1] if key == "sink_window_skip" else "") not in allowed:
+        for key, (allowed, default) in CHECKED_WORDS.items():
+            if kv.setdefault(key, default) not in allowed:
                 raise ValueError(f"data/frameworks.csv {name} {key}: {kv[key]!r} is not one of {allowed}")
-        if kv.setdefault("grad_allreduce", GRAD_ALLREDUCE[0]) not in GRAD_ALLREDUCE:
-            raise ValueError(f"data/frameworks.csv {name} grad_allreduce: {kv['grad_allreduce']!r} is not one of "
-                             f"{GRAD_ALLREDUCE}")
         nums = {k: float(kv[k]) for k in NUMERIC if k in kv}
         nums.setdefault("kernels_per_layer_compiled", nums.get("kernels_per_layer", 0.0))
         for k, d in FITTED_DEFAULTS.items():
