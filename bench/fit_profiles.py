@@ -609,6 +609,17 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   the host (Ironwood's 405B recipe keeps k and v on the device beside an offloaded layer input and mlpwo: 28.0 ->
   51.2 GiB after a review found them counted on the host). Partial saves of q/k/v rerun the whole QKV projection
   (its query part dominates; not split), and a MoE checkpoint name saved without its dense twin is refused by name.
+- FlashAttention in Triton is a kernel of its own (2026-12-05, attention_kernel triton): FlashAttention-2 is "around
+  1.3-1.5× faster than FlashAttention in Triton in the forward pass and around 2× faster in the backward pass" (Dao
+  2023 §4.1), 0.547 of its rate over forward and backward (core/steptime.TRITON_OVER_FA2, derived, not fitted).
+  Two sources state the kernel: Megatron-DeepSpeed's long-sequence README (--use-flash-attn-triton, read as fa2
+  before) and llm-foundry's benchmark tables (submit_benchmarks.py's --attn_impl default 'triton' until 2024-03;
+  inferred for its A100 and H100 BF16 tables, stated in the FP8 table's note). Read so, llm-foundry's FP8 rows lose
+  their length trend (1B: 0.90, 1.15, 1.39 at 512, 8K, 32K → 0.84, 0.85, 0.86) and Megatron-DeepSpeed's tp-32 rows
+  from 16K to 128K read 0.89-1.00 (0.97-1.42); what is left is a level (llm-foundry 0.78-1.01 across its tables) and
+  the 256K row (1.38). In sample: megatron 9.5 % → 9.3 %, fsdp 8.8 % → 9.8 % (its A100 and H100 BF16 rows at 2K
+  move from 0.82-1.09 to 0.78-1.01); leave-one-source-out megatron 10.7 % (unchanged), fsdp 9.4 % → 9.8 %; low
+  precision within 15 % 168 → 171 of 246.
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
   (deepspeed), within 15 % in-sample 63 % → 74 % and 56 % → 72 %; the fitted 1.08 (fsdp) and 0.96 (deepspeed)

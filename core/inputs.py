@@ -282,8 +282,9 @@ INPUTS: tuple[Input, ...] = (
     Input("attention_kernel", "choice", "auto", "", "the attention kernel: native (the chip's best: cuDNN / "
           "FlashAttention-3 class on Hopper and Blackwell, Transformer Engine, Pallas splash on TPU; PyTorch SDPA since "
           "torch 2.11 on sm90/sm100), fa2 (FlashAttention-2 class: PyTorch SDPA's flash backend before 2.11, "
-          "flash-attn 2), auto (the framework's: megatron and maxtext native, fsdp and deepspeed fa2)", "framework",
-          choices=("auto", "native", "fa2")),
+          "flash-attn 2), triton (FlashAttention in Triton, the FlashAttention-1-era kernel: llm-foundry's attn_impl "
+          "triton, Megatron-DeepSpeed's --use-flash-attn-triton), auto (the framework's: megatron and maxtext native, "
+          "fsdp and deepspeed fa2)", "framework", choices=T.ATTENTION_KERNELS),
     # --- recipe (model state) ------------------------------------------------------------------------------------------
     Input("recipe", "choice", "zero-16", "", "named recipe: sets weight_dtype, grad_dtype, master_weights, "
           "grad_accum_fp32 and optimizer unless given (bytes per parameter: python -m core list); the default's "
@@ -893,7 +894,8 @@ RULES: tuple[Rule, ...] = (
          lambda g: np.asarray(_opt(g, "act_fp8_store", False), dtype=bool)
          & ((LP.effective(g("fp8_recipe"), g("compute_dtype")) == "none") | ~_is(g, "framework", "megatron"))),
     Rule("fp8_attention", "needs a low-precision recipe (fp8_recipe or compute_dtype fp8), flash attention with the "
-         "native kernel (cuDNN / Transformer Engine: FlashAttention-2, fsdp's and deepspeed's auto, has no fp8 path) "
+         "native kernel (cuDNN / Transformer Engine: FlashAttention-2, fsdp's and deepspeed's auto, and the Triton "
+         "kernel have no fp8 path) "
          "and an accelerator with an fp8 peak",
          lambda g: np.asarray(_opt(g, "fp8_attention", False), dtype=bool)
          & ((LP.effective(g("fp8_recipe"), g("compute_dtype")) == "none")
@@ -901,8 +903,8 @@ RULES: tuple[Rule, ...] = (
             | ~(np.asarray(_opt(g, "peak_fp8_flops_per_s", np.nan), dtype=np.float64) > 0))),
     Rule("offload", "the framework does not offload the optimizer to the host (maxtext)",
          lambda g: ~_is(g, "offload", "none") & ~(PF.number(g("framework"), "cpu_optimizer_params_per_s_per_node") > 0)),
-    Rule("attention_kernel", "must be auto, native or fa2",
-         lambda g: ~np.isin(g("attention_kernel"), ("auto", "native", "fa2"))),
+    Rule("attention_kernel", "must be one of " + ", ".join(T.ATTENTION_KERNELS),
+         lambda g: ~np.isin(g("attention_kernel"), T.ATTENTION_KERNELS)),
     Rule("interval_low", "must be 0 (the profile's) or ≤ 1 ≤ interval_high",
          lambda g: ((g("interval_low") > 0) | (g("interval_high") > 0))
          & ~((g("interval_low") > 0) & (g("interval_low") <= 1) & (g("interval_high") >= 1))),

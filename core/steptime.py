@@ -21,7 +21,8 @@ One micro-batch through one layer on one GPU, forward, split into components (co
   tiles of 128×256 in waves of one tile per SM; NVIDIA Matrix Multiplication Background User's Guide), and never
   faster than its bytes at HBM speed (roofline). Dense-first MoE models average their dense and MoE layers.
 - core: flash attention (Dao et al. 2022/2023): causal, half of the 4·b·(s/c)·s·width/t FLOPs, at peak ×
-  the profile's attention kernel efficiency (the family's best kernel, or FlashAttention-2's: data/efficiency.csv)
+  the profile's attention kernel efficiency (the family's best kernel, or FlashAttention-2's: data/efficiency.csv;
+  the older FlashAttention in Triton at TRITON_OVER_FA2 of FlashAttention-2's)
   × sustained (not for a family whose figure was measured inside a training step, attention_in_step: Hopper's and
   Blackwell's hold it already) × attention_length_factor (the tile pipeline's start-up and the causal mask's deficit
   at the length s/c), forward 1/3.5 of forward+backward (backward = 2.5 × forward); a sliding window's layers only
@@ -133,6 +134,13 @@ ATTN_REF_TOKENS = 2048.0  # the length the catalog's attention efficiencies and 
 # A chip whose native kernel differs says so in the catalog (data/accelerators.csv head_dim_64_factor: B100, B200,
 # GB200 0.66, FlashAttention-4's; Blackwell Ultra back at Hopper's 0.75, its exponential units doubled)
 HEAD_DIM_64_FACTOR = {"native": 0.75, "fa2": 0.88}
+
+# FlashAttention in Triton (the FlashAttention-1-era kernel, attention_kernel triton) against FlashAttention-2: "around
+# 1.3-1.5× faster than FlashAttention in Triton in the forward pass and around 2× faster in the backward pass" on A100
+# (Dao 2023, arXiv:2307.08691 §4.1). With the backward 2.5 × the forward's FLOPs (FLASH_BWD_OVER_FWD), forward and
+# backward take (1.4 + 2 × 2.5) / 3.5 = 1.83 × FlashAttention-2's time: 0.547 of its rate (derived; the A100 ratio is
+# assumed on other chips, with FlashAttention-2's head-dim-64 factor)
+TRITON_OVER_FA2 = (1.0 + FLASH_BWD_OVER_FWD) / (1.4 + 2.0 * FLASH_BWD_OVER_FWD)
 
 
 def head_dim_factor(hd, fa2, native_at64=np.nan):
@@ -253,7 +261,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # divided out here (the calibration's and the profile's scales stay)
     in_step = np.asarray(g("attention_in_step", False), dtype=bool)
     native_eff = _f(c["attention_efficiency"]) / np.where(in_step, _f(c["sustained_fraction"]), 1.0)
-    attn_eff = np.where(fa2, _f(g("fa2_attention_efficiency", 0.33)), native_eff)
+    attn_eff = np.where(fa2, _f(g("fa2_attention_efficiency", 0.33)), native_eff) \
+        * np.where(np.asarray(g("attention_kernel", "auto")) == "triton", TRITON_OVER_FA2, 1.0)
 
     mxu = _f(g("mxu_dim", np.nan))
 
