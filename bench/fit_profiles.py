@@ -620,6 +620,11 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   the 256K row (1.38). In sample: megatron 9.5 % → 9.3 %, fsdp 8.8 % → 9.8 % (its A100 and H100 BF16 rows at 2K
   move from 0.82-1.09 to 0.78-1.01); leave-one-source-out megatron 10.7 % (unchanged), fsdp 9.4 % → 9.8 %; low
   precision within 15 % 168 → 171 of 246.
+- FlexAttention is a kernel too (2026-12-05, attention_kernel flex): FlashAttention-2's rate × data/efficiency.csv
+  flex_over_fa2 (A100 forward 0.90, backward 0.85: 0.864; H100 ~1.25 and ~1.03: 1.085), and its block mask skips a
+  window's masked blocks with sinks or without. Four MoE-table rows state it (NeMo AutoModel's GPT-OSS 20B and
+  120B, torchtitan's DeepSeek-V3 on 512 H100): AutoModel's GPT-OSS rows move from 0.79 and 0.80 to 0.86 and 0.85,
+  torchtitan's from 0.94 and 1.22 to 0.95 and 1.23; no profile fit reads them.
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
   (deepspeed), within 15 % in-sample 63 % → 74 % and 56 % → 72 %; the fitted 1.08 (fsdp) and 0.96 (deepspeed)

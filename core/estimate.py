@@ -833,7 +833,7 @@ def gpu_columns(g: Accelerator, compute_dtype: str, price_per_gpu_hour: float | 
 # the accelerator's step-time constants, as `evaluate` columns (data/accelerators.csv, data/efficiency.csv)
 GPU_STEP_FIELDS = ("memory_bandwidth_bytes_per_s", "intra_node_bytes_per_s", "inter_node_bytes_per_s",
                    "host_link_bytes_per_s", "gpus_per_grace", "ici_axes", "ici_wrap", "family_index",
-                   "fa2_attention_efficiency",
+                   "fa2_attention_efficiency", "flex_over_fa2",
                    "gpus_per_node", "sm_count", "mxu_dim", "head_dim_64_factor", "matmul_efficiency", "attention_efficiency",
                    "attention_in_step", "causal_ratio",
                    "sustained_fraction",

@@ -282,7 +282,9 @@ INPUTS: tuple[Input, ...] = (
     Input("attention_kernel", "choice", "auto", "", "the attention kernel: native (the chip's best: cuDNN / "
           "FlashAttention-3 class on Hopper and Blackwell, Transformer Engine, Pallas splash on TPU; PyTorch SDPA since "
           "torch 2.11 on sm90/sm100), fa2 (FlashAttention-2 class: PyTorch SDPA's flash backend before 2.11, "
-          "flash-attn 2), triton (FlashAttention in Triton, the FlashAttention-1-era kernel: llm-foundry's attn_impl "
+          "flash-attn 2), flex (PyTorch FlexAttention: torchtitan's attn_type flex, NeMo AutoModel's attn flex; "
+          "it skips the blocks a window masks, sinks or not), triton (FlashAttention in Triton, the "
+          "FlashAttention-1-era kernel: llm-foundry's attn_impl "
           "triton, Megatron-DeepSpeed's --use-flash-attn-triton), auto (the framework's: megatron and maxtext native, "
           "fsdp and deepspeed fa2)", "framework", choices=T.ATTENTION_KERNELS),
     # --- recipe (model state) ------------------------------------------------------------------------------------------
@@ -894,8 +896,8 @@ RULES: tuple[Rule, ...] = (
          lambda g: np.asarray(_opt(g, "act_fp8_store", False), dtype=bool)
          & ((LP.effective(g("fp8_recipe"), g("compute_dtype")) == "none") | ~_is(g, "framework", "megatron"))),
     Rule("fp8_attention", "needs a low-precision recipe (fp8_recipe or compute_dtype fp8), flash attention with the "
-         "native kernel (cuDNN / Transformer Engine: FlashAttention-2, fsdp's and deepspeed's auto, and the Triton "
-         "kernel have no fp8 path) "
+         "native kernel (cuDNN / Transformer Engine: FlashAttention-2, fsdp's and deepspeed's auto, FlexAttention and "
+         "the Triton kernel have no fp8 path) "
          "and an accelerator with an fp8 peak",
          lambda g: np.asarray(_opt(g, "fp8_attention", False), dtype=bool)
          & ((LP.effective(g("fp8_recipe"), g("compute_dtype")) == "none")

@@ -174,10 +174,10 @@ def sequence_parallel_used(framework, tp, sequence_parallel) -> np.ndarray:
 
 def runs_fa2(framework, attention_kernel) -> np.ndarray:
     """True per row where the attention kernel is not the chip's native one: FlashAttention-2 class, asked for
-    (attention_kernel fa2) or the profile's own under auto (fsdp, deepspeed), or the older Triton kernel (triton,
-    rated against FlashAttention-2: core/steptime.TRITON_OVER_FA2)."""
+    (attention_kernel fa2) or the profile's own under auto (fsdp, deepspeed), or one rated against it (flex:
+    data/efficiency.csv flex_over_fa2; triton: core/steptime.TRITON_OVER_FA2)."""
     kernel = np.asarray(attention_kernel)
-    return np.isin(kernel, ("fa2", "triton")) | ((kernel == "auto") & (word(framework, "attention") == "fa2"))
+    return np.isin(kernel, ("fa2", "flex", "triton")) | ((kernel == "auto") & (word(framework, "attention") == "fa2"))
 
 
 def kernel_impl(framework, compile_) -> np.ndarray:

@@ -22,7 +22,7 @@ One micro-batch through one layer on one GPU, forward, split into components (co
   faster than its bytes at HBM speed (roofline). Dense-first MoE models average their dense and MoE layers.
 - core: flash attention (Dao et al. 2022/2023): causal, half of the 4·b·(s/c)·s·width/t FLOPs, at peak ×
   the profile's attention kernel efficiency (the family's best kernel, or FlashAttention-2's: data/efficiency.csv;
-  the older FlashAttention in Triton at TRITON_OVER_FA2 of FlashAttention-2's)
+  FlexAttention at the family's flex_over_fa2 of it, the older FlashAttention in Triton at TRITON_OVER_FA2)
   × sustained (not for a family whose figure was measured inside a training step, attention_in_step: Hopper's and
   Blackwell's hold it already) × attention_length_factor (the tile pipeline's start-up and the causal mask's deficit
   at the length s/c), forward 1/3.5 of forward+backward (backward = 2.5 × forward); a sliding window's layers only
@@ -261,8 +261,10 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # divided out here (the calibration's and the profile's scales stay)
     in_step = np.asarray(g("attention_in_step", False), dtype=bool)
     native_eff = _f(c["attention_efficiency"]) / np.where(in_step, _f(c["sustained_fraction"]), 1.0)
+    kernel = np.asarray(g("attention_kernel", "auto"))
     attn_eff = np.where(fa2, _f(g("fa2_attention_efficiency", 0.33)), native_eff) \
-        * np.where(np.asarray(g("attention_kernel", "auto")) == "triton", TRITON_OVER_FA2, 1.0)
+        * np.where(kernel == "triton", TRITON_OVER_FA2, 1.0) \
+        * np.where(kernel == "flex", _f(g("flex_over_fa2", 1.0)), 1.0)
 
     mxu = _f(g("mxu_dim", np.nan))
 
@@ -306,8 +308,9 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # implementation (openai/gpt-oss gpt_oss/torch/model.py `sdpa`: the sink as an extra logit column, the window as
     # a mask over all s×s scores) computes every block, and so do the GPU kernels of the profiles (decided); where
     # the profile says so (data/frameworks.csv sink_window_skip: MaxText's splash kernel on TPU) it skips them
+    # FlexAttention's block mask skips the window's masked blocks whatever the score_mod (the sinks) does
     skip = np.asarray(P.word(fw, "sink_window_skip"))
-    sink_skip = (skip == "yes") | ((skip == "tpu") & on_tpu)
+    sink_skip = (skip == "yes") | ((skip == "tpu") & on_tpu) | (kernel == "flex")
     windowed = (window > 0) & (window < s) & (~np.asarray(g("attention_sinks", False), dtype=bool) | sink_skip)
     n_global = np.where(every > 0, np.floor(L / np.maximum(every, 1.0)), 0.0)
     s_eff = np.where(windowed, local_keys(s, window, g("chunked_attention", False)), s) if np.any(windowed) else s

@@ -117,8 +117,9 @@ OVERHEADS = {o.name: o for o in (
 RECOMPUTE_MODES = ("none", "selective", "full")  # Korthikanti et al. 2022 §5 (selective), Chen et al. 2016 (full)
 PROFILES = ("fused", "eager")  # the kernels a step runs: the tensors kept (memory.layer_ledger), the bytes moved
 # the attention kernel a step runs (core/steptime.py): the profile's own (auto), the chip's best (native),
-# FlashAttention-2 class (fa2), or FlashAttention in Triton, the FlashAttention-1-era kernel (triton)
-ATTENTION_KERNELS = ("auto", "native", "fa2", "triton")
+# FlashAttention-2 class (fa2), PyTorch's FlexAttention (flex), or FlashAttention in Triton, the
+# FlashAttention-1-era kernel (triton)
+ATTENTION_KERNELS = ("auto", "native", "fa2", "flex", "triton")
 ATTENTION_FLOPS = ("none", "full", "causal")  # how attention FLOPs are counted (flops.attention_flops_per_token)
 # MLP: gelu = 2 matrices (GPT); swiglu = SiLU-gated, 3 matrices (Llama, Shazeer 2020); geglu = GeLU-gated, 3 matrices
 # (Gemma: gate_proj, up_proj, down_proj with gelu_pytorch_tanh). The gated kinds keep the same tensors. relu2 = squared

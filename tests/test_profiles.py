@@ -819,3 +819,30 @@ def test_triton_rows_of_one_table_lose_their_length_trend():
     for size in ("1b", "3b"):
         q = [V.step_ratio(r, V.predicted(r)) for r in rows if r.id.startswith(f"lf-h100-fp8-{size}-")]
         assert max(q) / min(q) < 1.06, (size, q)
+
+
+def test_flex_attention_rate_is_measured_against_flashattention_2():
+    """data/efficiency.csv flex_over_fa2: FlexAttention over forward + backward (the backward 2.5 × the forward's
+    FLOPs) against FlashAttention-2: A100 forward 0.90, backward 0.85 (PyTorch blog 'FlexAttention', 2024-08);
+    H100 ~1.25 and ~1.03 (GTC 2025 session 'FlexAttention: The Flexibility of PyTorch With the Performance of
+    FlashAttention')."""
+    from core.hardware import efficiency_table
+    fam = efficiency_table()
+    assert fam["ampere"]["flex_over_fa2"] == pytest.approx(3.5 / (1 / 0.90 + 2.5 / 0.85), abs=5e-4)
+    assert fam["hopper"]["flex_over_fa2"] == pytest.approx(3.5 / (1 / 1.25 + 2.5 / 1.03), abs=5e-4)
+
+
+def test_flex_attention_skips_a_window_even_with_sinks():
+    """GPT-OSS (sinks, a 128-token window on every other layer): the GPU kernels the profiles name compute every
+    block of a windowed layer when sinks are on; FlexAttention's block mask skips the masked blocks whatever its
+    score_mod does. At FlashAttention-2's rate (flex_over_fa2 forced to 1) flex is faster only on such a model."""
+    from core.estimate import evaluate
+
+    def compute(model, kernel, seq):
+        c = config_from_inputs(model=model, gpu="h100-sxm", framework="fsdp", n_gpus=8, seq_len=seq, micro_batch=1,
+                               global_batch=8, recompute="none", zero_stage=3, attention_kernel=kernel, ep=8
+                               if model.startswith("gpt-oss") else 1, mfu="auto").columns()
+        c.update(flex_over_fa2=1.0)
+        return float(evaluate(**c)["compute_s"])
+    assert compute("llama-3.1-8b", "flex", 8192) == pytest.approx(compute("llama-3.1-8b", "fa2", 8192), rel=1e-12)
+    assert compute("gpt-oss-20b", "flex", 8192) < 0.97 * compute("gpt-oss-20b", "fa2", 8192)

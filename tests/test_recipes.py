@@ -402,7 +402,9 @@ MOE_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_r
 MOE_NOT_FIT = {"deepseek-v3-pretrain-2048xh800",
                "mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
                "primus-proj-mi355x-mixtral-8x22b-bf16-8n"}
-MOE_WITHIN = {"dgxc2502-grok1-314b-h100-2048g-bf16",
+MOE_WITHIN = {"automodel-gptoss-120b-h100-64g",
+              "automodel-gptoss-20b-h100-8g",
+              "dgxc2502-grok1-314b-h100-2048g-bf16",
               "dgxc2502-grok1-314b-h100-2048g-fp8",
               "dgxc2502-grok1-314b-h100-512g-bf16",
               "dgxc2502-grok1-314b-h100-512g-fp8",
