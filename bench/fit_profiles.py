@@ -609,6 +609,18 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   the host (Ironwood's 405B recipe keeps k and v on the device beside an offloaded layer input and mlpwo: 28.0 ->
   51.2 GiB after a review found them counted on the host). Partial saves of q/k/v rerun the whole QKV projection
   (its query part dominates; not split), and a MoE checkpoint name saved without its dense twin is refused by name.
+- An eleventh batch, predicted before it joined (2026-12-05, with the code of b489c26): 30 FP8 and MXFP8 runs from
+  2 sources new to the data, found by a helper — NeMo 25.09's performance tables (Megatron-Bridge's
+  performance-summary.md at fa0315ae2: Llama 3 8B/70B, Llama 3.1 405B, DeepSeek-V3, Qwen3-30B-A3B and
+  Qwen3-235B-A22B on GB200, B200 and H100, their layouts from the perf configs of that commit and v0.1.0rc4) and
+  NeMo 25.07's GB200 table. As written: median |error| 8.0 %, 19 within 15 % (63 %), 27 inside their 80 % interval
+  (90 %), 1 predicted not to fit (Qwen3-235B MXFP8 on 64 B200 at pp 8, vp 2, no recompute: 192.9 GB of 191.5 without
+  the fragmentation; what Megatron frees early is not in the ledger). By kind: dense 0.89-1.04 on B200 and H100,
+  GB200's 405B Megatron-FSDP rows with 95 layers' activations offloaded 1.23-1.29; DeepSeek-V3 0.85-0.97;
+  Qwen3 on Blackwell 1.17-1.45 (on H100 0.98-1.01), the fine-grained MoE the GPT-OSS rows miss the same way.
+  Joined as written, in the recipe tables (no profile fit reads them). A second helper searched AMD's ROCm docs
+  and blogs, DeepSpeed's Domino, ArcticTraining, 360-LLaMA-Factory and cloud providers' FSDP posts and wrote no
+  row: none stated model, layout and a measured throughput together.
 - FlashAttention in Triton is a kernel of its own (2026-12-05, attention_kernel triton): FlashAttention-2 is "around
   1.3-1.5× faster than FlashAttention in Triton in the forward pass and around 2× faster in the backward pass" (Dao
   2023 §4.1), 0.547 of its rate over forward and backward (core/steptime.TRITON_OVER_FA2, derived, not fitted).
