@@ -609,6 +609,14 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   the host (Ironwood's 405B recipe keeps k and v on the device beside an offloaded layer input and mlpwo: 28.0 ->
   51.2 GiB after a review found them counted on the host). Partial saves of q/k/v rerun the whole QKV projection
   (its query part dominates; not split), and a MoE checkpoint name saved without its dense twin is refused by name.
+- nanotron's runs name their attention kernel (2026-12-05): the Ultra-Scale Playbook's 26 benchmark cells ran
+  nanotron, whose attention is flash-attn 2's varlen kernel (their notes said so), but were read with the megatron
+  profile's own kernel (FlashAttention-3 class on H100, 0.531 against FlashAttention-2's 0.33). Written as
+  attention_kernel fa2: their leave-one-source-out median 15.1 % → 11.8 %; refit GPU sustained fraction 0.76 → 0.77;
+  megatron 9.3 % → 8.4 % in sample and 10.7 % → 9.5 % leave-one-source-out (the issue's 10 % met for megatron);
+  fsdp (whose constants move with the GPU fraction: overlap cost 0.3, unit host 1.0 ms) 9.8 % → 9.6 %; deepspeed
+  16.1 % → 15.7 %. No other megatron-profile source on Hopper or Blackwell runs a FlashAttention-2-class kernel
+  (Transformer Engine's cuDNN attention: NeMo, Megatron-LM, Megatron-Bridge, MLPerf's NVIDIA code).
 - An eleventh batch, predicted before it joined (2026-12-05, with the code of b489c26): 30 FP8 and MXFP8 runs from
   2 sources new to the data, found by a helper — NeMo 25.09's performance tables (Megatron-Bridge's
   performance-summary.md at fa0315ae2: Llama 3 8B/70B, Llama 3.1 405B, DeepSeek-V3, Qwen3-30B-A3B and

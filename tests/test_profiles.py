@@ -28,55 +28,53 @@ RUNS = runs()
 # Published runs the model misses by more than 15 % with the constants of data/fitted.csv: measured step / predicted
 # step (> 1: slower than predicted). Why, as far as the sources say, is in bench/RESULTS.md ("Profiles").
 KNOWN_MISSES = {
-    "korthikanti-22b": 0.847, "korthikanti-1t": 0.83, "mlm-h100-weak-32b": 0.798,
-    "tt-h100-jun25-70b-bf16-asynctp": 1.212, "tt-h100-jun25-8b-bf16-vanilla": 1.322,
-    "tt-h100-jun25-8b-bf16-asynctp": 1.479, "ao-h100-sxm-8b-bf16": 1.163, "ao-mi300x-8b-bf16": 1.256,
-    "ao-b200-8b-bf16": 1.627, "fms-compile-7b-a100": 0.842, "fms-eager-70b-a100": 0.84, "ds-113": 1.179,
-    "ds-145": 0.68, "ds-146": 0.719, "ds-152": 1.318, "ds-155": 0.814, "ds-161": 0.838, "ds-163": 0.839,
-    "ds-165": 0.832, "ds-167": 0.843, "ds-170": 0.759, "ds-171": 0.726, "mt-v5e-32b-1x": 0.799,
+    "korthikanti-1t": 0.84, "mlm-h100-weak-32b": 0.804, "tt-h100-jun25-70b-bf16-asynctp": 1.189,
+    "tt-h100-jun25-8b-bf16-vanilla": 1.333, "tt-h100-jun25-8b-bf16-asynctp": 1.451, "ao-h100-sxm-8b-bf16": 1.179,
+    "ao-mi300x-8b-bf16": 1.271, "ao-b200-8b-bf16": 1.668, "fms-compile-7b-a100": 0.839, "fms-eager-70b-a100": 0.841,
+    "ds-113": 1.193, "ds-145": 0.683, "ds-146": 0.723, "ds-152": 1.322, "ds-155": 0.819, "ds-161": 0.841,
+    "ds-163": 0.842, "ds-165": 0.835, "ds-167": 0.845, "ds-170": 0.765, "ds-171": 0.73, "mt-v5e-32b-1x": 0.799,
     "mt-v5e-32b-2x": 0.814, "mt-v5e-32b-4x": 0.817, "mt-v5e-32b-8x": 0.82, "mt-v5e-32b-16x": 0.837,
     "mt-v5e-128b-1x": 0.811, "mt-v5e-128b-2x": 0.78, "mt-v5e-128b-4x": 0.777, "mt-v5e-128b-8x": 0.798,
     "mt-v5e-128b-16x": 0.826, "mt-v5p-cfg-512b-1x-v5p-1024": 0.8, "mt-v5p-cfg-512b-2x-v5p-1024": 0.821,
     "mt-v5p-cfg-1024b-1x-v5p-4096": 0.814, "mt-v5p-readme-512b-v5p-1024": 0.806,
     "mt-v5p-readme-1024b-v5p-2048": 0.807, "mt-v5p-readme-1024b-v5p-4096": 0.797, "tr-v6e-gpt3-175b-bf16": 1.214,
-    "tier-v5p-llama2-70b-512": 0.82, "pax-5b-a100-80gb-bf16": 1.238, "pax-126m-a100-80gb-tebf16": 0.807,
-    "pax-5b-h100-sxm-tebf16": 1.225, "kf-h200-7b-1g-tp1-fsdp1": 0.697, "kf-h200-7b-2g-tp1-fsdp2": 0.769,
-    "kf-h200-7b-4g-tp1-fsdp4": 0.764, "kf-h200-13b-8g-tp1-fsdp8": 0.837, "kf-h200-70b-32g-tp4-fsdp8": 0.844,
-    "alst-8b-1gpu-baseline": 2.006, "alst-8b-8gpu-baseline": 1.502, "alst-8b-8gpu-sp8-1.1m": 0.832,
-    "alst-8b-8gpu-sp8-2.4m-actoffload": 0.829, "alst-8b-8gpu-sp8-3.8m": 0.824, "alst-8b-32gpu-sp32-15.5m": 0.824,
-    "hf-ulysses-qwen3-4b-1gpu-8k": 1.761, "hf-ulysses-qwen3-4b-sp4-8k": 3.827, "hf-ulysses-qwen3-4b-sp4-32k": 1.736,
-    "hf-ulysses-qwen3-4b-sp4-64k": 0.668, "lsaie-gh200-z1-eager": 0.652, "lsaie-gh200-z2-eager": 0.655,
-    "lsaie-gh200-z1-torchcompile": 0.669, "lsaie-gh200-z2-torchcompile": 0.668, "lsaie-gh200-z3-zerooffload": 1.21,
+    "tier-v5p-llama2-70b-512": 0.82, "pax-5b-a100-80gb-bf16": 1.23, "pax-126m-a100-80gb-tebf16": 0.802,
+    "pax-5b-h100-sxm-tebf16": 1.216, "kf-h200-7b-1g-tp1-fsdp1": 0.717, "kf-h200-7b-2g-tp1-fsdp2": 0.785,
+    "kf-h200-7b-4g-tp1-fsdp4": 0.775, "kf-h200-13b-8g-tp1-fsdp8": 0.839, "kf-h200-70b-32g-tp4-fsdp8": 0.823,
+    "alst-8b-1gpu-baseline": 2.028, "alst-8b-8gpu-baseline": 1.518, "alst-8b-8gpu-sp8-1.1m": 0.843,
+    "alst-8b-8gpu-sp8-2.4m-actoffload": 0.839, "alst-8b-8gpu-sp8-3.8m": 0.835, "alst-8b-32gpu-sp32-15.5m": 0.835,
+    "hf-ulysses-qwen3-4b-1gpu-8k": 1.781, "hf-ulysses-qwen3-4b-sp4-8k": 3.857, "hf-ulysses-qwen3-4b-sp4-32k": 1.756,
+    "hf-ulysses-qwen3-4b-sp4-64k": 0.676, "lsaie-gh200-z1-eager": 0.656, "lsaie-gh200-z2-eager": 0.659,
+    "lsaie-gh200-z1-torchcompile": 0.673, "lsaie-gh200-z2-torchcompile": 0.671, "lsaie-gh200-z3-zerooffload": 1.215,
     "tr-v6e-llama3.1-8b-256-jan25": 0.818, "tr-v6e-mistral-7b-8": 0.848, "tr-v6e-gemma3-12b-4x256": 1.186,
-    "tr-v6e-llama3.1-405b-2x256-tp4": 1.284, "tr-v5p-llama3.1-405b-512": 0.776, "zfcb-qwen2.5-1.5b-zero2": 0.457,
-    "zfcb-qwen2.5-1.5b-zero2-offload-bind": 1.53, "zfcb-qwen2.5-3b-zero2-offload-bind": 1.707,
-    "zfcb-qwen2.5-3b-zero2-offload-nobind": 1.973, "amdpt252-mi325x-llama31-8b-bf16-s8k": 0.832,
-    "amdpt252-mi325x-llama31-70b-bf16-tt": 0.827, "dsx-bf16mw-6.9b-4xh100-baseline": 1.211,
-    "dsx-bf16mw-6.9b-4xh100-bf16full": 1.326, "fmsacc-mistral7b-foak-1g-b8": 0.844,
-    "nanotron-usp-1.34b-64n-dp128tp2pp2": 1.756, "nanotron-usp-3.57b-64n-dp128tp4pp1": 2.129,
-    "nanotron-usp-8.86b-64n-dp128tp4pp1": 1.676, "nanotron-usp-80b-64n-dp32tp16pp1": 1.863,
-    "nanotron-usp-1.34b-32n-dp64tp4pp1": 0.817, "nanotron-usp-80b-16n-dp1tp4pp32": 0.833,
-    "nanotron-usp-1.34b-8n-dp32tp1pp2": 0.849, "nanotron-usp-80b-8n-dp1tp4pp16": 1.33,
-    "nanotron-usp-1.34b-4n-dp16tp1pp2": 0.832, "nanotron-usp-80b-4n-dp1tp8pp4": 2.981,
-    "nanotron-usp-1.34b-2n-dp8tp1pp2": 0.834, "nanotron-usp-1.34b-1n-dp4tp1pp2": 0.798,
-    "marin-speedrun-adamw-llama-130m-v5p32": 1.199, "marin-speedrun-adamw-llama-300m-v5p32": 1.212,
-    "marin-speedrun-llama-1_4b-8xh200": 1.437, "marin-speedrun-llama-300m-v4-256": 1.333,
-    "marin-speedrun-llama-150m-v4-128": 1.169, "tt-q32b-h100-8g-lbs2-fullac-compile": 0.824,
-    "tt-q32b-h100-8g-lbs2-eager": 0.801, "tt-q32b-h100-32g-fsdp4tp8-lbs16": 1.251,
-    "tt-q32b-h100-32g-fsdp4tp8-lbs32": 1.265, "tt-q32b-h100-64g-fsdp8tp8-lbs32": 1.278,
-    "llama3-405b-128k-cp16-16384g": 1.39, "megascale-megatronlm-175b-256g": 0.824, "ttune-3b-a100-compile": 0.845,
-    "ttune-3b-a100-chunkce": 0.829, "ttune-3b-a100-ac": 0.826, "ttune-3b-a100-optbwd": 0.815,
-    "ttune-3b-a100-actoffload": 0.816, "axlearn-fuji7b-v1-h100-256": 1.229, "axlearn-fuji7b-v1-h100-512": 1.41,
-    "axlearn-fuji7b-v2-v5e-1024": 1.269, "axlearn-fuji70b-v2-h100-512": 1.396,
-    "mds-longseq-a100-40gb-30b-tp32-2k": 0.66, "mds-longseq-a100-40gb-30b-tp32-4k": 0.789,
-    "mds-longseq-a100-40gb-30b-tp32-8k": 0.841, "mds-longseq-a100-40gb-30b-tp32-256k": 1.383,
+    "tr-v6e-llama3.1-405b-2x256-tp4": 1.284, "tr-v5p-llama3.1-405b-512": 0.776, "zfcb-qwen2.5-1.5b-zero2": 0.459,
+    "zfcb-qwen2.5-1.5b-zero2-offload-bind": 1.533, "zfcb-qwen2.5-3b-zero2-offload-bind": 1.712,
+    "zfcb-qwen2.5-3b-zero2-offload-nobind": 1.979, "amdpt252-mi325x-llama31-8b-bf16-s8k": 0.842,
+    "amdpt252-mi325x-llama31-70b-bf16-tt": 0.837, "dsx-bf16mw-6.9b-4xh100-baseline": 1.214,
+    "dsx-bf16mw-6.9b-4xh100-bf16full": 1.328, "nanotron-usp-1.34b-64n-dp128tp2pp2": 1.701,
+    "nanotron-usp-3.57b-64n-dp128tp4pp1": 2.043, "nanotron-usp-8.86b-64n-dp128tp4pp1": 1.618,
+    "nanotron-usp-80b-64n-dp32tp16pp1": 1.833, "nanotron-usp-1.34b-32n-dp64tp4pp1": 0.79,
+    "nanotron-usp-80b-16n-dp1tp4pp32": 0.817, "nanotron-usp-1.34b-8n-dp32tp1pp2": 0.805,
+    "nanotron-usp-80b-8n-dp1tp4pp16": 1.299, "nanotron-usp-1.34b-4n-dp16tp1pp2": 0.785,
+    "nanotron-usp-80b-4n-dp1tp8pp4": 2.906, "nanotron-usp-1.34b-2n-dp8tp1pp2": 0.784,
+    "nanotron-usp-1.34b-1n-dp4tp1pp2": 0.748, "marin-speedrun-adamw-llama-130m-v5p32": 1.199,
+    "marin-speedrun-adamw-llama-300m-v5p32": 1.212, "marin-speedrun-llama-1_4b-8xh200": 1.426,
+    "marin-speedrun-llama-300m-v4-256": 1.333, "marin-speedrun-llama-150m-v4-128": 1.169,
+    "tt-q32b-h100-8g-lbs2-fullac-compile": 0.83, "tt-q32b-h100-8g-lbs2-eager": 0.808,
+    "tt-q32b-h100-32g-fsdp4tp8-lbs16": 1.259, "tt-q32b-h100-32g-fsdp4tp8-lbs32": 1.276,
+    "tt-q32b-h100-64g-fsdp8tp8-lbs32": 1.289, "llama3-405b-128k-cp16-16384g": 1.398,
+    "megascale-megatronlm-175b-256g": 0.833, "ttune-3b-a100-chunkce": 0.84, "ttune-3b-a100-ac": 0.837,
+    "ttune-3b-a100-optbwd": 0.825, "ttune-3b-a100-actoffload": 0.826, "axlearn-fuji7b-v1-h100-256": 1.222,
+    "axlearn-fuji7b-v1-h100-512": 1.403, "axlearn-fuji7b-v2-v5e-1024": 1.269, "axlearn-fuji70b-v2-h100-512": 1.388,
+    "mds-longseq-a100-40gb-30b-tp32-2k": 0.664, "mds-longseq-a100-40gb-30b-tp32-4k": 0.794,
+    "mds-longseq-a100-40gb-30b-tp32-8k": 0.847, "mds-longseq-a100-40gb-30b-tp32-256k": 1.399,
     "easylm-openllama-7b-v4-512": 1.226, "axlearn-gala1b-v5e-256": 1.698, "tr-tpu7x-llama3.1-70b-8k-bf16-64": 0.849,
     "tr-tpu7x-llama3.1-70b-128k-bf16-256": 0.649, "tr-tpu7x-llama3.1-405b-8k-bf16-256": 0.84,
-    "tr-tpu7x-gemma4-31b-8k-bf16-64-jun26": 1.164, "automodel-llama3-8b-lora-h100-1g": 0.806,
-    "automodel-qwen25-7b-lora-h100-1g": 0.798, "lf-a100-7b-s8192-g8-mb8": 0.782, "lf-a100-30b-s2048-g8-mb3": 0.798,
-    "dsx-autotune-gpt2-16xv100-z1": 0.598, "dsx-autotune-gpt2-medium-16xv100-z1": 0.745, "mtnlg-530b-420n": 1.163,
-    "gptneox-20b-96g": 1.189, "megatron2019-1p2b-1g": 1.19, "megatron2019-8p3b-8g": 1.216,
-    "megatron2019-1p2b-64g": 1.202
+    "tr-tpu7x-gemma4-31b-8k-bf16-64-jun26": 1.164, "automodel-llama3-8b-lora-h100-1g": 0.833,
+    "automodel-qwen25-7b-lora-h100-1g": 0.825, "lf-a100-7b-s8192-g8-mb8": 0.792, "lf-a100-30b-s2048-g8-mb3": 0.802,
+    "dsx-autotune-gpt2-16xv100-z1": 0.601, "dsx-autotune-gpt2-medium-16xv100-z1": 0.749, "mtnlg-530b-420n": 1.178,
+    "gptneox-20b-96g": 1.204, "megatron2019-1p2b-1g": 1.205, "megatron2019-8p3b-8g": 1.229,
+    "megatron2019-1p2b-64g": 1.217
 }
 
 
@@ -150,8 +148,9 @@ def test_fitted_constants_are_what_the_script_fits(refit):
 # the TPU sustained fraction refit 0.88 -> 0.82), 12.3 % with the TPUs' measured GEMM rates; deepspeed: 14.6 %, its
 # sources disagree (bench/RESULTS.md); megatron: 7.5 % until the tenth batch joined (2026-12-05), 10.7 % since: its
 # papers of 2019-2022 (Megatron-LM 2019 on V100, MT-NLG 530B, GPT-NeoX-20B) run 15-25 % slower than the model
-# predicts, Nemotron-4 15B 8-18 % faster, and the one GPU sustained fraction fitted to every era moved 0.80 -> 0.76
-@pytest.mark.parametrize("fw", [fw if fw == "fsdp" else pytest.param(
+# predicts, Nemotron-4 15B 8-18 % faster, and the one GPU sustained fraction fitted to every era moved 0.80 -> 0.76;
+# 9.5 % since nanotron's 26 runs name the flash-attn 2 kernel they ran (2026-12-05)
+@pytest.mark.parametrize("fw", [fw if fw in ("fsdp", "megatron") else pytest.param(
     fw, marks=pytest.mark.xfail(strict=True, reason="leave-one-source-out median above 10 % (bench/RESULTS.md)"))
     for fw in PF.FRAMEWORKS])
 def test_leave_one_source_out_median_within_10_percent(refit, fw):
@@ -252,7 +251,10 @@ CAL_MISSES = {"DeepCompile blog", "DeepSpeed Azure blog", "JAX-Toolbox", "ALST p
               "torchtitan Qwen3-32B PR #1690 2025-09", "Llama 3 Herd paper", "AXLearn fuji.py step-time comments",
               "Marin speedrun results", "tpu-recipes Ironwood", "DGXC Benchmarking NeMo v25.05",
               "NeMo AutoModel performance summary", "torchtitan async-TP 2025-06",
-              "DeepSpeedExamples autotuning HF README"}
+              "DeepSpeedExamples autotuning HF README", "llm-foundry benchmarks README A100 80GB table"}
+# (2026-12-05, the Triton attention kernel: llm-foundry's A100 table, run in May 2023 with submit_benchmarks.py's
+# default attn_impl triton, reads 0.87-0.92 at 2K and 0.78 for its one 8K row (full recompute) at the Triton rate,
+# where its H100 FP8 table lost its length trend with it: calibrating on its first rows misses the 8K row)
 # (2026-12-05, ninth batch: NeMo AutoModel's table mixes single-GPU Hugging Face LoRA rows, 0.84 of the prediction,
 # with compiled 70B LoRA rows on 8-16 GPUs at 0.96-1.07: calibrating on the first rows misses the others by 15.6 %;
 # the refit with its rows (fsdp overlap cost 0.3 -> 0.4, host time per unit 3.6 -> 2.4 ms) moves torchtitan's
@@ -806,6 +808,10 @@ def test_triton_attention_runs_at_its_measured_share_of_flashattention_2():
     with pytest.raises(ValueError, match="fp8_attention"):
         config_from_inputs(model="llama-3.1-8b", gpu="h100-sxm", attention_kernel="triton", fp8_recipe="current",
                            fp8_attention=True)
+    for kernel in ("fa2", "flex", "triton"):  # GPU kernels: refused by name on a TPU
+        with pytest.raises(ValueError, match="attention_kernel: fa2, flex and triton are GPU kernels"):
+            config_from_inputs(model="llama-3.1-8b", gpu="tpu-v5p", framework="maxtext", zero_stage=3,
+                               attention_kernel=kernel)
 
 
 def test_triton_rows_of_one_table_lose_their_length_trend():
