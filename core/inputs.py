@@ -907,8 +907,10 @@ RULES: tuple[Rule, ...] = (
          lambda g: ~_is(g, "offload", "none") & ~(PF.number(g("framework"), "cpu_optimizer_params_per_s_per_node") > 0)),
     Rule("attention_kernel", "must be one of " + ", ".join(T.ATTENTION_KERNELS),
          lambda g: ~np.isin(g("attention_kernel"), T.ATTENTION_KERNELS)),
-    Rule("attention_kernel", "fa2, flex and triton are GPU kernels: on a TPU the attention runs XLA's own (auto or "
-         "native)", lambda g: np.isin(g("attention_kernel"), ("fa2", "flex", "triton")) & _on_tpu(g)),
+    Rule("attention_kernel", ", ".join(T.GPU_ATTENTION_KERNELS) + " are GPU kernels: on a TPU the attention runs "
+         "XLA's own (auto or native)", lambda g: np.isin(g("attention_kernel"), T.GPU_ATTENTION_KERNELS) & _on_tpu(g)),
+    Rule("attention_kernel", "flex and triton are flash kernels: they need flash_attention",
+         lambda g: np.isin(g("attention_kernel"), ("flex", "triton")) & ~np.asarray(g("flash_attention"), dtype=bool)),
     Rule("interval_low", "must be 0 (the profile's) or ≤ 1 ≤ interval_high",
          lambda g: ((g("interval_low") > 0) | (g("interval_high") > 0))
          & ~((g("interval_low") > 0) & (g("interval_low") <= 1) & (g("interval_high") >= 1))),

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .tables import PROFILES  # the kernels a step runs: fused | eager (the `profile` input's choices)
+from .tables import GPU_ATTENTION_KERNELS, PROFILES  # PROFILES: the kernels a step runs (the `profile` input)
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 ELEMENTWISE_OPS = ("rmsnorm", "layernorm", "swiglu", "gelu", "rope", "residual", "loss")
@@ -177,7 +177,7 @@ def runs_fa2(framework, attention_kernel) -> np.ndarray:
     (attention_kernel fa2) or the profile's own under auto (fsdp, deepspeed), or one rated against it (flex:
     data/efficiency.csv flex_over_fa2; triton: core/steptime.TRITON_OVER_FA2)."""
     kernel = np.asarray(attention_kernel)
-    return np.isin(kernel, ("fa2", "flex", "triton")) | ((kernel == "auto") & (word(framework, "attention") == "fa2"))
+    return np.isin(kernel, GPU_ATTENTION_KERNELS) | ((kernel == "auto") & (word(framework, "attention") == "fa2"))
 
 
 def kernel_impl(framework, compile_) -> np.ndarray:

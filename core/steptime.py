@@ -262,8 +262,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     in_step = np.asarray(g("attention_in_step", False), dtype=bool)
     native_eff = _f(c["attention_efficiency"]) / np.where(in_step, _f(c["sustained_fraction"]), 1.0)
     kernel = np.asarray(g("attention_kernel", "auto"))
-    attn_eff = np.where(fa2, _f(g("fa2_attention_efficiency", 0.33)), native_eff) \
-        * np.where(kernel == "triton", TRITON_OVER_FA2, 1.0) \
+    class_eff = np.where(fa2, _f(g("fa2_attention_efficiency", 0.33)), native_eff)  # the Mamba-2 SSD kernels' rate too
+    attn_eff = class_eff * np.where(kernel == "triton", TRITON_OVER_FA2, 1.0) \
         * np.where(kernel == "flex", _f(g("flex_over_fa2", 1.0)), 1.0)
 
     mxu = _f(g("mxu_dim", np.nan))
@@ -311,7 +311,9 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # FlexAttention's block mask skips the window's masked blocks whatever the score_mod (the sinks) does
     skip = np.asarray(P.word(fw, "sink_window_skip"))
     sink_skip = (skip == "yes") | ((skip == "tpu") & on_tpu) | (kernel == "flex")
-    windowed = (window > 0) & (window < s) & (~np.asarray(g("attention_sinks", False), dtype=bool) | sink_skip)
+    # FlashAttention in Triton has no sliding window (causal masks only): it computes a window's layers in full
+    windowed = (window > 0) & (window < s) & (~np.asarray(g("attention_sinks", False), dtype=bool) | sink_skip) \
+        & (kernel != "triton")
     n_global = np.where(every > 0, np.floor(L / np.maximum(every, 1.0)), 0.0)
     s_eff = np.where(windowed, local_keys(s, window, g("chunked_attention", False)), s) if np.any(windowed) else s
     # the kernel's efficiency follows the keys a query block iterates: s/c for global layers, the window (or chunk)
@@ -355,7 +357,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         ssd_flops = T * (2.0 * dm["Q"] * (dm["G"] * dm["N"] + dm["d_inner"]) + 4.0 * dm["N"] * dm["d_inner"]) / t
         ssd_bytes = T * (2.0 * 2.0 * (dm["in_width"] + dm["d_inner"]) + 4.0 * 2.0 * dm["d_inner"] * dm["N"]
                          / dm["Q"]) / t
-        ssm_core = np.where(has_ssm, np.maximum(ssd_flops / (peak * attn_eff), ssd_bytes / hbm), 0.0)
+        ssm_core = np.where(has_ssm, np.maximum(ssd_flops / (peak * class_eff), ssd_bytes / hbm), 0.0)
         ssm_elem = np.where(has_ssm, T * (dm["conv_width"] * 2.0 * 2.0 + dm["d_inner"] * 3.0 * 2.0) / t / hbm, 0.0)
         ssm_in = np.where(has_ssm, lin(T, dm["in_width"] / t, h), 0.0)
         ssm_out = np.where(has_ssm, lin(T, h, dm["d_inner"] / t), 0.0)

@@ -120,6 +120,7 @@ PROFILES = ("fused", "eager")  # the kernels a step runs: the tensors kept (memo
 # FlashAttention-2 class (fa2), PyTorch's FlexAttention (flex), or FlashAttention in Triton, the
 # FlashAttention-1-era kernel (triton)
 ATTENTION_KERNELS = ("auto", "native", "fa2", "flex", "triton")
+GPU_ATTENTION_KERNELS = ("fa2", "flex", "triton")  # rated against FlashAttention-2; no TPU runs them
 ATTENTION_FLOPS = ("none", "full", "causal")  # how attention FLOPs are counted (flops.attention_flops_per_token)
 # MLP: gelu = 2 matrices (GPT); swiglu = SiLU-gated, 3 matrices (Llama, Shazeer 2020); geglu = GeLU-gated, 3 matrices
 # (Gemma: gate_proj, up_proj, down_proj with gelu_pytorch_tanh). The gated kinds keep the same tensors. relu2 = squared
