@@ -60,6 +60,7 @@ class Accelerator:
     attention_efficiency: float = 0.55
     # measured inside a training step (data/efficiency.csv): the sustained fraction is already in it (core/steptime.py)
     attention_in_step: bool = False
+    native_fa2: bool = False  # the family's own attention kernel is FlashAttention-2 class (data/efficiency.csv)
     fa2_attention_efficiency: float = 0.33  # FlashAttention-2-class kernels (PyTorch SDPA, flash-attn 2)
     flex_over_fa2: float = 1.0  # FlexAttention's rate ÷ FlashAttention-2's (data/efficiency.csv)
     causal_ratio: float = 0.83  # at 2,048 tokens (core/steptime.attention_length_factor)
@@ -169,6 +170,7 @@ def efficiency_table() -> dict[str, dict]:
             out[row["family"]] = {
                 "attention_efficiency": float(row["attention_efficiency"]),
                 "attention_in_step": _flag(row["attention_in_step"], "attention_in_step", row["family"]),
+                "native_fa2": _flag(row["native_fa2"], "native_fa2", row["family"]),
                 "fa2_attention_efficiency": float(row["fa2_attention_efficiency"]),
                 "flex_over_fa2": float(row["flex_over_fa2"]),
                 "causal_ratio": float(row["causal_ratio"]),

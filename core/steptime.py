@@ -326,7 +326,10 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # has no fp8 path): the core at the fp8 peak, at LP.FP8_ATTENTION_OVER_BF16 of bf16 attention's efficiency
     fp8_attn = np.asarray(g("fp8_attention", False), dtype=bool) & lowp
     attn_peak = np.where(fp8_attn, _f(g("peak_fp8_flops_per_s", np.nan)) * sus * LP.FP8_ATTENTION_OVER_BF16, peak)
-    width_rate = head_width_factor(hd, vd, fa2, g("head_dim_64_factor", np.nan), mxu)
+    # a family whose own kernel is FlashAttention-2 class (data/efficiency.csv native_fa2: A100, Ada, ROCm) keeps
+    # FlashAttention-2's head-dim-64 factor under native too
+    width_rate = head_width_factor(hd, vd, fa2 | np.asarray(g("native_fa2", False), dtype=bool),
+                                   g("head_dim_64_factor", np.nan), mxu)
     flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (attn_peak * attn_eff * width_rate)) * window_factor
     scores = b * (a / t) * (s / cp) * s
     heads = b * a / t

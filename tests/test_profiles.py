@@ -888,3 +888,14 @@ def test_triton_attention_computes_a_window_in_full():
                                                      sliding_window=0, global_every=0), rel=1e-12)
     assert _gptoss_compute(attention_kernel="fa2", attention_sinks=False) < _gptoss_compute(
         attention_kernel="fa2", attention_sinks=False, sliding_window=0, global_every=0)
+
+
+def test_a_family_whose_own_kernel_is_flashattention_2_runs_native_as_fa2():
+    """data/efficiency.csv native_fa2: on A100 (and the ROCm families) the chip's own kernel is FlashAttention-2
+    class, so native and fa2 are one kernel at every head width (GPT-OSS's 64 included); on H100 the native kernel
+    is FlashAttention-3 class and differs."""
+    def step(gpu, kernel):
+        return _gptoss_compute(gpu=gpu, attention_kernel=kernel)
+    for gpu in ("a100-80gb", "mi300x"):
+        assert step(gpu, "native") == pytest.approx(step(gpu, "fa2"), rel=1e-12), gpu
+    assert step("h100-sxm", "native") != pytest.approx(step("h100-sxm", "fa2"), rel=1e-3)
