@@ -195,7 +195,6 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     t, p, cp, ep, v = (np.maximum(_f(c[x]), 1.0) for x in ("tp", "pp", "cp", "ep", "virtual_stages"))
     E, topk = _f(c["n_experts"]), _f(c["top_k"])
     fw = np.asarray(g("framework", "megatron"))
-    compiled = np.asarray(g("compile", False), dtype=bool)
     hd, vd = head_dims(h, a, g("head_dim", 0), g("v_head_dim", 0))
     mla = np.asarray(g("attention", "standard")) == "mla"
     qr, kvr, dr = (_f(g(k, 0)) for k in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim"))
@@ -252,9 +251,9 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     rotary = np.asarray(c["position"]) == "rotary"
     moe = E > 1
     T = b * s / cp
-    # the kernels the step runs (the `profile` input, the framework's own unless given: core/profiles.kernel_impl): the
-    # bytes each elementwise op moves (data/kernels.csv) and, below, the kernels a layer launches
-    impl = np.asarray(g("profile", None)) if c.get("profile") is not None else P.kernel_impl(fw, compiled)
+    # the kernels the step runs (the `profile` input; estimate.derived_columns fills in the framework's own,
+    # core/profiles.kernel_impl): the bytes each elementwise op moves (data/kernels.csv), the kernels a layer launches
+    impl = np.asarray(c["profile"])
     fa2 = P.runs_fa2(fw, g("attention_kernel", "auto"))
     # a family's attention efficiency measured inside a training step (data/efficiency.csv attention_in_step) holds
     # the clocks and gaps under load already: the sustained fraction `sus` multiplies the rate below, so it is

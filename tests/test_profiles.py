@@ -788,24 +788,28 @@ def test_names_policies_never_keep_non_flash_attention_probabilities():
     assert float(ctx["recompute_s"]) > float(flash["recompute_s"])
 
 
+def _llama_compute(gpu, kernel, **over):
+    """compute_s of Llama-3.1-8B (no window) at 16K on 8 GPUs under fsdp with an attention kernel; `over` replaces
+    evaluate's columns (an attention efficiency made free isolates the core)."""
+    from core.estimate import evaluate
+    c = config_from_inputs(model="llama-3.1-8b", gpu=gpu, framework="fsdp", n_gpus=8, seq_len=16384, micro_batch=1,
+                           global_batch=8, recompute="none", zero_stage=3, attention_kernel=kernel,
+                           mfu="auto").columns()
+    c.update(over)
+    return float(evaluate(**c)["compute_s"])
+
+
 def test_triton_attention_runs_at_its_measured_share_of_flashattention_2():
     """attention_kernel triton (FlashAttention in Triton: llm-foundry's attn_impl triton, Megatron-DeepSpeed's
     --use-flash-attn-triton): FlashAttention-2 is "around 1.3-1.5× faster ... in the forward pass and around 2×
     faster in the backward pass" (Dao 2023, arXiv:2307.08691 §4.1); with the backward 2.5 × the forward's FLOPs the
     mid-point gives (1 + 2.5) / (1.4 + 2 × 2.5) = 0.547 of FlashAttention-2's rate. Only the attention core slows."""
-    from core.estimate import evaluate
     from core.steptime import TRITON_OVER_FA2
     assert TRITON_OVER_FA2 == pytest.approx(3.5 / 6.4, rel=1e-12)
-
-    def compute(kernel, **over):
-        c = config_from_inputs(model="llama-3.1-8b", gpu="a100-80gb", framework="fsdp", n_gpus=8, seq_len=16384,
-                               micro_batch=1, global_batch=8, recompute="none", zero_stage=3, attention_kernel=kernel,
-                               mfu="auto").columns()
-        c.update(over)
-        return float(evaluate(**c)["compute_s"])
-    free = compute("fa2", fa2_attention_efficiency=1e12)
-    assert compute("triton", fa2_attention_efficiency=1e12) == pytest.approx(free, rel=1e-9)
-    assert (compute("triton") - free) / (compute("fa2") - free) == pytest.approx(1 / TRITON_OVER_FA2, rel=1e-9)
+    free = _llama_compute("a100-80gb", "fa2", fa2_attention_efficiency=1e12)
+    assert _llama_compute("a100-80gb", "triton", fa2_attention_efficiency=1e12) == pytest.approx(free, rel=1e-9)
+    ratio = (_llama_compute("a100-80gb", "triton") - free) / (_llama_compute("a100-80gb", "fa2") - free)
+    assert ratio == pytest.approx(1 / TRITON_OVER_FA2, rel=1e-9)
     with pytest.raises(ValueError, match="fp8_attention"):
         config_from_inputs(model="llama-3.1-8b", gpu="h100-sxm", attention_kernel="triton", fp8_recipe="current",
                            fp8_attention=True)
@@ -855,18 +859,10 @@ def test_flex_attention_runs_at_its_rate_against_flashattention_2():
     """Only the attention core changes with the kernel: with attention free as the baseline, the core's time under
     flex is FlashAttention-2's ÷ data/efficiency.csv flex_over_fa2, on Hopper and on Ampere (a model without
     windows, so the block mask skips nothing)."""
-    from core.estimate import evaluate
     from core.hardware import get_accelerator
-
-    def compute(gpu, kernel, **over):
-        c = config_from_inputs(model="llama-3.1-8b", gpu=gpu, framework="fsdp", n_gpus=8, seq_len=16384,
-                               micro_batch=1, global_batch=8, recompute="none", zero_stage=3, attention_kernel=kernel,
-                               mfu="auto").columns()
-        c.update(over)
-        return float(evaluate(**c)["compute_s"])
     for gpu in ("h100-sxm", "a100-80gb"):
-        free = compute(gpu, "fa2", fa2_attention_efficiency=1e12)
-        ratio = (compute(gpu, "flex") - free) / (compute(gpu, "fa2") - free)
+        free = _llama_compute(gpu, "fa2", fa2_attention_efficiency=1e12)
+        ratio = (_llama_compute(gpu, "flex") - free) / (_llama_compute(gpu, "fa2") - free)
         assert ratio == pytest.approx(1 / get_accelerator(gpu).flex_over_fa2, rel=1e-9), gpu
 
 
