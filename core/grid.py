@@ -178,6 +178,11 @@ def box(base: dict, axes: Sequence[Axis], sl: Sequence[slice] | None = None) -> 
     return cols, tuple(shape), parts, first_bad
 
 
+def held(v: np.ndarray) -> np.ndarray:
+    """The values a broadcast view holds: its first index along every axis of stride 0 (a view, no copy)."""
+    return v[tuple(slice(0, 1) if st == 0 else slice(None) for st in v.strides)]
+
+
 def flat(v, shape) -> np.ndarray:
     """A broadcastable column as a flat array of the box's rows."""
     v = np.asarray(v)

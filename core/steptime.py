@@ -286,10 +286,13 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # balanced share, and every rank waits for it at the combine
     load = moe_load_factor(g("moe_capacity_factor", 0.0), g("moe_load_imbalance", 1.0), g("moe_pad_to_capacity", False))
     tok_e = ep * T_moe * topk * etp * load / np.where(moe, E, 1.0)
-    shared_in = np.where(n_shared > 0, lin(T, gated * n_shared * fs / t, h), 0.0)
-    shared_out = np.where(n_shared > 0, lin(T, h, n_shared * fs / t), 0.0)
-    moe_in = lin(tok_e, gated * fe / etp, h, E / ep) + gemm(T_moe, E, h) + shared_in
-    moe_out = lin(tok_e, h, fe / etp, E / ep) + shared_out
+    if np.any(moe):
+        shared_in = np.where(n_shared > 0, lin(T, gated * n_shared * fs / t, h), 0.0)
+        shared_out = np.where(n_shared > 0, lin(T, h, n_shared * fs / t), 0.0)
+        moe_in = lin(tok_e, gated * fe / etp, h, E / ep) + gemm(T_moe, E, h) + shared_in
+        moe_out = lin(tok_e, h, fe / etp, E / ep) + shared_out
+    else:  # a chunk without MoE rows skips the experts' GEMMs (a dense layer never reads them: n_moe = 0)
+        moe_in = moe_out = 0.0
     mixed = (moe & (n_dense > 0) & (n_moe > 0)) | has_ssm  # layers differ: the components are the layers' average
     moe_share = np.where(moe, np.where(mixed, n_moe / L, 1.0), 0.0)
 
@@ -297,10 +300,13 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         return np.where(mixed, (n_dense * dense_v + n_moe * moe_v) / L, np.where(moe, moe_v, dense_v))
 
     std_qkv = lin(T, (a * hd + kh * hd + kh * vd) / t, h)
-    q_up = np.where(qr > 0, lin(T, a * hd / t, qr), lin(T, a * hd / t, h))
-    kv_up = lin(T, a * (hd - dr + vd) / t, kvr)
-    mla_qkv = np.where(qr > 0, lin(T, qr, h), 0.0) + q_up + lin(T, kvr + dr, h) + kv_up
-    mla_up = np.where(qr > 0, q_up, 0.0) + kv_up  # Megatron's mla_up_proj: the up-projections
+    if np.any(mla):
+        q_up = np.where(qr > 0, lin(T, a * hd / t, qr), lin(T, a * hd / t, h))
+        kv_up = lin(T, a * (hd - dr + vd) / t, kvr)
+        mla_qkv = np.where(qr > 0, lin(T, qr, h), 0.0) + q_up + lin(T, kvr + dr, h) + kv_up
+        mla_up = np.where(qr > 0, q_up, 0.0) + kv_up  # Megatron's mla_up_proj: the up-projections
+    else:  # a chunk without MLA rows skips its projections (read only where mla)
+        mla_qkv = mla_up = 0.0
     width = a * (hd + vd) / 2.0
     core_flops = 4.0 * b * (s / cp) * s * width / t
     # a window saves work only where the kernel skips the masked blocks; with attention sinks the reference
@@ -332,12 +338,15 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (attn_peak * attn_eff * width_rate)) * window_factor
     scores = b * (a / t) * (s / cp) * s
     heads = b * a / t
-    qk = gemm(s / cp, s, hd, heads)
-    bmm = qk + gemm(s / cp, vd, s, heads)
-    softmax_fwd = scores * (4.0 + 5.0 * drop) / hbm
-    math_fwd = bmm + softmax_fwd
-    probs_fwd = qk + softmax_fwd  # QKᵀ and the softmax (and dropout): the probabilities alone
-    math_bwd = 2.0 * bmm + scores * (6.0 + 5.0 * drop) / hbm
+    if not np.all(flash):
+        qk = gemm(s / cp, s, hd, heads)
+        bmm = qk + gemm(s / cp, vd, s, heads)
+        softmax_fwd = scores * (4.0 + 5.0 * drop) / hbm
+        math_fwd = bmm + softmax_fwd
+        probs_fwd = qk + softmax_fwd  # QKᵀ and the softmax (and dropout): the probabilities alone
+        math_bwd = 2.0 * bmm + scores * (6.0 + 5.0 * drop) / hbm
+    else:  # a chunk of flash attention only skips the unfused path (read only where not flash)
+        math_fwd = probs_fwd = math_bwd = 0.0
 
     outside = np.where(sp, 1.0 / t, 1.0)
     npl = _f(g("norms_per_layer", 2))

@@ -316,8 +316,8 @@ class Sweep:
             else:
                 raw = np.asarray(out[name], dtype=np.float64)
                 # null: invalid, or NaN; a maximum that is a number proves the column has no NaN (one reduction,
-                # no mask)
-                nan = raw.size > 0 and np.isnan(np.maximum.reduce(raw, axis=None))
+                # no mask, over the values a broadcast column holds, not their copies)
+                nan = raw.size > 0 and np.isnan(np.maximum.reduce(G.held(raw), axis=None))
                 v = np.ascontiguousarray(G.flat(raw, shape))
                 arrays.append(A.arr(v, pa.float64(), ~np.isnan(v) & valid) if nan else A.arr(v, pa.float64(), bits=bits))
         self.rows += rows
