@@ -645,6 +645,14 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   window's masked blocks with sinks or without. Four MoE-table rows state it (NeMo AutoModel's GPT-OSS 20B and
   120B, torchtitan's DeepSeek-V3 on 512 H100): AutoModel's GPT-OSS rows move from 0.79 and 0.80 to 0.86 and 0.85,
   torchtitan's from 0.94 and 1.22 to 0.95 and 1.23; no profile fit reads them.
+- AMD's attention is measured, not assumed (2026-12-06): AITER's assembly v3 kernels (ROCm/aiter op_tests/cpp/mha
+  README: bf16, head dim 128, GQA 64/8, 8K, non-causal, 16-bit dQ accumulation, what MLPerf v5.1 AMD and Primus set)
+  give MI300X 0.387 (assumed 0.36 before) and MI355X 0.450 of the bf16 peak at the 2,048-token reference; MI355X is
+  its own family (cdna4). MI355X's matmul efficiency is the MAMF table's 68.0 % of the measured part's peak (2300,
+  MI350X's clock) instead of 1565 ÷ 2500 = 0.626. No fit reads these rows; MLPerf v5.1's MI355X rows (8B fp8 and
+  70B LoRA, four submitters) move from 0.78-0.85 to 0.86-0.90, the MI300X LoRA rows from 0.94-0.98 to 0.96-1.02;
+  MI325X (same silicon as MI300X at 1000 W, no attention figure) stays 0.84-1.00. Low precision within 15 %:
+  184 → 192 of 262; fsdp in-sample median 8.6 % → 8.4 %, leave-one-source-out unchanged.
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
   (deepspeed), within 15 % in-sample 63 % → 74 % and 56 % → 72 %; the fitted 1.08 (fsdp) and 0.96 (deepspeed)

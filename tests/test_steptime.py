@@ -426,3 +426,27 @@ def test_unmeasured_tpus_take_the_measured_tpus_mean_matmul_efficiency():
     mean = (cat["tpu-v6e"].matmul_efficiency + cat["tpu7x"].matmul_efficiency) / 2
     for name in ("tpu-v5e", "tpu-v5p", "tpu-v4", "tpu-v3"):
         assert cat[name].matmul_efficiency == pytest.approx(mean, abs=5e-4), name
+
+
+@pytest.mark.parametrize("gpu, fwd, bwd", [("mi300x", 577.45, 537.04), ("mi355x", 1322.77, 1182.59)])
+def test_amd_attention_is_aiters_measured_v3_kernel(gpu, fwd, bwd):
+    """ROCm/aiter@e4048607a535 op_tests/cpp/mha/README.md: the assembly v3 kernels, bf16, head dim 128, GQA 64/8,
+    batch 8, 8,192 tokens, non-causal, 16-bit dQ accumulation (what MLPerf v5.1 AMD's configs and Primus's images set).
+    Over forward + backward (the backward 2.5 × the forward's FLOPs), of the bf16 peak, quoted at 2,048 tokens like
+    every family (÷ the kernel's start-up gain from 2,048 to 8,192 tokens; non-causal, so no causal deficit)."""
+    from core.hardware import catalog
+    from core.steptime import attention_length_factor
+    g = catalog()[gpu]
+    rate = 3.5 / (1 / fwd + 2.5 / bwd) * 1e12 / g.peak_bf16_flops_per_s
+    gain = float(attention_length_factor(8192, 1.0) / attention_length_factor(2048, 1.0))
+    assert g.attention_efficiency == pytest.approx(rate / gain, abs=5e-4)
+    assert not g.attention_in_step  # a kernel benchmark: the fitted sustained fraction applies to it
+
+
+def test_mi355x_matmul_efficiency_is_the_mamf_tables_fraction():
+    """ml-engineering's MAMF table (stas00/ml-engineering@744d01e compute/accelerator/README.md): MI355X 1565.0 of a
+    theoretical 2300 (MI350X's clock), efficiency 68.0 %: the fraction carries to MI355X's 2500, not 1565 ÷ 2500."""
+    from core.hardware import catalog
+    g = catalog()["mi355x"]
+    assert g.matmul_efficiency == pytest.approx(1565.0 / 2300, abs=5e-4)
+    assert g.peak_bf16_flops_per_s == pytest.approx(2500e12)
