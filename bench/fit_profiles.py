@@ -651,8 +651,10 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   its own family (cdna4). MI355X's matmul efficiency is the MAMF table's 68.0 % of the measured part's peak (2300,
   MI350X's clock) instead of 1565 ÷ 2500 = 0.626. No fit reads these rows; MLPerf v5.1's MI355X rows (8B fp8 and
   70B LoRA, four submitters) move from 0.78-0.85 to 0.86-0.90, the MI300X LoRA rows from 0.94-0.98 to 0.96-1.02;
-  MI325X (same silicon as MI300X at 1000 W, no attention figure) stays 0.84-1.00. Low precision within 15 %:
-  184 → 192 of 262; fsdp in-sample median 8.6 % → 8.4 %, leave-one-source-out unchanged.
+  MI325X (same silicon as MI300X at 1000 W, no attention figure of its own) takes MI300X's rate × its GEMMs' gain
+  over MI300X's (784.9 / 668.4: 0.455, a chip's own data/accelerators.csv attention_efficiency): its MLPerf and Primus
+  rows move from 0.87-0.91 to 0.91-0.96 (torchtitan's, on the fa2 kernel, stay 0.84-1.00). Low precision within
+  15 %: 184 → 192 of 262; fsdp in-sample median 8.6 % → 8.4 %, leave-one-source-out unchanged.
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
   (deepspeed), within 15 % in-sample 63 % → 74 % and 56 % → 72 %; the fitted 1.08 (fsdp) and 0.96 (deepspeed)

@@ -220,7 +220,10 @@ def catalog() -> dict[str, Accelerator]:
                 mxu_dim=_f(row, "mxu_dim"),
                 head_dim_64_factor=_f(row, "head_dim_64_factor"),
                 matmul_efficiency=_f(row, "matmul_efficiency"),
-                **{k: v for k, v in fam[row["family"]].items() if k != "source"},
+                # the family's fractions; a chip's own attention figure, where it has one, over its family's
+                **{**{k: v for k, v in fam[row["family"]].items() if k != "source"},
+                   **({"attention_efficiency": float(row["attention_efficiency"])}
+                      if row["attention_efficiency"].strip() else {})},
                 price_date=row["price_date"],
                 price_source=row["price_source"],
                 source=row["source"],

@@ -450,3 +450,15 @@ def test_mi355x_matmul_efficiency_is_the_mamf_tables_fraction():
     g = catalog()["mi355x"]
     assert g.matmul_efficiency == pytest.approx(1565.0 / 2300, abs=5e-4)
     assert g.peak_bf16_flops_per_s == pytest.approx(2500e12)
+
+
+def test_mi325x_attention_follows_its_gemms_over_mi300xs():
+    """No MI325X attention figure is published: MI300X's measured rate (the same silicon at 750 W) × MI325X's matmul
+    efficiency over MI300X's (ml-engineering MAMF 784.9 and 668.4 of 1300), a chip's own figure over its family's."""
+    from core.hardware import catalog, efficiency_table
+    cat = catalog()
+    assert cat["mi300x"].attention_efficiency == efficiency_table()["cdna3"]["attention_efficiency"]
+    ratio = cat["mi325x"].matmul_efficiency / cat["mi300x"].matmul_efficiency
+    assert ratio == pytest.approx(784.9 / 668.4, abs=2e-3)
+    assert cat["mi325x"].attention_efficiency == pytest.approx(cat["mi300x"].attention_efficiency * ratio, abs=5e-4)
+    assert cat["mi325x"].fa2_attention_efficiency == cat["mi300x"].fa2_attention_efficiency  # its own figure only
