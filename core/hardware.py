@@ -172,6 +172,7 @@ def efficiency_table() -> dict[str, dict]:
                 "attention_in_step": _flag(row["attention_in_step"], "attention_in_step", row["family"]),
                 "native_fa2": _flag(row["native_fa2"], "native_fa2", row["family"]),
                 "fa2_attention_efficiency": float(row["fa2_attention_efficiency"]),
+                "attention_measured_on": row["attention_measured_on"].strip(),
                 "flex_over_fa2": float(row["flex_over_fa2"]),
                 "causal_ratio": float(row["causal_ratio"]),
                 "sustained_fraction": sustained_fraction(row["family"])[0],  # fitted: data/fitted.csv
@@ -220,16 +221,29 @@ def catalog() -> dict[str, Accelerator]:
                 mxu_dim=_f(row, "mxu_dim"),
                 head_dim_64_factor=_f(row, "head_dim_64_factor"),
                 matmul_efficiency=_f(row, "matmul_efficiency"),
-                # the family's fractions; a chip's own attention figure, where it has one, over its family's
-                **{**{k: v for k, v in fam[row["family"]].items() if k != "source"},
-                   **({"attention_efficiency": float(row["attention_efficiency"])}
-                      if row["attention_efficiency"].strip() else {})},
+                **{k: v for k, v in fam[row["family"]].items() if k not in ("source", "attention_measured_on")},
                 price_date=row["price_date"],
                 price_source=row["price_source"],
                 source=row["source"],
                 note=row["note"],
             )
-    return _unmeasured_take_family_mean(out)
+    return _attention_at_each_chips_gemm_rate(_unmeasured_take_family_mean(out))
+
+
+def _attention_at_each_chips_gemm_rate(cat: dict[str, Accelerator]) -> dict[str, Accelerator]:
+    """A family's attention figures (native and FlashAttention-2) were measured on one chip (data/efficiency.csv
+    attention_measured_on); another chip of the family runs the same kernels at its own GEMMs' rate relative to that
+    chip's: × its matmul efficiency ÷ the measured chip's (the fraction of its peak its clocks and power sustain:
+    GB200's 1822 of 2500 TFLOP/s against B200's 1745 of 2250, MI325X at 1000 W against MI300X at 750 W; assumed).
+    A family whose figure is an assumption (blank) keeps it on every chip."""
+    fams = efficiency_table()
+    for name, g in cat.items():
+        ref = fams[g.family]["attention_measured_on"] if g.family in fams else ""
+        if ref and ref != name:
+            k = g.matmul_efficiency / cat[ref].matmul_efficiency
+            cat[name] = replace(g, attention_efficiency=g.attention_efficiency * k,
+                                fa2_attention_efficiency=g.fa2_attention_efficiency * k)
+    return cat
 
 
 def _unmeasured_take_family_mean(cat: dict[str, Accelerator]) -> dict[str, Accelerator]:
