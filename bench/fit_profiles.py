@@ -655,7 +655,8 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   over MI300X's (784.9 / 668.4: 0.455): a family's attention figures were measured on one chip (data/efficiency.csv
   attention_measured_on) and its other chips run them at their GEMMs' rate relative to it (GB200 0.410 against
   B200's 0.436, B300/GB300 0.442, A100 PCIe 0.560). MI325X's MLPerf and Primus rows move from 0.87-0.91 to 0.91-0.96,
-  its torchtitan rows from 0.84-1.00 to 0.86-1.02; GB200's rows 0.5-1.5 % slower (most read above 1). Low precision within
+  its torchtitan rows from 0.84-1.00 to 0.86-1.02; GB200's rows 0.5-1.5 % slower (most read above 1). GH200 takes
+  its own MAMF row (828.6 of 989 = 0.838; it had H100's 0.803): the ETH DeepSpeed rows move by under 1 %. Low precision within
   15 %: 184 → 192 of 262; fsdp in-sample median 8.6 % → 8.4 %, leave-one-source-out unchanged.
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
