@@ -179,8 +179,9 @@ def box(base: dict, axes: Sequence[Axis], sl: Sequence[slice] | None = None) -> 
 
 
 def held(v: np.ndarray) -> np.ndarray:
-    """The values a broadcast view holds: its first index along every axis of stride 0 (a view, no copy)."""
-    return v[tuple(slice(0, 1) if st == 0 else slice(None) for st in v.strides)]
+    """The values a broadcast view holds: its first index along every axis of stride 0 (a view, no copy; a 0-d
+    array as it is)."""
+    return v[tuple(slice(0, 1) if st == 0 else slice(None) for st in v.strides)] if v.ndim else v
 
 
 def flat(v, shape) -> np.ndarray:

@@ -173,6 +173,7 @@ def efficiency_table() -> dict[str, dict]:
                 "native_fa2": _flag(row["native_fa2"], "native_fa2", row["family"]),
                 "fa2_attention_efficiency": float(row["fa2_attention_efficiency"]),
                 "attention_measured_on": row["attention_measured_on"].strip(),
+                "attention_carries_to": tuple(row["attention_carries_to"].split()),
                 "flex_over_fa2": float(row["flex_over_fa2"]),
                 "causal_ratio": float(row["causal_ratio"]),
                 "sustained_fraction": sustained_fraction(row["family"])[0],  # fitted: data/fitted.csv
@@ -221,7 +222,8 @@ def catalog() -> dict[str, Accelerator]:
                 mxu_dim=_f(row, "mxu_dim"),
                 head_dim_64_factor=_f(row, "head_dim_64_factor"),
                 matmul_efficiency=_f(row, "matmul_efficiency"),
-                **{k: v for k, v in fam[row["family"]].items() if k not in ("source", "attention_measured_on")},
+                **{k: v for k, v in fam[row["family"]].items()
+                   if k not in ("source", "attention_measured_on", "attention_carries_to")},
                 price_date=row["price_date"],
                 price_source=row["price_source"],
                 source=row["source"],
@@ -230,16 +232,25 @@ def catalog() -> dict[str, Accelerator]:
     return _attention_at_each_chips_gemm_rate(_unmeasured_take_family_mean(out))
 
 
-def _attention_at_each_chips_gemm_rate(cat: dict[str, Accelerator]) -> dict[str, Accelerator]:
+def _attention_at_each_chips_gemm_rate(cat: dict[str, Accelerator], fams: dict | None = None
+                                       ) -> dict[str, Accelerator]:
     """A family's attention figures (native and FlashAttention-2) were measured on one chip (data/efficiency.csv
-    attention_measured_on); another chip of the family runs the same kernels at its own GEMMs' rate relative to that
-    chip's: × its matmul efficiency ÷ the measured chip's (the fraction of its peak its clocks and power sustain:
-    GB200's 1822 of 2500 TFLOP/s against B200's 1745 of 2250, MI325X at 1000 W against MI300X at 750 W; assumed).
-    A family whose figure is an assumption (blank) keeps it on every chip."""
-    fams = efficiency_table()
-    for name, g in cat.items():
-        ref = fams[g.family]["attention_measured_on"] if g.family in fams else ""
-        if ref and ref != name:
+    attention_measured_on; Hopper's FlashAttention-2 figure on H100 SXM, whose matmul efficiency is H200's, and
+    Blackwell's an assumption taken as measured on B200); the chips of the same silicon at other clocks or power
+    (attention_carries_to) run the same kernels at their own GEMMs' rate relative to that chip's: × their matmul
+    efficiency ÷ the measured chip's (GB200's 1822 of 2500 TFLOP/s against B200's 1745 of 2250, MI325X at 1000 W
+    against MI300X at 750 W; assumed). The family's other chips keep the figures as they are."""
+    fams = efficiency_table() if fams is None else fams
+    for family, f in fams.items():
+        ref, carries = f["attention_measured_on"], f["attention_carries_to"]
+        for name in ((ref,) if ref else ()) + carries:
+            if name not in cat or cat[name].family != family:
+                raise ValueError(f"data/efficiency.csv {family} attention_measured_on / attention_carries_to: "
+                                 f"{name!r} is not a catalog chip of family {family!r}")
+        if carries and not ref:
+            raise ValueError(f"data/efficiency.csv {family} attention_carries_to: needs attention_measured_on")
+        for name in carries:
+            g = cat[name]
             k = g.matmul_efficiency / cat[ref].matmul_efficiency
             cat[name] = replace(g, attention_efficiency=g.attention_efficiency * k,
                                 fa2_attention_efficiency=g.fa2_attention_efficiency * k)

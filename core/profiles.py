@@ -116,9 +116,13 @@ def fitted_rows() -> dict:
 
 def sustained_fraction(family: str) -> tuple:
     """(value, source) of the fitted sustained fraction for a chip family: TPUs have their own (fixed clocks, one
-    XLA program), every GPU family shares one (data/fitted.csv; 0.84 before any fit)."""
+    XLA program), a GPU family fitted on its own runs (bench/fit_profiles.FAMILY_FITS: Ampere) its own, every other
+    GPU family shares one (data/fitted.csv; 0.84 before any fit)."""
+    rows = fitted_rows()
+    if (family, "sustained_fraction") in rows:
+        return rows[(family, "sustained_fraction")]
     scope = "tpu" if family == "tpu" else "gpu"
-    return fitted_rows().get((scope, "sustained_fraction"), (0.84, "not fitted (default)"))
+    return rows.get((scope, "sustained_fraction"), (0.84, "not fitted (default)"))
 
 
 @lru_cache(maxsize=1)

@@ -412,3 +412,17 @@ def test_largest_of_four_is_argmax_first_of_equal_maxima():
         want = np.argmax(np.stack(np.broadcast_arrays(*a)), axis=0)
         got = _largest_of_four(*a)
         assert got.dtype == np.int16 and np.array_equal(got, want)
+
+
+def test_the_nan_check_reads_a_broadcast_columns_held_values():
+    """core/grid.held: a stride-0 axis repeats one stored value, so the maximum over the held values is NaN exactly
+    when the broadcast column holds a NaN; a 0-d array stays as it is."""
+    import numpy as np
+    from core import grid as G
+    base = np.array([[1.0], [np.nan], [3.0]])
+    v = np.broadcast_to(base, (3, 5))
+    assert G.held(v).shape == (3, 1) and np.shares_memory(G.held(v), base)
+    assert np.isnan(np.maximum.reduce(G.held(v), axis=None)) and np.isnan(np.maximum.reduce(v, axis=None))
+    ok = np.broadcast_to(np.arange(4.0), (6, 4))
+    assert G.held(ok).shape == (1, 4) and np.maximum.reduce(G.held(ok), axis=None) == 3.0
+    assert G.held(np.array(2.0)).shape == () and G.held(np.arange(3.0)).shape == (3,)
