@@ -285,8 +285,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # routing imbalance (core.model.moe_load_factor): the busiest expert's rank computes and receives `load` × the
     # balanced share, and every rank waits for it at the combine
     load = moe_load_factor(g("moe_capacity_factor", 0.0), g("moe_load_imbalance", 1.0), g("moe_pad_to_capacity", False))
-    tok_e = ep * T_moe * topk * etp * load / np.where(moe, E, 1.0)
     if np.any(moe):
+        tok_e = ep * T_moe * topk * etp * load / np.where(moe, E, 1.0)
         shared_in = np.where(n_shared > 0, lin(T, gated * n_shared * fs / t, h), 0.0)
         shared_out = np.where(n_shared > 0, lin(T, h, n_shared * fs / t), 0.0)
         moe_in = lin(tok_e, gated * fe / etp, h, E / ep) + gemm(T_moe, E, h) + shared_in
@@ -336,9 +336,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     width_rate = head_width_factor(hd, vd, fa2 | np.asarray(g("native_fa2", False), dtype=bool),
                                    g("head_dim_64_factor", np.nan), mxu)
     flash_fb = (0.5 * core_flops * (1 + FLASH_BWD_OVER_FWD) / (attn_peak * attn_eff * width_rate)) * window_factor
-    scores = b * (a / t) * (s / cp) * s
-    heads = b * a / t
     if not np.all(flash):
+        scores, heads = b * (a / t) * (s / cp) * s, b * a / t
         qk = gemm(s / cp, s, hd, heads)
         bmm = qk + gemm(s / cp, vd, s, heads)
         softmax_fwd = scores * (4.0 + 5.0 * drop) / hbm
