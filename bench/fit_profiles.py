@@ -741,6 +741,14 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   (the physical bound: hidden communication cannot cost the kernels beside it more than its own time): deepspeed's
   leave-one-source-out fits without a DeepCompile source had reached 1.7-1.9; its median 17.6 % → 16.5 %, the
   DeepCompile benchmarks README's 27.2 % → 10.2 %; no other profile's fit reached the bound.
+- Twelfth batch (2026-12-06, predicted with 2311c70 before joining, data/prospective.csv): 33 Megatron-LM 1F1B
+  baseline runs of the Zero Bubble Pipeline Parallelism paper (Qi et al. 2024, arXiv 2401.10241, Tables 4, 6, 7 and
+  12; 1.5B-28.3B GPT on 8-32 A100 80GB, pipeline only, fp16, no flash attention, sequence 1,024; vocabulary and
+  precision from the repository's pretrain script, inferred). As written: median |error| 6.9 %, 27 within 15 % (82 %),
+  all 33 inside their 80 % interval, all predicted to fit; the session's starting code (b960b74, before Ampere's own
+  fraction) gives 11.4 % and 24 within 15 % on the same rows. Left: the runs with fewer micro-batches than stages
+  (Table 12) are 12-21 % faster than predicted (0.79-0.88), the others 0.90-1.00. Refit: GPU 0.75, Ampere 0.81,
+  megatron's step host 68 ms (100); leave-one-source-out megatron 7.4 % (19 sources), fsdp 8.3 %, deepspeed 16.8 %.
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
   (deepspeed), within 15 % in-sample 63 % → 74 % and 56 % → 72 %; the fitted 1.08 (fsdp) and 0.96 (deepspeed)
