@@ -106,7 +106,8 @@ def profiles() -> dict[str, Profile]:
 @lru_cache(maxsize=1)
 def fitted_rows() -> dict:
     """(scope, key) → (value, source) from data/fitted.csv (written by bench/fit_profiles.py). The scope is a
-    framework, or 'gpu' / 'tpu' for the sustained fraction of every GPU / TPU family."""
+    framework, 'gpu' / 'tpu' for the sustained fraction of every GPU / TPU family, or a chip family fitted on its own
+    (bench/fit_profiles.FAMILY_FITS: 'ampere')."""
     path = DATA_DIR / "fitted.csv"
     if not path.exists():
         return {}

@@ -225,7 +225,9 @@ def test_nested_ratios_leave_out_both_sources():
     run's own source h (bench/fit_profiles._nested_loso): on the fsdp table, g's own runs have none, and h's runs are
     what a fit on the other sources alone predicts."""
     rows = [r for r in RUNS if r.framework == "fsdp"]
-    t = FIT.Table(rows, [PF.fitted_rows()[("gpu", "sustained_fraction")][0]])
+    fitted = PF.fitted_rows()  # the values the script's own tables use: the GPU fraction and Ampere's own
+    t = FIT.Table(rows, [fitted[("gpu", "sustained_fraction")][0]],
+                  fam_values=[fitted[("ampere", "sustained_fraction")][0]])
     keys = list(t.A)
     inner = FIT._nested_loso(t, FIT.FIT_SCOPES["fsdp"], keys)
     g, h = sorted(set(t.groups))[:2]
@@ -828,7 +830,8 @@ def test_triton_rows_of_one_table_lose_their_length_trend():
     length (published tokens/s, data/published_runs_lowp.csv; 2026-12-06: 1.02 and 1.07 against 1.50 and 1.42)."""
     import dataclasses
     from core import validation as V
-    rows = [r for r in V.read(V.DATA.parent / "published_runs_lowp.csv") if r.id.startswith("lf-h100-fp8-")]
+    rows = sorted((r for r in V.read(V.DATA.parent / "published_runs_lowp.csv") if r.id.startswith("lf-h100-fp8-")),
+                  key=lambda r: -r.inputs["seq_len"])
     assert len(rows) == 7 and all(r.inputs["attention_kernel"] == "triton" for r in rows)
     for size in ("1b", "3b"):
         of = [r for r in rows if r.id.startswith(f"lf-h100-fp8-{size}-")]
