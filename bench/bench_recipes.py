@@ -57,9 +57,9 @@ def main(write: bool) -> str:
           "changed more than the precision; torchao's MI300X tensor-wise pair (1.15) is predicted 1.30 since the "
           "fsdp profile keeps the GPU family's sustained fraction: its predicted bf16 step is more compute-bound "
           "(GEMMs 62 % of it, 55 % with the fitted 1.08 scale of 71a0fd7; 2026-12-02), so fp8 speeds more of it; "
-          "torchao's B100 tensor-wise and MXFP8 pairs (1.25, 1.20) are predicted 10.2 % high since the refit of "
-          "2026-12-05 that moved the fsdp host time per sharded unit from 1.6 to 1.0 ms (the less fixed time, the "
-          "more of the step fp8 speeds; 9.7 and 9.8 % high before).", "",
+          "torchao's B100 tensor-wise and MXFP8 pairs (1.25, 1.20) are predicted 11.3 and 11.1 % high since the refits "
+          "of 2026-12-05 and -06 that moved the fsdp host time per sharded unit from 1.6 to 0.7 ms (the less fixed "
+          "time, the more of the step fp8 speeds; 9.7 and 9.8 % high before).", "",
           "Published MoE runs (Megatron-Core, BF16 but for the 26.08 MXFP8 rows, and since 2026-12-05 MaxText's on TPUs; "
           "data/published_runs_moe.csv), "
           "measured / predicted step:", ""]

@@ -92,10 +92,6 @@ if os.environ.get("FIT_SCOPES"):  # experiments: FIT_SCOPES='fsdp=overlap_cost,s
 EPS_HOST = 1e-3
 
 
-def _is_tpu(run) -> bool:
-    return catalog()[run.gpu].family == "tpu"
-
-
 def _kind(run) -> str:
     """Which sustained fraction a run takes: the TPU family's, a FAMILY_FITS family's own, or the GPU one."""
     fam = catalog()[run.gpu].family

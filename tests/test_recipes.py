@@ -262,7 +262,8 @@ FP8_PAIRS = [  # (bf16 run, recipe, published speed-up, source of the fp8 figure
 # refit (the fsdp host time per unit 8.5 → 5.6 ms) torchao's MI300X and B100 rowwise pairs too (1.21 and 1.16 predicted
 # against 1.10 and 1.04: the less host time, the more of the step fp8 speeds); and since the refit of 2026-12-05 that
 # nanotron's named kernel moved (GPU sustained 0.76 → 0.77, the fsdp host time per unit 1.6 → 1.0 ms) torchao's B100
-# tensor-wise and MXFP8 pairs (1.38 and 1.32 predicted against 1.25 and 1.20: 10.2 % high, 9.7 and 9.8 % before)
+# tensor-wise and MXFP8 pairs (1.38 and 1.32 predicted against 1.25 and 1.20: 10.2 % high, 9.7 and 9.8 % before;
+# 1.40 and 1.33, 11.3 and 11.1 % high, after the 2026-12-06 refits: the fsdp host time per unit 0.7 ms)
 FP8_MISSES = {("tt-h100-405b-aug24-bf16", "current"), ("ao-mi300x-8b-bf16", "current"),
               ("ao-mi300x-8b-bf16", "rowwise"), ("ao-b200-8b-bf16", "rowwise"), ("ao-b200-8b-bf16", "current"),
               ("ao-b200-8b-bf16", "mxfp8"),
