@@ -21,6 +21,7 @@ from . import profiles as PF
 from . import recompute as RC
 from . import schedule as SC
 from . import steptime as ST
+from . import vec as VE
 from .hardware import Accelerator, catalog, family_names, get_accelerator, peak_field, peak_or_nan, tier_price  # noqa: F401  (peak_or_nan: re-export)
 from .inputs import (BY_NAME, CONFIG_FIELDS, expert_tp, GPU_FIELDS, MAX_INT, MEASURED_ABOVE_PEAK, PRESET_INPUTS, REASONS,  # noqa: F401
                      NO_GOODPUT, TIME_OVERFLOW, lora_width,
@@ -89,7 +90,7 @@ def training_split(c: dict, split: dict) -> dict:
     with double quantization); the rest of the frozen model stays in the weight dtype. In raw-N mode the stand-in
     shape's adapter and linear counts scale to n_params."""
     arch = MD.arch_columns(c)
-    lora = np.isin(np.asarray(c["training"]), ("lora", "qlora"))
+    lora = VE.isin(np.asarray(c["training"]), ("lora", "qlora"))
     scale = np.asarray(c["n_params"], dtype=np.float64) / split["shape_params"]
     if np.any(lora):
         adapters = np.where(lora, MD.lora_params(c["lora_rank"], c["lora_targets"], **arch) * scale, 0.0)
@@ -108,7 +109,7 @@ def training_split(c: dict, split: dict) -> dict:
     quantized = quantized & lora
     linear = MD.block_linear_params(**arch) * scale if np.any(quantized) else 0.0
     frozen_frac = np.where(lora, 1.0, np.asarray(c["frozen_frac"], dtype=np.float64))
-    float_bytes = M.dtype_bytes_array(np.where(np.isin(base, M.STATE_DTYPES), base, "bf16"))
+    float_bytes = M.dtype_bytes_array(np.where(VE.isin(base, M.STATE_DTYPES), base, "bf16"))
     share = split["block_share"]
     out = {"adapters": adapters, "adapters_active": adapters_active, "quantized_bytes": qbytes,
            "frozen_bytes": np.where(lora & ~quantized, float_bytes, M.dtype_bytes_array(c["weight_dtype"])),
@@ -182,7 +183,7 @@ def _matmul_weights(c: dict) -> dict:
     h, a, kh, f = f64(c["d_model"]), f64(c["n_heads"]), f64(c["n_kv_heads"]), f64(c["d_ff"])
     hd, vd = MD.head_dims(h, a, c["head_dim"], c["v_head_dim"])
     fe, fs = MD.moe_widths(f, c["moe_d_ff"], c["shared_d_ff"])
-    gated = np.where(np.isin(np.asarray(c["mlp"]), GATED_MLPS), 2.0, 1.0)
+    gated = np.where(VE.isin(np.asarray(c["mlp"]), GATED_MLPS), 2.0, 1.0)
     moe = f64(c["n_experts"]) > 1
     width = np.where(moe, f64(c["top_k"]) * fe + f64(c["n_shared_experts"]) * fs, f)
     return {"qkv": h * (a * hd + kh * hd + kh * vd), "k_proj": h * kh * hd, "out": a * vd * h,

@@ -26,6 +26,7 @@ from . import lowp as LP
 from . import profiles as PF
 from . import recompute as RC
 from . import tables as T
+from . import vec as VE
 from .model import ARCH_FIELDS, ARCH_RULES
 
 MAX_INT = 2**31 - 1  # bound on integer inputs: beyond it numpy's int32 columns overflow
@@ -735,23 +736,23 @@ RULES: tuple[Rule, ...] = (
     Rule("seq_len", "must be ≥ 1", lambda g: g("seq_len") < 1),
     Rule("micro_batch", "must be ≥ 1", lambda g: g("micro_batch") < 1),
     Rule("mfu", "must be in (0, 1] or auto", lambda g: ~((g("mfu") > 0) & (g("mfu") <= 1)) & ~g("mfu_auto")),
-    Rule("zero_stage", "must be 0, 1, 2 or 3", lambda g: ~np.isin(g("zero_stage"), (0, 1, 2, 3))),
+    Rule("zero_stage", "must be 0, 1, 2 or 3", lambda g: ~VE.isin(g("zero_stage"), (0, 1, 2, 3))),
     Rule("master_weights", "the weights are already fp32; an fp32 master copy would duplicate them (fp32 parameters "
          "trained in bf16, as MaxText's float32 weights: weight_dtype bf16 with the master, which zero_convention "
          "fsdp or xla counts as the fp32 parameter itself)",
          lambda g: (g("weight_dtype") == "fp32") & g("master_weights").astype(bool)),
     Rule("compute_dtype", "this accelerator has no peak for that dtype", lambda g: ~(g("peak_flops_per_s") > 0)),
-    Rule("recompute", "must be none, selective or full", lambda g: ~np.isin(g("recompute"), T.RECOMPUTE_MODES)),
-    Rule("optimizer", "unknown optimizer", lambda g: ~np.isin(g("optimizer"), T.OPTIMIZERS)),
+    Rule("recompute", "must be none, selective or full", lambda g: ~VE.isin(g("recompute"), T.RECOMPUTE_MODES)),
+    Rule("optimizer", "unknown optimizer", lambda g: ~VE.isin(g("optimizer"), T.OPTIMIZERS)),
     Rule("weight_dtype/grad_dtype", "unknown dtype",
-         lambda g: ~(np.isin(g("weight_dtype"), T.STATE_DTYPES) & np.isin(g("grad_dtype"), T.STATE_DTYPES))),
+         lambda g: ~(VE.isin(g("weight_dtype"), T.STATE_DTYPES) & VE.isin(g("grad_dtype"), T.STATE_DTYPES))),
     Rule("attention_flops", "must be none, full or causal",
-         lambda g: ~np.isin(g("attention_flops"), T.ATTENTION_FLOPS)),
+         lambda g: ~VE.isin(g("attention_flops"), T.ATTENTION_FLOPS)),
     Rule("d_model", "not divisible by n_heads", lambda g: _div(g("d_model"), g("n_heads"))),
     Rule("n_kv_heads", "must divide n_heads",
          lambda g: (g("n_kv_heads") > g("n_heads")) | _div(g("n_heads"), g("n_kv_heads"))),
     Rule("virtual_stages", "must be an integer ≥ 1", lambda g: g("virtual_stages") < 1),
-    Rule("profile", "must be fused or eager", lambda g: ~np.isin(g("profile"), T.PROFILES)),
+    Rule("profile", "must be fused or eager", lambda g: ~VE.isin(g("profile"), T.PROFILES)),
     Rule("tokens", "must be between 0 and 1e18", lambda g: (g("tokens") < 0) | (g("tokens") > 1e18)),
     Rule("price_per_gpu_hour", "must be ≥ 0", lambda g: g("price_per_gpu_hour") < 0),
     Rule("time_overhead_frac", "must be ≥ 0", lambda g: g("time_overhead_frac") < 0),
@@ -783,7 +784,7 @@ RULES: tuple[Rule, ...] = (
     Rule(*ARCH_RULES["kv_rank"], lambda g: _is(g, "attention", "mla") & (g("kv_lora_rank") < 1)),
     Rule(*ARCH_RULES["rope"], lambda g: _is(g, "attention", "mla") & (g("qk_rope_head_dim") >= _hd(g))),
     Rule(*ARCH_RULES["mla_qk_norm"], lambda g: _is(g, "attention", "mla") & ~_is(g, "qk_norm", "none")),
-    Rule(*ARCH_RULES["norms"], lambda g: ~np.isin(g("norms_per_layer"), T.NORMS_PER_LAYER)),
+    Rule(*ARCH_RULES["norms"], lambda g: ~VE.isin(g("norms_per_layer"), T.NORMS_PER_LAYER)),
     Rule(*ARCH_RULES["shared"], lambda g: (g("shared_expert_gate").astype(bool) | (g("shared_d_ff") > 0))
          & (g("n_shared_experts") < 1)),
     Rule(*ARCH_RULES["window"], lambda g: (g("global_every") > 0) & (g("sliding_window") <= 0)),
@@ -795,12 +796,12 @@ RULES: tuple[Rule, ...] = (
          "and over the CP ranks for the SSD: ssm/mamba_context_parallel.py)",
          lambda g: (g("mamba_layers") > 0) & _mamba_tp(g)),
     Rule("moe_d_ff", "not divisible by tp", lambda g: (g("n_experts") > 1) & _div(g("moe_d_ff"), g("tp"))),
-    Rule("training", "must be full, lora or qlora", lambda g: ~np.isin(g("training"), T.TRAINING_MODES)),
+    Rule("training", "must be full, lora or qlora", lambda g: ~VE.isin(g("training"), T.TRAINING_MODES)),
     Rule("lora_rank", "must be an integer ≥ 1", lambda g: _pos_int(g("lora_rank"))),
     Rule("base_dtype", "qlora stores its base in nf4; int8 and nf4 bases are for lora/qlora",
          lambda g: (_is(g, "training", "qlora") & ~_is(g, "base_dtype", "nf4"))
-         | (_is(g, "training", "full") & np.isin(g("base_dtype"), ("int8", "nf4")))
-         | ~np.isin(g("base_dtype"), T.BASE_DTYPES)),
+         | (_is(g, "training", "full") & VE.isin(g("base_dtype"), ("int8", "nf4")))
+         | ~VE.isin(g("base_dtype"), T.BASE_DTYPES)),
     Rule("frozen_frac", "must be in [0, 1), and 0 under lora/qlora (their base is frozen whole)",
          lambda g: ~((g("frozen_frac") >= 0) & (g("frozen_frac") < 1))
          | (~_is(g, "training", "full") & (g("frozen_frac") != 0))),
@@ -811,13 +812,13 @@ RULES: tuple[Rule, ...] = (
     Rule("optimizer", "adafactor with lora/qlora is not modelled", lambda g: _is(g, "optimizer", "adafactor")
          & ~_is(g, "training", "full")),
     Rule("offload", "optimizer_params needs ZeRO-3 (DeepSpeed offload_param)",
-         lambda g: ~np.isin(g("offload"), T.OFFLOAD_MODES) | (_is(g, "offload", "optimizer_params")
+         lambda g: ~VE.isin(g("offload"), T.OFFLOAD_MODES) | (_is(g, "offload", "optimizer_params")
                                                              & (g("zero_stage") != 3))),
     Rule("zero_convention", "must be " + ", ".join(T.ZERO_CONVENTION_NAMES[:-1]) + " or " + T.ZERO_CONVENTION_NAMES[-1],
-         lambda g: ~np.isin(g("zero_convention"), T.ZERO_CONVENTION_NAMES)),
+         lambda g: ~VE.isin(g("zero_convention"), T.ZERO_CONVENTION_NAMES)),
     Rule("host_memory_bytes", "must be ≥ 0", lambda g: g("host_memory_bytes") < 0),
     # --- issue 18: the framework, recomputation as frameworks name it, hybrid sharding, calibration -------------
-    Rule("framework", "must be one of " + ", ".join(PF.FRAMEWORKS), lambda g: ~np.isin(g("framework"), PF.FRAMEWORKS)),
+    Rule("framework", "must be one of " + ", ".join(PF.FRAMEWORKS), lambda g: ~VE.isin(g("framework"), PF.FRAMEWORKS)),
     Rule("zero_stage", "the framework does not run this ZeRO stage (megatron 0-3, fsdp 0, 2 or 3, deepspeed 0-3, "
          "maxtext 0 or 3)", lambda g: ~PF.supports_zero(g("framework"), g("zero_stage"))),
     Rule("tp", "the framework runs Hugging Face-style models without tensor parallelism (deepspeed): tp must be 1",
@@ -861,7 +862,7 @@ RULES: tuple[Rule, ...] = (
          lambda g: g("activation_offload_layers") > np.ceil(g("n_layers") / np.maximum(g("pp"), 1))),
     Rule("remat_policy", "give either remat_policy (MaxText) or recompute, not both",
          lambda g: ~_is(g, "remat_policy", "none") & ~_is(g, "recompute", "none")),
-    Rule("remat_policy", "unknown policy", lambda g: ~np.isin(g("remat_policy"), RC.REMAT_NAMES)),
+    Rule("remat_policy", "unknown policy", lambda g: ~VE.isin(g("remat_policy"), RC.REMAT_NAMES)),
     Rule("dp_replicate", "must divide the data-parallel degree dp = n_gpus / (tp·pp·cp)",
          lambda g: _pos_int(g("dp_replicate")) | _div(_dp(g), g("dp_replicate"))),
     Rule("dp_shard", "dp_shard × dp_replicate must equal dp = n_gpus / (tp·pp·cp) (or give 0)",
@@ -906,11 +907,11 @@ RULES: tuple[Rule, ...] = (
     Rule("offload", "the framework does not offload the optimizer to the host (maxtext)",
          lambda g: ~_is(g, "offload", "none") & ~(PF.number(g("framework"), "cpu_optimizer_params_per_s_per_node") > 0)),
     Rule("attention_kernel", "must be one of " + ", ".join(T.ATTENTION_KERNELS),
-         lambda g: ~np.isin(g("attention_kernel"), T.ATTENTION_KERNELS)),
+         lambda g: ~VE.isin(g("attention_kernel"), T.ATTENTION_KERNELS)),
     Rule("attention_kernel", ", ".join(T.GPU_ATTENTION_KERNELS) + " are GPU kernels: on a TPU the attention runs "
-         "XLA's own (auto or native)", lambda g: np.isin(g("attention_kernel"), T.GPU_ATTENTION_KERNELS) & _on_tpu(g)),
+         "XLA's own (auto or native)", lambda g: VE.isin(g("attention_kernel"), T.GPU_ATTENTION_KERNELS) & _on_tpu(g)),
     Rule("attention_kernel", "flex and triton are flash kernels: they need flash_attention",
-         lambda g: np.isin(g("attention_kernel"), ("flex", "triton")) & ~np.asarray(g("flash_attention"), dtype=bool)),
+         lambda g: VE.isin(g("attention_kernel"), ("flex", "triton")) & ~np.asarray(g("flash_attention"), dtype=bool)),
     Rule("interval_low", "must be 0 (the profile's) or ≤ 1 ≤ interval_high",
          lambda g: ((g("interval_low") > 0) | (g("interval_high") > 0))
          & ~((g("interval_low") > 0) & (g("interval_low") <= 1) & (g("interval_high") >= 1))),

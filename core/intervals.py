@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from . import profiles as PF
+from . import vec as VE
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 MIN_RUNS = 2
@@ -117,7 +118,7 @@ def validated(framework, code, family_index, n_params, seq_len, rows=None) -> np
         if runs < MIN_RUNS or f not in present or cc not in codes:
             continue
         idx = [fams.index(x) for x in fam_names if x in fams]
-        ok = ok | ((fw == f) & (cl == cc) & np.isin(fam, idx) & (N >= pmin / SIZE_SPAN) & (N <= pmax * SIZE_SPAN)
+        ok = ok | ((fw == f) & (cl == cc) & VE.isin(fam, idx) & (N >= pmin / SIZE_SPAN) & (N <= pmax * SIZE_SPAN)
                    & (s >= smin / SEQ_SPAN) & (s <= smax * SEQ_SPAN))
     return ok
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import vec as VE
+
 DATA = Path(__file__).resolve().parent.parent / "data" / "lowp.csv"
 FP8_OVER_BF16_MAMF = 0.95
 # fp8 attention (TE / Megatron --fp8-dot-product-attention: cuDNN's fp8 fused attention): its share of the fp8 peak
@@ -78,5 +80,5 @@ def supported(recipe, family) -> np.ndarray:
     ok = r == "none"
     for name, row in recipes().items():
         if name != "none":
-            ok = ok | ((r == name) & np.isin(f, row["families"]))
+            ok = ok | ((r == name) & VE.isin(f, row["families"]))
     return ok

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import vec as VE
 from .model import head_dims, moe_widths
 from .tables import (BASE_FORMATS, DEEPSPEED_PREFETCH_PARAMS, DEEPSPEED_REDUCE_BUCKET, DTYPE_BYTES,  # noqa: F401
                      GATED_MLPS, OPTIMIZERS, OPTIMIZERS_TABLE, OVERHEADS, PROFILES, RECIPES, RECOMPUTE_MODES, STATE_DTYPES,
@@ -63,7 +64,7 @@ def adafactor_state_elements(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab
                                                                       vocab_size))
     E = np.asarray(n_experts, dtype=np.float64)
     kv = k * h / a
-    swiglu = np.isin(np.asarray(mlp), GATED_MLPS)
+    swiglu = VE.isin(np.asarray(mlp), GATED_MLPS)
     n_mlp = np.where(swiglu, 3.0, 2.0)
     # factored matrices per layer: Q (h×h), K, V (h×kv), O (h×h), MLP (h×f each)
     mat_elems = 2 * h * h + 2 * h * kv + E * n_mlp * h * f
@@ -93,7 +94,7 @@ def fp32_param_master(zero_convention, master_weights, optimizer="adamw", weight
     PyTorch FSDP's mixed precision 'fsdp', MaxText's float32 weights 'xla'; with 16-bit weights and a 4-byte master;
     state_bytes says what follows)."""
     mb = master_bytes_per_param(master_weights, optimizer, weight_dtype)
-    return np.isin(np.asarray(zero_convention), zero_conventions_with("fp32_master")) & (mb == 4.0) \
+    return VE.isin(np.asarray(zero_convention), zero_conventions_with("fp32_master")) & (mb == 4.0) \
         & (dtype_bytes_array(weight_dtype) < 4.0)
 
 
@@ -101,7 +102,7 @@ def no_trained_weights_row(zero_convention, zero_stage, fp32_param) -> np.ndarra
     """True where the weights row holds no 16-bit copy of what trains (only frozen weights): the fp32 parameter is
     the master (`fp32_param`) and its 16-bit copy is the gathered units' under ZeRO-3, or a cast of the weights in use
     where the convention keeps no unsharded copy (xla)."""
-    return np.asarray(fp32_param, dtype=bool) & ((np.asarray(zero_stage) == 3) | ~np.isin(
+    return np.asarray(fp32_param, dtype=bool) & ((np.asarray(zero_stage) == 3) | ~VE.isin(
         np.asarray(zero_convention), zero_conventions_with("unsharded_copy")))
 
 
@@ -217,7 +218,7 @@ def param_buffer_bytes(zero_stage, zero_convention, offload, largest_layer_param
     conv = np.asarray(zero_convention)
     params_off = np.asarray(offload) == "optimizer_params"
     gb = np.asarray(gathered_bytes_per_param, dtype=np.float64)
-    ds = ((conv == "deepspeed") & (z == 3)) | (params_off & np.isin(conv, zero_conventions_with("offload_buffers")))
+    ds = ((conv == "deepspeed") & (z == 3)) | (params_off & VE.isin(conv, zero_conventions_with("offload_buffers")))
     fsdp = (conv == "fsdp") & (z == 3)
     largest, unit = (np.asarray(x, dtype=np.float64) for x in (largest_layer_params, unit_params))
     ds_b = 4.0 * largest + DEEPSPEED_PREFETCH_PARAMS * gb
@@ -342,7 +343,7 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     flash = np.asarray(flash_attention, dtype=bool)
     rec = np.asarray(recompute)
     selective = rec == "selective"
-    swiglu = np.isin(np.asarray(mlp), GATED_MLPS)
+    swiglu = VE.isin(np.asarray(mlp), GATED_MLPS)
     rms = np.asarray(norm) == "rmsnorm"
     eager = np.asarray(profile) == "eager"
     E = np.asarray(n_experts, dtype=np.float64)
@@ -354,7 +355,7 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     fe, fs = moe_widths(f, moe_d_ff, shared_d_ff)
     fw = np.where(moe, fe, f)  # the width of this layer's (routed) MLP
     npl = np.asarray(norms_per_layer, dtype=np.float64)
-    lora = np.isin(np.asarray(training), ("lora", "qlora"))
+    lora = VE.isin(np.asarray(training), ("lora", "qlora"))
     tgt = np.asarray(lora_targets)
     o_kept = ~lora | (tgt != "qv") | flash  # the output projection's input: trained/adapted, or flash keeps O
     mlp_kept = ~lora | (tgt == "all")  # the MLP's linear inputs: trained or adapted

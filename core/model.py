@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import vec as VE
 from .tables import (ATTENTION_KINDS, BIAS_KINDS, GATED_MLPS, LORA_TARGETS, MLP_KINDS, NORM_KINDS,  # noqa: F401
                      NORMS_PER_LAYER, POSITION_KINDS, QK_NORMS)
 
@@ -214,7 +215,7 @@ def param_breakdown(n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab_size, ml
     """
     L, h, f, V = _f(n_layers), _f(d_model), _f(d_ff), _f(vocab_size)
     E, topk = _f(n_experts), _f(top_k)
-    gated = np.isin(np.asarray(mlp), GATED_MLPS)
+    gated = VE.isin(np.asarray(mlp), GATED_MLPS)
     all_bias = np.asarray(bias) == "all"
     fe, fs = moe_widths(d_ff, moe_d_ff, shared_d_ff)
     La, Lssm, Lf = block_counts(n_layers, mamba_layers, attention_layers, mlp_layers)
@@ -291,7 +292,7 @@ def lora_params(rank, targets, active=False, **arch):
     mla = np.asarray(a["attention"]) == "mla"
     qv = p["q"] + np.where(mla, p["k"], p["v"])
     attn = np.where(t == "qv", qv, p["q"] + p["k"] + p["v"] + p["o"])
-    n_mat = np.where(np.isin(np.asarray(a["mlp"]), GATED_MLPS), 3.0, 2.0)
+    n_mat = np.where(VE.isin(np.asarray(a["mlp"]), GATED_MLPS), 3.0, 2.0)
     fe, fs = moe_widths(a["d_ff"], a["moe_d_ff"], a["shared_d_ff"])
     Ld, Lm = layer_counts(Lf, a["n_experts"], a["n_dense_layers"])
     E = _f(a["n_experts"])

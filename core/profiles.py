@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import vec as VE
 from .tables import GPU_ATTENTION_KERNELS, PROFILES  # PROFILES: the kernels a step runs (the `profile` input)
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -182,7 +183,7 @@ def runs_fa2(framework, attention_kernel) -> np.ndarray:
     (attention_kernel fa2) or the profile's own under auto (fsdp, deepspeed), or one rated against it (flex:
     data/efficiency.csv flex_over_fa2; triton: core/steptime.TRITON_OVER_FA2)."""
     kernel = np.asarray(attention_kernel)
-    return np.isin(kernel, GPU_ATTENTION_KERNELS) | ((kernel == "auto") & (word(framework, "attention") == "fa2"))
+    return VE.isin(kernel, GPU_ATTENTION_KERNELS) | ((kernel == "auto") & (word(framework, "attention") == "fa2"))
 
 
 def kernel_impl(framework, compile_) -> np.ndarray:
@@ -221,7 +222,7 @@ def supports_zero(framework, zero_stage) -> np.ndarray:
     fw, z = np.asarray(framework), np.asarray(zero_stage)
     ok = np.zeros(np.broadcast_shapes(fw.shape, z.shape), dtype=bool)
     for n, p in profiles().items():
-        ok = ok | ((fw == n) & np.isin(z, p.zero_stages))
+        ok = ok | ((fw == n) & VE.isin(z, p.zero_stages))
     return ok
 
 

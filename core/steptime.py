@@ -80,6 +80,7 @@ from . import lowp as LP
 from . import profiles as P
 from . import recompute as RC
 from . import schedule as S
+from . import vec as VE
 from .hardware import family_names
 from .inputs import expert_tp
 from .flops import local_keys
@@ -247,7 +248,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     sp = np.asarray(c["sequence_parallel"], dtype=bool)
     flash = np.asarray(c["flash_attention"], dtype=bool)
     drop = np.asarray(c["dropout"], dtype=bool)
-    swiglu = np.isin(np.asarray(c["mlp"]), GATED_MLPS)
+    swiglu = VE.isin(np.asarray(c["mlp"]), GATED_MLPS)
     rotary = np.asarray(c["position"]) == "rotary"
     moe = E > 1
     T = b * s / cp
@@ -487,7 +488,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         cp_layer = cp_layer + w_ssm * np.where(has_ssm, (2.0 + rec_full * full_share) * ssm_a2a, 0.0)
     # expert ranks in Megatron's order: etp, then ep, then edp; the dispatcher decides what crosses nodes (core/comm)
     etp_bw = C.group_bus_bandwidth(etp, 1.0, **link)
-    dedup = np.isin(np.asarray(g("moe_dispatcher", "alltoall")), ("deepep", "hybridep"))
+    dedup = VE.isin(np.asarray(g("moe_dispatcher", "alltoall")), ("deepep", "hybridep"))
     a2a = C.dispatch_time_s(T_moe * topk * load * h * 2.0, T_moe * load * h * 2.0, topk, ep, etp, **link,
                             latency_s=lat, dedup=dedup)
     etp_ag = np.where(etp > 1, C.collective_time_s("all_gather", etp * T_moe * topk * load * h * 2.0, etp, etp_bw, lat),
@@ -567,11 +568,13 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # the gradient all-reduce over data-parallel replicas (ZeRO-0/1/2's, hybrid sharding's between replicas) is
     # exposed in full where the profile says so (data/frameworks.csv grad_allreduce: XLA's)
     ar_overlap = overlap & (np.asarray(P.word(fw, "grad_allreduce")) != "exposed")
-    z3_exp = np.where(overlap, np.maximum(z3_mb / Ls, z3_mb - fwdbwd), z3_mb)
     ar_exp = np.where(ar_overlap, np.maximum(ar / Ls, ar - bwd), ar)
-    z3_step_exp = np.where(ar_overlap, np.maximum(z3_step / Ls, z3_step - bwd), z3_step)
-    dp_exposed = np.where(z3, m * z3_exp + z3_step_exp, ar_exp)
-    dp_hidden = np.where(z3, m * (z3_mb - z3_exp) + (z3_step - z3_step_exp), ar - ar_exp)
+    dp_exposed, dp_hidden = ar_exp, ar - ar_exp
+    if np.any(z3):  # a chunk of ZeRO ≤ 2 rows only skips the ZeRO-3 terms (sweeps: half their chunks)
+        z3_exp = np.where(overlap, np.maximum(z3_mb / Ls, z3_mb - fwdbwd), z3_mb)
+        z3_step_exp = np.where(ar_overlap, np.maximum(z3_step / Ls, z3_step - bwd), z3_step)
+        dp_exposed = np.where(z3, m * z3_exp + z3_step_exp, dp_exposed)
+        dp_hidden = np.where(z3, m * (z3_mb - z3_exp) + (z3_step - z3_step_exp), dp_hidden)
     tp_hidden = np.where(tp_ov, tp_total - tp_exposed, 0.0)
 
     # --- pipeline (core/schedule.py) ------------------------------------------------------------------------------
