@@ -18,6 +18,9 @@ def isin(x, names) -> np.ndarray:
     if x.size > SMALL:
         return np.isin(x, list(names))
     s = frozenset(names.tolist() if isinstance(names, np.ndarray) else names)
-    if x.ndim == 0:
-        return np.asarray(x.item() in s)
-    return np.fromiter((v in s for v in x.reshape(-1).tolist()), dtype=bool, count=x.size).reshape(x.shape)
+    try:
+        if x.ndim == 0:
+            return np.asarray(x.item() in s)
+        return np.fromiter((v in s for v in x.reshape(-1).tolist()), dtype=bool, count=x.size).reshape(x.shape)
+    except TypeError:  # an object column holding arrays (validation's hand-built columns): NumPy's own comparison
+        return np.isin(x, list(names))

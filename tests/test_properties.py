@@ -350,3 +350,21 @@ def test_a_lora_runs_frozen_fp8_weights_keep_one_modules_transpose():
     largest = float(unit_params(**get_preset("llama-2-70b").arch())["largest_layer"])
     assert float(lora["lowp_weights_bytes"]) == pytest.approx(largest * 1.0, rel=1e-9)  # 1 B: the transpose only
     assert float(full["lowp_weights_bytes"]) > 40 * float(lora["lowp_weights_bytes"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["fused", "eager", "none", "full", "x"]), min_size=0, max_size=80),
+       st.lists(st.sampled_from(["fused", "eager", "none", "y"]), min_size=1, max_size=4), st.booleans())
+def test_vec_isin_is_numpys_isin(values, names, as_object):
+    """core/vec.isin (a set test on the few values a choice column holds) answers as np.isin does, for 0-d, small
+    and large (> vec.SMALL) columns, str and object arrays, and object columns holding arrays."""
+    from core import vec
+    x = np.asarray(values, dtype=object if as_object else None)
+    assert np.array_equal(vec.isin(x, tuple(names)), np.isin(x, names))
+    if values:
+        assert bool(vec.isin(np.asarray(values[0]), names)) == bool(np.isin(values[0], names))
+        nested = np.empty(len(values), dtype=object)
+        nested[:] = [np.asarray(v) for v in values]
+        assert np.array_equal(vec.isin(nested, names), np.isin(nested, names))
+    nums = np.arange(len(values), dtype=np.float64)
+    assert np.array_equal(vec.isin(nums, (1, 3.0)), np.isin(nums, (1, 3.0)))
