@@ -763,6 +763,12 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   written: median |error| 37.3 %, 4 within 15 %, 10 of 19 covered, all predicted to fit. Left out: a draft Primus
   blog (AMD-AGI/Primus branch blog/moe_package_2.0, not published). Refit: deepspeed leave-one-source-out 16.5 %
   (12 sources), the others unchanged.
+- deepspeed (2026-12-06): ZeRO-1/2 gather the updated 16-bit parameters after the optimizer step
+  (stage_1_and_2.py step(): all_gather_dp_groups; data/frameworks.csv param_gather after_step), so with overlap_comm
+  only the reduce-scatter half of the all-reduce hides behind the backward. On the runs here the gather is small (a
+  node's NVLink or eight NICs move 16 GB in 40-50 ms; where overlap_comm is off the whole all-reduce was exposed
+  already): leave-one-source-out 16.5 % -> 16.6 %, overlap cost 0.8 -> 0.9. Where it matters is a planner's question
+  the runs do not ask: ZeRO-2 across nodes with few NICs.
 - fsdp and deepspeed no longer fit a sustained scale of their own (the GPU family's fraction, as Megatron's runs
   fit it): their leave-one-source-out medians moved from 15.4 % to 13.7 % (fsdp) and from 24.1 % to 13.5 %
   (deepspeed), within 15 % in-sample 63 % → 74 % and 56 % → 72 %; the fitted 1.08 (fsdp) and 0.96 (deepspeed)

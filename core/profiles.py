@@ -37,10 +37,13 @@ FITTED_KEYS = tuple(FITTED_DEFAULTS)
 
 SINK_WINDOW_SKIP = ("yes", "tpu", "no")  # where a kernel skips a window's masked blocks under attention sinks
 GRAD_ALLREDUCE = ("overlapped", "exposed")  # the data-parallel gradient all-reduce: hidden behind the backward or not
+# ZeRO-1/2's all-gather of the updated parameters: overlapped with the next forward, or after the optimizer step with
+# nothing left to hide it (DeepSpeed)
+PARAM_GATHER = ("overlapped", "after_step")
 # the words checked when data/frameworks.csv is read: their allowed values and the value a profile omitting one takes
 # (None: it must say)
 CHECKED_WORDS = {"kernels": (PROFILES, None), "sink_window_skip": (SINK_WINDOW_SKIP, "no"),
-                 "grad_allreduce": (GRAD_ALLREDUCE, GRAD_ALLREDUCE[0])}
+                 "grad_allreduce": (GRAD_ALLREDUCE, GRAD_ALLREDUCE[0]), "param_gather": (PARAM_GATHER, PARAM_GATHER[0])}
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class Profile:
     sink_window_skip: str = "no"  # where its kernel skips windowed blocks under attention sinks (SINK_WINDOW_SKIP)
     sequence_parallel: str = "input"  # always: activations are split over tp whatever the input says (XLA sharding)
     grad_allreduce: str = GRAD_ALLREDUCE[0]  # exposed: the data-parallel gradient all-reduce waits for the backward
+    param_gather: str = PARAM_GATHER[0]  # after_step: ZeRO-1/2's parameter all-gather runs after the optimizer step
     numbers: dict = field(default_factory=dict)
     sources: dict = field(default_factory=dict)
 
@@ -99,7 +103,7 @@ def profiles() -> dict[str, Profile]:
                             remat_dce=kv.get("remat_dce", "no"),
                             sink_window_skip=kv["sink_window_skip"],
                             sequence_parallel=kv.get("sequence_parallel", "input"),
-                            grad_allreduce=kv["grad_allreduce"], numbers=nums,
+                            grad_allreduce=kv["grad_allreduce"], param_gather=kv["param_gather"], numbers=nums,
                             sources=sources[name])
     return out
 

@@ -568,7 +568,16 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # the gradient all-reduce over data-parallel replicas (ZeRO-0/1/2's, hybrid sharding's between replicas) is
     # exposed in full where the profile says so (data/frameworks.csv grad_allreduce: XLA's)
     ar_overlap = overlap & (np.asarray(P.word(fw, "grad_allreduce")) != "exposed")
-    ar_exp = np.where(ar_overlap, np.maximum(ar / Ls, ar - bwd), ar)
+    # ZeRO-1/2 under a profile that gathers the updated parameters after the optimizer step (data/frameworks.csv
+    # param_gather after_step: DeepSpeed) leave that all-gather half of the all-reduce above exposed: the backward it
+    # could hide behind is over (the reduce-scatter half overlaps as before)
+    zs = np.asarray(c["zero_stage"])
+    after = (np.asarray(P.word(fw, "param_gather")) == "after_step") & ((zs == 1) | (zs == 2))
+    ag = np.where(after, C.collective_time_s("all_gather", local * weight_b, shard_group, shard_bw, lat)
+                  + C.collective_time_s("all_gather", experts_local * weight_b, edp, edp_bw, lat), 0.0) \
+        if np.any(after) else 0.0
+    rs = np.maximum(ar - ag, 0.0)
+    ar_exp = np.where(ar_overlap, np.maximum(rs / Ls, rs - bwd), rs) + ag
     dp_exposed, dp_hidden = ar_exp, ar - ar_exp
     if np.any(z3):  # a chunk of ZeRO ≤ 2 rows only skips the ZeRO-3 terms (sweeps: half their chunks)
         z3_exp = np.where(overlap, np.maximum(z3_mb / Ls, z3_mb - fwdbwd), z3_mb)

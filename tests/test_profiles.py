@@ -31,9 +31,9 @@ RUNS = runs()
 KNOWN_MISSES = {
     "mlm-h100-weak-32b": 0.815, "tt-h100-jun25-70b-bf16-asynctp": 1.165, "tt-h100-jun25-8b-bf16-vanilla": 1.318,
     "tt-h100-jun25-8b-bf16-asynctp": 1.432, "ao-h100-sxm-8b-bf16": 1.162, "ao-mi300x-8b-bf16": 1.264,
-    "ao-b200-8b-bf16": 1.666, "ds-112": 1.176, "ds-113": 1.249, "ds-145": 0.676, "ds-146": 0.715, "ds-152": 1.313,
-    "ds-155": 0.81, "ds-158": 0.849, "ds-161": 0.835, "ds-163": 0.836, "ds-165": 0.83, "ds-167": 0.841,
-    "ds-170": 0.753, "ds-171": 0.721, "mt-v5e-32b-1x": 0.799, "mt-v5e-32b-2x": 0.814, "mt-v5e-32b-4x": 0.817,
+    "ao-b200-8b-bf16": 1.666, "ds-112": 1.163, "ds-113": 1.235, "ds-145": 0.654, "ds-146": 0.689, "ds-152": 1.313,
+    "ds-155": 0.81, "ds-158": 0.846, "ds-161": 0.834, "ds-163": 0.835, "ds-165": 0.83, "ds-167": 0.841,
+    "ds-170": 0.746, "ds-171": 0.716, "mt-v5e-32b-1x": 0.799, "mt-v5e-32b-2x": 0.814, "mt-v5e-32b-4x": 0.817,
     "mt-v5e-32b-8x": 0.82, "mt-v5e-32b-16x": 0.837, "mt-v5e-128b-1x": 0.811, "mt-v5e-128b-2x": 0.78,
     "mt-v5e-128b-4x": 0.777, "mt-v5e-128b-8x": 0.798, "mt-v5e-128b-16x": 0.826, "mt-v5p-cfg-512b-1x-v5p-1024": 0.8,
     "mt-v5p-cfg-512b-2x-v5p-1024": 0.821, "mt-v5p-cfg-1024b-1x-v5p-4096": 0.814,
@@ -41,17 +41,17 @@ KNOWN_MISSES = {
     "mt-v5p-readme-1024b-v5p-4096": 0.797, "tr-v6e-gpt3-175b-bf16": 1.214, "tier-v5p-llama2-70b-512": 0.82,
     "pax-5b-a100-80gb-bf16": 1.318, "pax-5b-h100-sxm-tebf16": 1.21, "kf-h200-7b-1g-tp1-fsdp1": 0.706,
     "kf-h200-7b-2g-tp1-fsdp2": 0.773, "kf-h200-7b-4g-tp1-fsdp4": 0.759, "kf-h200-13b-8g-tp1-fsdp8": 0.821,
-    "kf-h200-70b-32g-tp4-fsdp8": 0.824, "alst-8b-1gpu-baseline": 1.985, "alst-8b-8gpu-baseline": 1.487,
+    "kf-h200-70b-32g-tp4-fsdp8": 0.824, "alst-8b-1gpu-baseline": 1.985, "alst-8b-8gpu-baseline": 1.485,
     "alst-8b-8gpu-sp8-1.1m": 0.821, "alst-8b-8gpu-sp8-2.4m-actoffload": 0.818, "alst-8b-8gpu-sp8-3.8m": 0.813,
-    "alst-8b-32gpu-sp32-15.5m": 0.813, "hf-ulysses-qwen3-4b-1gpu-8k": 1.741, "hf-ulysses-qwen3-4b-sp4-8k": 3.797,
-    "hf-ulysses-qwen3-4b-sp4-32k": 1.715, "hf-ulysses-qwen3-4b-sp4-64k": 0.659, "lsaie-gh200-z1-eager": 0.656,
-    "lsaie-gh200-z2-eager": 0.659, "lsaie-gh200-z1-torchcompile": 0.674, "lsaie-gh200-z2-torchcompile": 0.673,
-    "lsaie-gh200-z3-zerooffload": 1.217, "tr-v6e-llama3.1-8b-256-jan25": 0.818, "tr-v6e-mistral-7b-8": 0.848,
+    "alst-8b-32gpu-sp32-15.5m": 0.813, "hf-ulysses-qwen3-4b-1gpu-8k": 1.741, "hf-ulysses-qwen3-4b-sp4-8k": 3.762,
+    "hf-ulysses-qwen3-4b-sp4-32k": 1.711, "hf-ulysses-qwen3-4b-sp4-64k": 0.659, "lsaie-gh200-z1-eager": 0.646,
+    "lsaie-gh200-z2-eager": 0.65, "lsaie-gh200-z1-torchcompile": 0.663, "lsaie-gh200-z2-torchcompile": 0.662,
+    "lsaie-gh200-z3-zerooffload": 1.202, "tr-v6e-llama3.1-8b-256-jan25": 0.818, "tr-v6e-mistral-7b-8": 0.848,
     "tr-v6e-gemma3-12b-4x256": 1.186, "tr-v6e-llama3.1-405b-2x256-tp4": 1.284, "tr-v5p-llama3.1-405b-512": 0.776,
     "zfcb-qwen2.5-1.5b-zero2": 0.467, "zfcb-qwen2.5-1.5b-zero2-offload-bind": 1.548,
     "zfcb-qwen2.5-3b-zero2-offload-bind": 1.731, "zfcb-qwen2.5-3b-zero2-offload-nobind": 2.001,
-    "amdpt252-mi325x-llama31-70b-bf16-tt": 0.837, "dsx-bf16mw-6.9b-4xh100-baseline": 1.208,
-    "dsx-bf16mw-6.9b-4xh100-bf16full": 1.323, "nanotron-usp-1.34b-64n-dp128tp2pp2": 1.953,
+    "amdpt252-mi325x-llama31-70b-bf16-tt": 0.837, "dsx-bf16mw-6.9b-4xh100-baseline": 1.194,
+    "dsx-bf16mw-6.9b-4xh100-bf16full": 1.307, "nanotron-usp-1.34b-64n-dp128tp2pp2": 1.953,
     "nanotron-usp-3.57b-64n-dp128tp4pp1": 2.311, "nanotron-usp-8.86b-64n-dp128tp4pp1": 1.722,
     "nanotron-usp-80b-64n-dp32tp16pp1": 1.827, "nanotron-usp-80b-16n-dp1tp4pp32": 0.799,
     "nanotron-usp-1.34b-8n-dp32tp1pp2": 0.83, "nanotron-usp-80b-8n-dp1tp4pp16": 1.27,
@@ -75,9 +75,9 @@ KNOWN_MISSES = {
     "mtnlg-530b-420n": 1.235, "gptneox-20b-96g": 1.266, "megatron2019-1p2b-1g": 1.196, "megatron2019-8p3b-8g": 1.224,
     "megatron2019-1p2b-64g": 1.208, "zb-1f1b-smallm-1p5b-m2": 0.837, "zb-1f1b-smallm-6p2b-m2": 0.827,
     "zb-1f1b-smallm-6p2b-m4": 0.847, "zb-1f1b-smallm-14p6b-m4": 0.837, "zb-1f1b-smallm-14p6b-m8": 0.846,
-    "xtuner-yi-34b-32gpu-8k-sp1": 1.161, "xtuner-yi-34b-32gpu-128k-sp8": 0.844,
-    "xtuner-llama2-70b-32gpu-8k-sp1": 1.373, "xtuner-llama2-70b-32gpu-32k-sp4": 0.772,
-    "xtuner-llama2-70b-32gpu-256k-sp16": 1.222
+    "xtuner-yi-34b-32gpu-8k-sp1": 1.151, "xtuner-yi-34b-32gpu-128k-sp8": 0.843,
+    "xtuner-llama2-70b-32gpu-8k-sp1": 1.36, "xtuner-llama2-70b-32gpu-32k-sp4": 0.767,
+    "xtuner-llama2-70b-32gpu-256k-sp16": 1.221
 }
 
 
@@ -700,6 +700,32 @@ def test_xla_leaves_the_gradient_all_reduce_between_replicas_exposed(monkeypatch
     assert [r.inputs["n_gpus"] for r in a3] == [8, 16, 32, 64, 128]
     ratios = [_ratio(r)[0] for r in a3]
     assert all(abs(q - 1.0) <= 0.15 for q in ratios) and max(ratios) / min(ratios) < 1.15, ratios
+
+
+def test_deepspeed_gathers_the_updated_parameters_after_the_optimizer_step(monkeypatch):
+    """DeepSpeed's ZeRO-1/2 optimizer all-gathers the updated 16-bit parameters after its step (stage_1_and_2.py
+    l.2391-2400 @edaa72212; data/frameworks.csv deepspeed param_gather after_step): with overlap_comm only the
+    reduce-scatter half of the all-reduce hides behind the backward. Llama 2 7B (6.738e9 parameters) on 64 H100 in 8
+    nodes: the gather moves (63/64) · 2 · 6.738e9 bytes at the 8-NIC node's 320 GB/s bus bandwidth = 41.5 ms. Exposed
+    rather than hidden it adds (1 − 1/32 layers) of it, less the fitted overlap cost the hidden part paid already."""
+    import dataclasses
+    base = dict(model="llama-2-7b", gpu="h100-sxm", n_gpus=64, micro_batch=1, global_batch=512, seq_len=4096,
+                recompute="none", framework="deepspeed", dp_overlap=True)
+    after = {z: _est(**base, zero_stage=z) for z in (1, 2, 3)}
+    profiles = {**PF.profiles(), "deepspeed": dataclasses.replace(PF.profiles()["deepspeed"], param_gather="overlapped")}
+    monkeypatch.setattr(PF, "profiles", lambda: profiles)
+    hidden = {z: _est(**base, zero_stage=z) for z in (1, 2, 3)}
+    monkeypatch.undo()
+    ag = 63 / 64 * 2 * 6.738e9 / 320e9
+    cost = PF.profiles()["deepspeed"].number("overlap_cost")
+    for z in (1, 2):
+        extra = float(after[z]["dp_comm_s"]) - float(hidden[z]["dp_comm_s"])
+        assert extra == pytest.approx((1 - cost) * (1 - 1 / 32) * ag, rel=0.03), z
+        assert float(after[z]["predicted_step_time_s"]) > float(hidden[z]["predicted_step_time_s"])
+    # ZeRO-3 gathers per module in the forward and backward (its own term): unchanged
+    assert float(after[3]["dp_comm_s"]) == float(hidden[3]["dp_comm_s"])
+    # Megatron's distributed optimizer overlaps the gather with the next forward: no change there
+    assert PF.profiles()["megatron"].param_gather == "overlapped"
 
 
 def test_torchtitan_selective_recomputes_the_experts():
