@@ -122,7 +122,11 @@ def main(write: bool) -> str:
           "a need (core/memory.fragmentation_bytes), and a GPU's memory as what a process can allocate "
           "(hardware.Accelerator.allocatable_bytes: an H100's 79.10 GiB, a GB300's 276.5 GiB, as PyTorch reports "
           "them; before, the vendors' binary GB were read as 1e9 bytes). The MaxText rows (tpu-recipes: Mixtral 8x7B and 8x22B "
-          "on 256 v6e, DeepSeek-V3 671B and Llama 4 Scout and Maverick on v5p; no fit reads them): "
+          "on 256 v6e, DeepSeek-V3 671B and Llama 4 Scout and Maverick on v5p; AMD's DeepSeek-V3 on 64 MI355X and B200; "
+          "no fit reads them; the rows of MaxText's dense path dispatch with one-hot einsums over capacity buffers, "
+          "moe_dispatcher einsum since 2026-12-06: AMD's DeepSeek-V3 capacity-factor rows 1.38-1.50 -> 0.94-1.08 on "
+          "MI355X, 1.41-1.48 -> 1.22-1.35 on B200, the TPU Mixtral rows 0.95-1.07 -> 0.85-0.97, A3 Ultra's Mixtral "
+          "0.96 -> 0.84): "
           + ", ".join(f"{r.id} {q:.2f}" for r, q in zip(runs, qs) if r.framework == "maxtext") + ".", "",
           "Published dense low-precision runs (Megatron-Bridge 26.04, and 26.04.01's 405B on 1,024 H100: Llama 3 70B and "
           "Llama 3.1 405B, NVFP4 / MXFP8 / FP8 current scaling; Megatron-Bridge 25.11: Llama 3 8B on 8 GB300, GB200 "

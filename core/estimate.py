@@ -154,6 +154,9 @@ def derived_columns(c: dict) -> dict:
             c["dp_overlap"] = dp_ov
         if c.get("tp_overlap") is None:
             c["tp_overlap"] = tp_ov
+    # einsum dispatch computes every slot of the capacity buffers: its experts are padded to capacity
+    c["moe_pad_to_capacity"] = np.asarray(c["moe_pad_to_capacity"], dtype=bool) \
+        | (np.asarray(c["moe_dispatcher"]) == "einsum")
     # a framework whose activations are always split over the tensor axis (maxtext: XLA's sharding rules)
     c["sequence_parallel"] = PF.sequence_parallel_used(c["framework"], c["tp"], c["sequence_parallel"])
     if c.get("zero_convention") is None:  # how the framework allocates ZeRO's buffers

@@ -291,6 +291,16 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         shared_in = np.where(n_shared > 0, lin(T, gated * n_shared * fs / t, h), 0.0)
         shared_out = np.where(n_shared > 0, lin(T, h, n_shared * fs / t), 0.0)
         moe_in = lin(tok_e, gated * fe / etp, h, E / ep) + gemm(T_moe, E, h) + shared_in
+        # GShard-style einsum dispatch (moe_dispatcher einsum; MaxText dense_matmul, src/maxtext/layers/moe.py
+        # @e591f30c l.2588-2825: "BSM,BSEC -> EBCM" and "EBCM,BSEC -> BSM" with one-hot masks over capacity buffers
+        # of C = capacity_factor·S·k/E slots per sequence): two GEMMs of S × E·C × h per sequence, on the rank's
+        # sequences and its share h/t of the embedding; counted with the MLP's input GEMMs, so their backward as a
+        # GEMM's (two per einsum; the dispatch mask, from integer indices, has no gradient: 3 of those 4 run)
+        ein = np.asarray(g("moe_dispatcher", "alltoall")) == "einsum"
+        if np.any(ein):
+            S_ = s / cp
+            EC = _f(g("moe_capacity_factor", 0.0)) * S_ * topk
+            moe_in = moe_in + np.where(ein & moe, gemm(EC, h / t, S_, b) + gemm(S_, h / t, EC, b), 0.0)
         moe_out = lin(tok_e, h, fe / etp, E / ep) + shared_out
     else:  # a chunk without MoE rows skips the experts' GEMMs (a dense layer never reads them: n_moe = 0)
         moe_in = moe_out = 0.0
