@@ -763,6 +763,15 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   written: median |error| 37.3 %, 4 within 15 %, 10 of 19 covered, all predicted to fit. Left out: a draft Primus
   blog (AMD-AGI/Primus branch blog/moe_package_2.0, not published). Refit: deepspeed leave-one-source-out 16.5 %
   (12 sources), the others unchanged.
+- Fourteenth batch (2026-12-06, predicted with 45ab409 before joining, data/prospective.csv): 14 runs from two
+  new sources. The NeMo Megatron Launcher README's GPT-3 scaling tables (NVIDIA/NeMo-Megatron-Launcher README §7.1.2
+  @3579cdb, DGX A100 80GB; layouts from conf/training/gpt3/5b.yaml and 175b.yaml at that commit; the node-count runs'
+  batch is the YAML's, assumed): 5B on 8-256 GPUs 1.00-1.12, 175B (tp 8, pp 8, selective recompute) on 64-1,024
+  GPUs 1.23-1.25 at every scale. Megatron-LM's MoE recipes README (examples/moe_recipes/README.md @9c5258f; Qwen3
+  30B and 235B, DeepSeek-V3, BF16 and MXFP8 on H100, B200, GB200): 0.84-1.43; its Qwen3-235B and DeepSeek-V3 MXFP8
+  rows on B200 are predicted not to fit (195 and 191 GB). As written: median |error| 16.1 %, 6 within 15 %, all 14
+  inside their interval, 2 predicted not to fit. Left out: SmolLM3's 384-H100 row (its throughput only quoted by a
+  secondary blog). Refit: megatron's leave-one-source-out 7.4 % -> 8.0 % (20 sources), fsdp 8.5 %.
 - deepspeed (2026-12-06): ZeRO-1/2 gather the updated 16-bit parameters after the optimizer step
   (stage_1_and_2.py step(): all_gather_dp_groups; data/frameworks.csv param_gather after_step), so with overlap_comm
   only the reduce-scatter half of the all-reduce hides behind the backward. On the runs here the gather is small (a

@@ -405,6 +405,8 @@ from core import validation as V  # noqa: E402
 MOE_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_moe.csv")
 MOE_NOT_FIT = {"deepseek-v3-pretrain-2048xh800",
                "mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
+               "mlm-moerecipes-dsv3-b200-mxfp8-256g",
+               "mlm-moerecipes-qwen3-235b-b200-mxfp8-128g",
                "nemo2509-qwen3-235b-a22b-b200-64g-mxfp8-tokendrop",
                "primus-proj-mi355x-mixtral-8x22b-bf16-8n"}
 MOE_WITHIN = {"automodel-gptoss-120b-h100-64g",
@@ -433,6 +435,8 @@ MOE_WITHIN = {"automodel-gptoss-120b-h100-64g",
               "mb2608-qwen3-30b-a3b-gb200-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512",
               "mb2608-qwen3-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
               "mcore-moe-readme-mixtral8x7b-h100-64g",
+              "mlm-moerecipes-dsv3-gb200-mxfp8-256g",
+              "mlm-moerecipes-qwen3-30b-h100-bf16-32g",
               "mt-guide-moe700b-4xv6e256-cf15",
               "mt-guide-moe700b-v6e256-cf10",
               "mt-guide-moe700b-v6e256-cf15",
