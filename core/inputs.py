@@ -949,11 +949,12 @@ def check(c: dict) -> np.ndarray:
     def g(k):
         return np.asarray(c[k])
     broken = [(i + 1, r.test(g)) for i, r in enumerate(RULES) if r.test is not None]
-    shape = np.broadcast_shapes(*(np.shape(b) for _, b in broken))
-    code = np.zeros(shape, dtype=np.int64)
-    for i, b in reversed(broken):  # last to first so the first failing rule wins
-        if np.any(b):  # a rule no row breaks leaves the codes as they are (sweeps: most rules)
-            code = np.where(b, i, code)
+    # a rule no row breaks leaves the codes as they are (sweeps: most rules), so the codes take the shape of the
+    # rules that some row breaks (a broadcast column: `evaluate` spreads it over the grid with the rest)
+    hit = [(i, b) for i, b in broken if np.any(b)]
+    code = np.zeros(np.broadcast_shapes(*(np.shape(b) for _, b in hit)), dtype=np.int64)
+    for i, b in reversed(hit):  # last to first so the first failing rule wins
+        code = np.where(b, i, code)
     return code
 
 
