@@ -230,10 +230,10 @@ INPUTS: tuple[Input, ...] = (
           "alltoall, or flex with --moe-flex-dispatcher-backend deepep | hybridep): across nodes DeepEP and HybridEP "
           "send a token once per destination node, where NVLink forwards it to that node's experts; NCCL's "
           "all-to-all sends every routed copy. einsum: GShard-style one-hot einsums dispatch to and combine from "
-          "capacity buffers (MaxText sparse_matmul false): 2·E·C·h FLOPs per token each, C = capacity_factor·S·k/E "
-          "per sequence of S tokens, every buffer slot computed (padded to capacity); the masks' memory (b·S·E·C elements "
-          "each) is not in the ledger", "layout",
-          choices=("alltoall", "deepep", "hybridep", "einsum")),
+          "capacity buffers, grouped per sequence as MaxText's dense path groups them (sparse_matmul false): "
+          "2·E·C·h FLOPs per token each, C = capacity_factor·S·k/E per sequence of S tokens, every buffer slot computed "
+          "(padded to capacity); the masks' memory (b·S·E·C elements each) is not in the ledger", "layout",
+          choices=T.MOE_DISPATCHERS),
     Input("pp_embedding_loss_slots", "bool", False, "", "pipeline split: the input embedding and the loss each "
           "take one layer's slot (Megatron --account-for-embedding-in-pipeline-split "
           "--account-for-loss-in-pipeline-split): ⌈(L + 2)/pp⌉ layers on the middle stages, one fewer on the first "
@@ -859,7 +859,8 @@ RULES: tuple[Rule, ...] = (
          lambda g: _is(g, "moe_overlap", True) & (((g("pp") > 1) & ~(g("virtual_stages") > 1))
                                                   | _is(g, "recompute", "full"))),
     Rule("moe_dispatcher", "deepep and hybridep need an MoE model with ep > 1",
-         lambda g: VE.isin(g("moe_dispatcher"), ("deepep", "hybridep")) & ~((g("n_experts") > 1) & (g("ep") > 1))),
+         lambda g: VE.isin(g("moe_dispatcher"), T.NODE_DEDUP_DISPATCHERS)
+         & ~((g("n_experts") > 1) & (g("ep") > 1))),
     Rule("moe_dispatcher", "einsum dispatches to capacity buffers: it needs an MoE model and moe_capacity_factor > 0",
          lambda g: _is(g, "moe_dispatcher", "einsum") & ~((g("n_experts") > 1) & (g("moe_capacity_factor") > 0))),
     Rule("activation_offload_layers", "needs activation_offload (Megatron's --cpu-offloading)",

@@ -85,7 +85,7 @@ from .hardware import family_names
 from .inputs import expert_tp
 from .flops import local_keys
 from .model import block_counts, head_dims, layer_counts, mamba_dims, moe_load_factor, moe_widths
-from .tables import GATED_MLPS
+from .tables import GATED_MLPS, NODE_DEDUP_DISPATCHERS
 
 TPU_FAMILY = float(family_names().index("tpu"))
 TILE_M, TILE_N = 128.0, 256.0  # cuBLAS's largest tile (NVIDIA Matrix Multiplication Background User's Guide)
@@ -294,16 +294,20 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         # GShard-style einsum dispatch (moe_dispatcher einsum; MaxText dense_matmul, src/maxtext/layers/moe.py
         # @e591f30c l.2588-2825: "BSM,BSEC -> EBCM" and "EBCM,BSEC -> BSM" with one-hot masks over capacity buffers
         # of C = capacity_factor·S·k/E slots per sequence): two GEMMs of S × E·C × h per sequence, on the rank's
-        # sequences and its share h/t of the embedding; counted with the MLP's input GEMMs, so their backward as a
-        # GEMM's (two per einsum; the dispatch mask, from integer indices, has no gradient: 3 of those 4 run)
+        # sequences and its share h/t of the embedding; forward (and rerun) with the MLP's input GEMMs. Their
+        # backward is 3 such GEMMs, not a weight GEMM's 2 per forward one: the dispatch mask, from integer indices,
+        # has no gradient, the combine mask (the router's weights) does, whatever share of the weights trains
         ein = np.asarray(g("moe_dispatcher", "alltoall")) == "einsum"
         if np.any(ein):
             S_ = s / cp
             EC = _f(g("moe_capacity_factor", 0.0)) * S_ * topk
-            moe_in = moe_in + np.where(ein & moe, gemm(EC, h / t, S_, b) + gemm(S_, h / t, EC, b), 0.0)
+            ein_t = np.where(ein & moe, gemm(EC, h / t, S_, b) + gemm(S_, h / t, EC, b), 0.0)
+            moe_in = moe_in + ein_t
+        else:
+            ein_t = 0.0
         moe_out = lin(tok_e, h, fe / etp, E / ep) + shared_out
     else:  # a chunk without MoE rows skips the experts' GEMMs (a dense layer never reads them: n_moe = 0)
-        moe_in = moe_out = 0.0
+        moe_in = moe_out = ein_t = 0.0
     mixed = (moe & (n_dense > 0) & (n_moe > 0)) | has_ssm  # layers differ: the components are the layers' average
     moe_share = np.where(moe, np.where(mixed, n_moe / L, 1.0), 0.0)
 
@@ -414,7 +418,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     core_bwd = w_attn * np.where(flash, flash_fb * FLASH_BWD_OVER_FWD / (1 + FLASH_BWD_OVER_FWD), math_bwd) \
         + FLASH_BWD_OVER_FWD * comp["ssm_core"]
     layer_fwd = gemm_fwd + core_fwd + elem_fwd
-    bwd_gemm = (1.0 + np.minimum(trained, 1.0)) * gemm_fwd
+    ein_fwd = avg(0.0, ein_t)  # the einsum dispatch's share of mlp_in: its backward is 1.5 × its forward
+    bwd_gemm = (1.0 + np.minimum(trained, 1.0)) * (gemm_fwd - ein_fwd) + 1.5 * ein_fwd
 
     # --- recomputation (core/recompute.py) ---------------------------------------------------------------------
     spec = RC.columns(c.get("recompute", "none"), g("recompute_modules", ""), g("remat_policy", "none"),
@@ -498,7 +503,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         cp_layer = cp_layer + w_ssm * np.where(has_ssm, (2.0 + rec_full * full_share) * ssm_a2a, 0.0)
     # expert ranks in Megatron's order: etp, then ep, then edp; the dispatcher decides what crosses nodes (core/comm)
     etp_bw = C.group_bus_bandwidth(etp, 1.0, **link)
-    dedup = VE.isin(np.asarray(g("moe_dispatcher", "alltoall")), ("deepep", "hybridep"))
+    dedup = VE.isin(np.asarray(g("moe_dispatcher", "alltoall")), NODE_DEDUP_DISPATCHERS)
     a2a = C.dispatch_time_s(T_moe * topk * load * h * 2.0, T_moe * load * h * 2.0, topk, ep, etp, **link,
                             latency_s=lat, dedup=dedup)
     etp_ag = np.where(etp > 1, C.collective_time_s("all_gather", etp * T_moe * topk * load * h * 2.0, etp, etp_bw, lat),
@@ -583,10 +588,13 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # could hide behind is over (the reduce-scatter half overlaps as before)
     zs = np.asarray(c["zero_stage"])
     after = (np.asarray(P.word(fw, "param_gather")) == "after_step") & ((zs == 1) | (zs == 2))
-    ag = np.where(after, C.collective_time_s("all_gather", local * weight_b, shard_group, shard_bw, lat)
-                  + C.collective_time_s("all_gather", experts_local * weight_b, edp, edp_bw, lat), 0.0) \
-        if np.any(after) else 0.0
-    rs = np.maximum(ar - ag, 0.0)
+    # (the gather moves what the optimizer updated: the trained parameters, grad_frac, at the weights' bytes; never
+    # more than the all-reduce it is half of)
+    ag = np.minimum(ar, np.where(after, C.collective_time_s("all_gather", local * grads * weight_b, shard_group,
+                                                             shard_bw, lat)
+                                 + C.collective_time_s("all_gather", experts_local * grads * weight_b, edp, edp_bw,
+                                                       lat), 0.0)) if np.any(after) else 0.0
+    rs = ar - ag
     ar_exp = np.where(ar_overlap, np.maximum(rs / Ls, rs - bwd), rs) + ag
     dp_exposed, dp_hidden = ar_exp, ar - ar_exp
     if np.any(z3):  # a chunk of ZeRO ≤ 2 rows only skips the ZeRO-3 terms (sweeps: half their chunks)

@@ -122,6 +122,11 @@ PROFILES = ("fused", "eager")  # the kernels a step runs: the tensors kept (memo
 ATTENTION_KERNELS = ("auto", "native", "fa2", "flex", "triton")
 GPU_ATTENTION_KERNELS = ("fa2", "flex", "triton")  # rated against FlashAttention-2; no TPU runs them
 ATTENTION_FLOPS = ("none", "full", "causal")  # how attention FLOPs are counted (flops.attention_flops_per_token)
+# MoE token dispatchers (the moe_dispatcher input; core/steptime.py): NCCL's all-to-all, the two that send a token
+# once per destination node (DeepEP, HybridEP: NODE_DEDUP_DISPATCHERS), and GShard-style one-hot einsums over
+# capacity buffers (MaxText's dense path)
+MOE_DISPATCHERS = ("alltoall", "deepep", "hybridep", "einsum")
+NODE_DEDUP_DISPATCHERS = ("deepep", "hybridep")
 # MLP: gelu = 2 matrices (GPT); swiglu = SiLU-gated, 3 matrices (Llama, Shazeer 2020); geglu = GeLU-gated, 3 matrices
 # (Gemma: gate_proj, up_proj, down_proj with gelu_pytorch_tanh). The gated kinds keep the same tensors. relu2 = squared
 # ReLU, 2 matrices, not gated (So et al. 2021, Primer; Nemotron-4 and Nemotron-H: up_proj, relu², down_proj): it keeps

@@ -12,8 +12,9 @@ SMALL = 64  # up to this many entries a Python set test is faster than np.isin's
 
 
 def isin(x, names) -> np.ndarray:
-    """`np.isin(x, names)` (a boolean array of x's shape): each value of x is one of `names`. Values compare as
-    Python's `in` compares them (1.0 is 1; NumPy strings are str), as np.isin does for the columns the core passes."""
+    """`np.isin(x, names)` (a boolean array of x's shape): each value of x is one of `names`, a collection of names
+    or numbers (a tuple, list, set or array; not a bare string). Values compare as Python's `in` compares them (1.0
+    is 1; NumPy strings are str), as np.isin does for the columns the core passes."""
     x = np.asarray(x)
     if x.size > SMALL:
         return np.isin(x, list(names))

@@ -143,25 +143,32 @@ def test_the_zoos_overlap_saves_what_the_zoo_measured():
 def test_einsum_dispatch_costs_its_two_gemms_per_moe_layer():
     """moe_dispatcher einsum (MaxText's dense path, src/maxtext/layers/moe.py @e591f30c l.2588-2825: 'BSM,BSEC ->
     EBCM' and 'EBCM,BSEC -> BSM' over capacity buffers of C = cf·S·k/E slots per sequence): each einsum is a GEMM of
-    2·S·(E·C)·h FLOPs per sequence. Mixtral 8x7B (32 MoE layers, h 4096, top-2) at S 4096, cf 1.25: E·C = 10,240,
-    2·4096·10240·4096 = 3.44e11 FLOPs per einsum; two of them, forward and (as a GEMM's) twice that backward, 32 layers
-    = 6.6e13 FLOPs per sequence, at H100's 989.5e12 × 0.803 (MAMF) × 0.75 (sustained) × 1.04 (maxtext's fitted scale)
-    ≈ 620 TFLOP/s: 0.107 s, the wave quantization of 1,280 tiles over 132 SMs (10 waves for 9.7) on top. The
-    all-to-all and the expert GEMMs are those of padding to capacity; doubling the capacity factor doubles the cost."""
+    F = 2·S·(E·C)·h FLOPs per sequence, forward 2F, backward 3F (the dispatch mask has no gradient). Mixtral 8x7B
+    (32 MoE layers, h 4096, top-2) at S 4096, cf 1.25: E·C = 10,240, F = 2·4096·10240·4096 = 3.44e11; 5F × 32 layers =
+    5.5e13 FLOPs per sequence, at H100's 989.5e12 × 0.803 (MAMF) × 0.75 (sustained) × 1.04 (maxtext's fitted scale)
+    ≈ 620 TFLOP/s: 0.089 s, the wave quantization of 1,280 tiles over 132 SMs (10 waves for 9.7) on top. The
+    all-to-all and the expert GEMMs are those of padding to capacity; doubling the capacity factor doubles the cost.
+    With tp 2, cp 2 and 2 sequences a micro-batch, each rank runs its 2,048 tokens of each sequence (E·C = 5,120)
+    on its half of the embedding, for both sequences, in 2 micro-batches."""
     from core import profiles as PF
     base = dict(model="mixtral-8x7b", gpu="h100-sxm", n_gpus=8, zero_stage=3, micro_batch=1, global_batch=8,
                 seq_len=4096, recompute="none", framework="maxtext", moe_pad_to_capacity=True)
 
-    def extra(cf):
-        pad = estimate(config_from_inputs(mfu="auto", moe_capacity_factor=cf, **base))
-        ein = estimate(config_from_inputs(mfu="auto", moe_capacity_factor=cf, moe_dispatcher="einsum", **base))
+    def extra(cf, **over):
+        kw = {**base, **over}
+        pad = estimate(config_from_inputs(mfu="auto", moe_capacity_factor=cf, **kw))
+        ein = estimate(config_from_inputs(mfu="auto", moe_capacity_factor=cf, moe_dispatcher="einsum", **kw))
         assert float(ein["ep_comm_s"]) == pytest.approx(float(pad["ep_comm_s"]), rel=1e-12)
         return float(ein["compute_s"]) - float(pad["compute_s"])
 
-    flops = 32 * 3 * 2 * (2 * 4096 * (1.25 * 4096 * 2) * 4096)
     rate = 989.5e12 * 0.803 * PF.sustained_fraction("hopper")[0] * PF.profiles()["maxtext"].number("sustained_scale")
-    assert extra(1.25) == pytest.approx(flops / rate * 10 / 9.7, rel=0.03)
+    f = 2 * 4096 * (1.25 * 4096 * 2) * 4096
+    assert extra(1.25) == pytest.approx(32 * 5 * f / rate * 10 / 9.7, rel=0.03)
     assert extra(2.5) == pytest.approx(2 * extra(1.25), rel=0.05)
+    # tp 2, cp 2, 2 sequences a micro-batch (dp 2: 2 micro-batches of the global 8): the dispatch GEMM has
+    # 40·8·2 = 640 tiles (5 waves for 4.85), the combine GEMM 16·8·2 = 256 (2 waves for 1.94): both 1.031
+    f2 = 2 * 2 * 2048 * (1.25 * 2048 * 2) * 2048
+    assert extra(1.25, tp=2, cp=2, micro_batch=2) == pytest.approx(2 * 32 * 5 * f2 / rate * 5 / 4.85, rel=0.03)
     # without padding implied: einsum computes every capacity slot whatever moe_pad_to_capacity says
     nopad = {**base, "moe_pad_to_capacity": False}
     a = estimate(config_from_inputs(mfu="auto", moe_capacity_factor=1.25, moe_dispatcher="einsum", **nopad))

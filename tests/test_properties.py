@@ -368,3 +368,7 @@ def test_vec_isin_is_numpys_isin(values, names, as_object):
         assert np.array_equal(vec.isin(nested, names), np.isin(nested, names))
     nums = np.arange(len(values), dtype=np.float64)
     assert np.array_equal(vec.isin(nums, (1, 3.0)), np.isin(nums, (1, 3.0)))
+    if len(values) % 2 == 0 and values:  # a broadcast grid's column: the shape kept
+        grid = x.reshape(2, -1, 1)
+        got = vec.isin(grid, tuple(names))
+        assert got.shape == grid.shape and np.array_equal(got, np.isin(grid, names))
