@@ -300,7 +300,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         ein = np.asarray(g("moe_dispatcher", "alltoall")) == "einsum"
         if np.any(ein):
             S_ = s / cp
-            EC = _f(g("moe_capacity_factor", 0.0)) * S_ * topk
+            EC = load * S_ * topk  # the buffers' slots: einsum pads to capacity, so `load` is the capacity factor
             ein_t = np.where(ein & moe, gemm(EC, h / t, S_, b) + gemm(S_, h / t, EC, b), 0.0)
             moe_in = moe_in + ein_t
         else:
