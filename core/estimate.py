@@ -148,6 +148,8 @@ def derived_columns(c: dict) -> dict:
     if c.get("profile") is None:  # the framework's kernels: fused, eager PyTorch unless compiled
         prof = PF.kernel_impl(c["framework"], c["compile"])
         c["profile"] = np.where(prof == "", "fused", prof)  # an unknown framework: refused by its own rule
+    if c.get("zero_stage") is None:  # hand-built columns without a stage: the framework's own
+        c["zero_stage"] = PF.default_zero_stage(c["framework"])
     if c.get("dp_overlap") is None or c.get("tp_overlap") is None:  # the framework's overlap defaults
         dp_ov, tp_ov = PF.default_overlap(c["framework"], c["zero_stage"])
         if c.get("dp_overlap") is None:
@@ -721,6 +723,8 @@ class _ConfigMethods:
     """Behaviour of `Config`; its fields are generated from the input schema below."""
 
     def __post_init__(self):
+        if self.zero_stage is None:  # not given: the framework's own (data/frameworks.csv default_zero_stage)
+            object.__setattr__(self, "zero_stage", int(PF.default_zero_stage(self.framework)))
         if not isinstance(self.model, Model):
             raise ValueError(f"model: expected a Model, got {type(self.model).__name__}")
         if not isinstance(self.gpu, Accelerator):

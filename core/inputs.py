@@ -207,8 +207,9 @@ INPUTS: tuple[Input, ...] = (
     Input("pp", "int", 1, "count", "pipeline-parallel degree (stages)", "layout", lo=1, hi=MAX_INT),
     Input("virtual_stages", "int", 1, "count", "interleaved pipeline: model chunks per GPU (1 = plain 1F1B)",
           "layout", lo=1, hi=MAX_INT),
-    Input("zero_stage", "int", 1, "", "ZeRO stage: 1 shards optimizer + master (Megatron's distributed optimizer, "
-          "the default), 2 + gradients, 3 + weights (FSDP)",
+    Input("zero_stage", "int", None, "", "ZeRO stage: 1 shards optimizer + master (Megatron's distributed optimizer), "
+          "2 + gradients, 3 + weights (FSDP); by default the framework's (data/frameworks.csv default_zero_stage: "
+          "megatron 1, fsdp 3, deepspeed 1, maxtext 3)",
           "layout", choices=(0, 1, 2, 3), lo=-MAX_INT, hi=MAX_INT),
     Input("sequence_parallel", "bool", False, "", "Megatron sequence parallelism with tensor parallelism (maxtext: "
           "always on with tp > 1, XLA splits its activations over the tensor axis)",

@@ -58,6 +58,7 @@ class Profile:
     grad_reduce: str  # bucketed | per_unit | zero_buckets | lhs (core/steptime.py)
     selective: str  # what --recompute selective means here (core/tables.py RECOMPUTE_UNITS)
     zero_stages: tuple
+    default_zero_stage: int  # the stage a question that names none gets (data/frameworks.csv, with its source)
     layouts: tuple
     zero_convention: str
     dp_overlap: str  # yes | no | stage3 (only ZeRO-3 overlaps: DeepSpeed's overlap_comm default)
@@ -72,6 +73,13 @@ class Profile:
 
     def number(self, key: str) -> float:
         return self.numbers[key]
+
+
+def _default_zero(name: str, kv: dict) -> int:
+    z = int(kv["default_zero_stage"])
+    if str(z) not in kv["zero_stages"].split():
+        raise ValueError(f"data/frameworks.csv {name} default_zero_stage: {z} is not one of its zero_stages")
+    return z
 
 
 @lru_cache(maxsize=1)
@@ -98,6 +106,7 @@ def profiles() -> dict[str, Profile]:
                             attention=kv["attention"],
                             grad_reduce=kv["grad_reduce"], selective=kv["selective"],
                             zero_stages=tuple(int(z) for z in kv["zero_stages"].split()),
+                            default_zero_stage=_default_zero(name, kv),
                             layouts=tuple(kv["layouts"].split()), zero_convention=kv["zero_convention"],
                             dp_overlap=kv["dp_overlap"], tp_overlap=kv["tp_overlap"],
                             remat_dce=kv.get("remat_dce", "no"),
@@ -219,6 +228,20 @@ def element_bytes(impl, op: str) -> np.ndarray:
     k = kernels()
     impl = np.asarray(impl)
     return np.where(impl == "eager", k[("eager", op)], k[("fused", op)])
+
+
+# the stage of a row whose framework is not in data/frameworks.csv (its own rule refuses the framework by name)
+UNKNOWN_FRAMEWORK_ZERO = 1
+
+
+def default_zero_stage(framework) -> np.ndarray:
+    """The ZeRO stage each row's framework runs when the question names none (data/frameworks.csv
+    default_zero_stage: megatron 1, fsdp 3, deepspeed 1, maxtext 3)."""
+    fw = np.asarray(framework)
+    out = np.full(fw.shape, UNKNOWN_FRAMEWORK_ZERO, dtype=np.int64)
+    for n, p in profiles().items():
+        out = np.where(fw == n, p.default_zero_stage, out)
+    return out
 
 
 def supports_zero(framework, zero_stage) -> np.ndarray:

@@ -49,6 +49,7 @@ from . import record as R
 from .estimate import build_gpu, build_model, evaluate, model_columns
 from .model import ARCH_FIELDS, Model, param_breakdown, raw_labels
 from . import db
+from . import profiles as PF
 from .spec import CHUNK_ROWS, INPUTS, KEY_INPUTS, MAX_ROWS, Range, SweepSpec, _is_num, check_rows  # noqa: F401  (re-exports)
 
 MAX_CHUNK_ROWS = 1 << 21  # ~1.6 GB of record columns at once: beyond it a chunk is a memory risk, not a speed-up
@@ -240,6 +241,13 @@ def _axes(spec: SweepSpec, reasons: G.Reasons) -> list[G.Axis]:
             continue
         if name in spec.names:
             ax = G.plain_axis(name, spec.values(name))
+            if name == "framework" and "zero_stage" not in spec.names:  # each framework at its own ZeRO stage
+                z = G.plain_axis("zero_stage", [int(v) for v in PF.default_zero_stage(list(spec.values(name)))])
+                ax = G.Axis(name, ax.size, {**ax.eval_cols, **z.eval_cols}, {**ax.out_cols, **z.out_cols})
+        elif name == "zero_stage":  # not swept: the framework's own stage (config_from_inputs' rule), which a swept
+            if "framework" in spec.names:  # framework axis carries along (below)
+                continue
+            ax = G.plain_axis(name, (int(PF.default_zero_stage(I.BY_NAME["framework"].default)),))
         elif name in KEY_INPUTS:
             ax = G.plain_axis(name, (defaults[name],))
         else:

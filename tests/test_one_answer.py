@@ -349,3 +349,23 @@ def test_time_and_cost_and_plan_by_cost_agree_on_the_cheapest_run():
     best = res["strategies"][0]["cost_usd"]
     rec = estimate(config_from_inputs(model="llama-2-7b", n_gpus=8))
     assert best <= rec["cost_usd"] * (1 + 1e-9) and rec["cost_usd"] == pytest.approx(best, rel=0.01)
+
+
+@pytest.mark.parametrize("fw,stage", [("megatron", 1), ("fsdp", 3), ("deepspeed", 1), ("maxtext", 3)])
+def test_a_framework_without_a_zero_stage_runs_at_its_own_in_the_cli_and_a_sweep(fw, stage):
+    """The ZeRO stage's default is the framework's (data/frameworks.csv default_zero_stage): the CLI, the schema's
+    config and a sweep that names the framework but no stage give the same stage and the same step."""
+    from core.spec import SweepSpec
+    from core.sweep import to_table
+    rec = cli_json("estimate", "--model", "llama-3.1-8b", "--n-gpus", "8", "--framework", fw)
+    cfg = config_from_inputs(model="llama-3.1-8b", n_gpus=8, framework=fw)
+    assert cfg.zero_stage == stage
+    assert rec["predicted_step_time_s"] == pytest.approx(estimate(cfg)["predicted_step_time_s"], rel=1e-12)
+    assert rec["state_bytes"] == pytest.approx(estimate(cfg)["state_bytes"], rel=1e-12)  # sharded as the stage says
+    t = to_table(SweepSpec.from_dict({"model": ["llama-3.1-8b"], "n_gpus": [8], "framework": sorted({fw, "fsdp"})}))
+    row = next(r for r in t.to_pylist() if r["framework"] == fw)
+    assert row["zero_stage"] == stage
+    assert row["predicted_step_time_s"] == pytest.approx(rec["predicted_step_time_s"], rel=1e-9)
+    # a stage the framework does not run is still refused by name when given
+    with pytest.raises(ValueError, match="zero_stage"):
+        config_from_inputs(model="llama-3.1-8b", n_gpus=8, framework="fsdp", zero_stage=1)

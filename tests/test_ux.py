@@ -41,10 +41,24 @@ def test_one_set_of_app_defaults_on_every_page(page, prefix, flash):
     from core.inputs import BY_NAME
     at = run_page(page)
     assert not at.exception
-    assert _widget(at, "selectbox", prefix + "zero").value == BY_NAME["zero_stage"].default
+    # the ZeRO stage's default is a rule: the framework's own stage (megatron's 1 here, as the command line gives)
+    from ui.state import BY_RULE
+    assert BY_NAME["zero_stage"].default is None
+    assert _widget(at, "selectbox", prefix + "zero").value == BY_RULE
     assert _widget(at, "selectbox", prefix + "ovh").value == BY_NAME["overhead"].default == "realistic"
     if flash:  # the Activations page draws every activation mode, so it has no flash switch
         assert _widget(at, "toggle", prefix + "flash").value is BY_NAME["flash_attention"].default is True
+
+
+@pytest.mark.parametrize("fw,stage", [("megatron", 1), ("fsdp", 3), ("deepspeed", 1), ("maxtext", 3)])
+def test_choosing_a_framework_alone_runs_at_its_own_zero_stage(fw, stage):
+    """FSDP runs no ZeRO-1 and MaxText neither: a question that names only the framework gets the framework's own
+    stage (data/frameworks.csv default_zero_stage), on the page as on the command line, not a refusal."""
+    from core.estimate import config_from_inputs
+    at = run_page("pages/01_calculator.py", fw=fw)
+    assert not at.exception and not at.error
+    assert any(f"ZeRO-{stage}, tp=1" in m.value for m in at.markdown)
+    assert config_from_inputs(model="llama-3.1-8b", framework=fw).zero_stage == stage
 
 
 def test_the_first_view_is_a_run_that_could_launch():
