@@ -388,7 +388,8 @@ def test_a_link_resets_what_it_does_not_name():
 def test_a_link_skips_the_carry():
     at = run_page("pages/02_fit_map.py", fm_gpu="b200", fm_zero="1")
     at = _follow_link(at, "pages/01_calculator.py", {"model": "llama-3.1-70b"})
-    assert at.selectbox(key="gpu").value == "h100-sxm" and at.selectbox(key="zero").value == 1  # the default
+    from ui.state import BY_RULE  # the defaults: the catalog's first choice, the framework's own ZeRO stage
+    assert at.selectbox(key="gpu").value == "h100-sxm" and at.selectbox(key="zero").value == BY_RULE
 
 
 def test_fit_map_cell_link_is_the_cells_view():
