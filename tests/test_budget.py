@@ -84,3 +84,15 @@ def test_bad_budget_input_is_refused_by_name(capsys, argv, field):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and field in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("fw,stage", [("fsdp", 3), ("maxtext", 3), ("megatron", 1)])
+def test_the_ladder_runs_at_the_frameworks_own_zero_stage(fw, stage):
+    """FSDP and MaxText run no ZeRO-1: the ladder's Megatron-style rungs take the framework's own stage
+    (data/frameworks.csv default_zero_stage), so their tensor- and pipeline-parallel rungs are not all refused."""
+    best = plan_budget(usd=2e6, days=60, gpus=("h100-sxm",), framework=fw)["best"]
+    assert best is not None and best["layout"]["zero_stage"] in (stage, 3)
+    if fw != "megatron":
+        assert best["layout"]["zero_stage"] == 3
+    if fw == "maxtext":  # a 60B model at tp 1 leaves no 5 % margin on H100: a tensor-parallel rung at ZeRO-3, which
+        assert best["layout"]["tp"] >= 2  # the ladder's ZeRO-1 rungs never offered (refused by the stage rule)
