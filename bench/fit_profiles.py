@@ -32,8 +32,9 @@ What is fitted (everything else is derived from sources: data/frameworks.csv, da
   overlap + step host 13.7 % (chosen), overlap alone 16.6 %, overlap + unit host 19.2 %.
 The loss is the mean absolute log error of the step time with every source weighted equally (a source with 50 rows
 counts as much as one with 5): the statistic the bench reports (the median |error|) and robust to a source of one or
-two outlying rows (the squared log error until 2026-12-06; see the fifteenth batch's note below). Leave-one-source-out (LOSO): each source is predicted by constants fitted without it
-(the GPU sustained fraction stays the megatron fit for the other profiles). Not wholly: a FAMILY_FITS family's value is
+two outlying rows (the squared log error until 2026-12-06; see the fifteenth batch's note below).
+Leave-one-source-out (LOSO): each source is predicted by constants fitted without it (the GPU sustained fraction
+stays the megatron fit for the other profiles). Not wholly: a FAMILY_FITS family's value is
 chosen without the source, but the profiles' constants at each trial value inside that choice, the GPU fraction they
 settle with, and the family value of a source without runs of the family come from all runs; holding each source out
 of those too (2026-12-06, a reviewer's script) gives megatron 7.7 % and fsdp 8.5 % where the table reads 7.4 % and

@@ -15,6 +15,7 @@ import math
 from . import inputs as I
 from .estimate import config_from_inputs, estimate
 from .hardware import catalog, tier_price
+from .profiles import default_zero_stage
 from .scaling import compute_optimal, loss
 
 # Megatron-style layouts first (the class published runs validate) at the framework's own ZeRO stage, ZeRO-3 at tp 1
@@ -66,7 +67,7 @@ def _layout(n_params, tokens, gpu, n_gpus, extra):
         _COLS[key] = cfg.columns()
     total = float(param_breakdown(**shape)["total"])
     cols = {**_COLS[key], **shape, "n_params": total, "n_active_params": total, "n_gpus": n_gpus, "tokens": tokens}
-    from .profiles import default_zero_stage  # the rungs' stage: the framework's own (fsdp and maxtext run no ZeRO-1)
+    # the rungs' stage: the framework's own (fsdp and maxtext run no ZeRO-1)
     z = int(default_zero_stage(extra.get("framework", I.BY_NAME["framework"].default)))
     rungs = [{"zero_stage": z, **r, "sequence_parallel": r.get("tp", 1) > 1} for r in LADDER]
     over = {k: np.array([r[k] for r in rungs]) for k in ("tp", "pp", "zero_stage", "sequence_parallel")}

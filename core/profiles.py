@@ -237,11 +237,8 @@ UNKNOWN_FRAMEWORK_ZERO = 1
 def default_zero_stage(framework) -> np.ndarray:
     """The ZeRO stage each row's framework runs when the question names none (data/frameworks.csv
     default_zero_stage: megatron 1, fsdp 3, deepspeed 1, maxtext 3)."""
-    fw = np.asarray(framework)
-    out = np.full(fw.shape, UNKNOWN_FRAMEWORK_ZERO, dtype=np.int64)
-    for n, p in profiles().items():
-        out = np.where(fw == n, p.default_zero_stage, out)
-    return out
+    z = _select(framework, lambda p: p.default_zero_stage)  # NaN where the name is unknown
+    return np.where(np.isnan(z), UNKNOWN_FRAMEWORK_ZERO, z).astype(np.int64)
 
 
 def supports_zero(framework, zero_stage) -> np.ndarray:

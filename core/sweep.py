@@ -244,8 +244,8 @@ def _axes(spec: SweepSpec, reasons: G.Reasons) -> list[G.Axis]:
             if name == "framework" and "zero_stage" not in spec.names:  # each framework at its own ZeRO stage
                 z = G.plain_axis("zero_stage", [int(v) for v in PF.default_zero_stage(list(spec.values(name)))])
                 ax = G.Axis(name, ax.size, {**ax.eval_cols, **z.eval_cols}, {**ax.out_cols, **z.out_cols})
-        elif name == "zero_stage":  # not swept: the framework's own stage (config_from_inputs' rule), which a swept
-            if "framework" in spec.names:  # framework axis carries along (below)
+        elif name == "zero_stage":  # not swept: the framework's own stage (Config's rule); a swept framework's axis
+            if "framework" in spec.names:  # carries it (the branch above)
                 continue
             ax = G.plain_axis(name, (int(PF.default_zero_stage(I.BY_NAME["framework"].default)),))
         elif name in KEY_INPUTS:
