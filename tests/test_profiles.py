@@ -29,55 +29,61 @@ RUNS = runs()
 # Published runs the model misses by more than 15 % with the constants of data/fitted.csv: measured step / predicted
 # step (> 1: slower than predicted). Why, as far as the sources say, is in bench/RESULTS.md ("Profiles").
 KNOWN_MISSES = {
-    "mlm-h100-weak-1p7b": 1.223, "mlm-h100-weak-32b": 0.836, "tt-h100-jun25-70b-bf16-asynctp": 1.191,
-    "tt-h100-jun25-8b-bf16-vanilla": 1.33, "tt-h100-jun25-8b-bf16-asynctp": 1.49, "ao-h100-sxm-8b-bf16": 1.184,
-    "ao-mi300x-8b-bf16": 1.29, "ao-b200-8b-bf16": 1.733, "ds-112": 1.19, "ds-113": 1.263, "ds-145": 0.696,
-    "ds-146": 0.739, "ds-152": 1.309, "ds-155": 0.805, "ds-158": 0.848, "ds-161": 0.832, "ds-163": 0.832,
-    "ds-165": 0.827, "ds-167": 0.839, "ds-169": 0.849, "ds-170": 0.745, "ds-171": 0.715, "mt-v5e-32b-1x": 0.808,
-    "mt-v5e-32b-2x": 0.823, "mt-v5e-32b-4x": 0.826, "mt-v5e-32b-8x": 0.829, "mt-v5e-32b-16x": 0.847,
-    "mt-v5p-readme-512b-v5p-1024": 0.844, "mt-v5p-readme-1024b-v5p-2048": 0.846,
-    "mt-v5p-readme-1024b-v5p-4096": 0.836, "tr-v6e-gpt3-175b-bf16": 1.256, "tier-v5p-llama2-70b-512": 0.824,
-    "pax-5b-a100-80gb-bf16": 1.334, "pax-5b-h100-sxm-tebf16": 1.219, "kf-h200-7b-1g-tp1-fsdp1": 0.71,
-    "kf-h200-7b-2g-tp1-fsdp2": 0.784, "kf-h200-7b-4g-tp1-fsdp4": 0.761, "kf-h200-13b-8g-tp1-fsdp8": 0.827,
-    "alst-8b-1gpu-baseline": 1.963, "alst-8b-8gpu-baseline": 1.473, "alst-8b-8gpu-sp8-1.1m": 0.811,
-    "alst-8b-8gpu-sp8-2.4m-actoffload": 0.807, "alst-8b-8gpu-sp8-3.8m": 0.802, "alst-8b-32gpu-sp32-15.5m": 0.802,
-    "hf-ulysses-qwen3-4b-1gpu-8k": 1.72, "hf-ulysses-qwen3-4b-sp4-8k": 3.803, "hf-ulysses-qwen3-4b-sp4-32k": 1.698,
-    "hf-ulysses-qwen3-4b-sp4-64k": 0.651, "lsaie-gh200-z1-eager": 0.649, "lsaie-gh200-z2-eager": 0.652,
-    "lsaie-gh200-z1-torchcompile": 0.667, "lsaie-gh200-z2-torchcompile": 0.666, "lsaie-gh200-z3-zerooffload": 1.227,
-    "tr-v6e-llama3.1-8b-256-jan25": 0.821, "tr-v6e-gemma3-12b-4x256": 1.192, "tr-v6e-llama3.1-405b-2x256-tp4": 1.311,
-    "tr-v6e-llama3.1-405b-2x256-fsdp": 1.173, "tr-v5p-llama3.1-405b-512": 0.779, "zfcb-qwen2.5-1.5b-zero2": 0.467,
-    "zfcb-qwen2.5-1.5b-zero2-offload-bind": 1.548, "zfcb-qwen2.5-3b-zero2-offload-bind": 1.731,
-    "zfcb-qwen2.5-3b-zero2-offload-nobind": 2.001, "amdpt252-mi325x-llama31-70b-bf16-tt": 0.829,
-    "dsx-bf16mw-6.9b-4xh100-baseline": 1.22, "dsx-bf16mw-6.9b-4xh100-bf16full": 1.336,
-    "nanotron-usp-1.34b-64n-dp128tp2pp2": 2.378, "nanotron-usp-3.57b-64n-dp128tp4pp1": 2.748,
-    "nanotron-usp-8.86b-64n-dp128tp4pp1": 1.884, "nanotron-usp-80b-64n-dp32tp16pp1": 1.835,
-    "nanotron-usp-3.57b-32n-dp64tp4pp1": 1.203, "nanotron-usp-80b-16n-dp1tp4pp32": 0.791,
-    "nanotron-usp-80b-8n-dp1tp4pp16": 1.257, "nanotron-usp-1.34b-4n-dp16tp1pp2": 0.808,
-    "nanotron-usp-80b-4n-dp1tp8pp4": 2.818, "nanotron-usp-1.34b-2n-dp8tp1pp2": 0.782,
-    "nanotron-usp-1.34b-1n-dp4tp1pp2": 0.732, "marin-speedrun-adamw-llama-130m-v5p32": 1.202,
-    "marin-speedrun-adamw-llama-300m-v5p32": 1.215, "marin-speedrun-llama-1_4b-8xh200": 1.405,
-    "marin-speedrun-llama-300m-v4-256": 1.343, "marin-speedrun-llama-150m-v4-128": 1.176,
-    "tt-q32b-h100-8g-lbs2-fullac-compile": 0.818, "tt-q32b-h100-8g-lbs2-eager": 0.793,
-    "tt-q32b-h100-32g-fsdp4tp8-lbs16": 1.24, "tt-q32b-h100-32g-fsdp4tp8-lbs32": 1.246,
-    "tt-q32b-h100-64g-fsdp8tp8-lbs32": 1.259, "llama3-405b-128k-cp16-16384g": 1.383, "palm-540b-tpuv4-6144": 1.162,
-    "axlearn-fuji7b-v1-h100-256": 1.207, "axlearn-fuji7b-v1-h100-512": 1.395, "axlearn-fuji7b-v1-v5e-1024": 1.166,
-    "axlearn-fuji7b-v2-v5e-1024": 1.296, "axlearn-fuji70b-v2-h100-512": 1.387, "axlearn-fuji70b-v2-v6e-256": 1.186,
-    "mds-longseq-a100-40gb-30b-tp32-2k": 0.756, "mds-longseq-a100-40gb-30b-tp32-256k": 1.463,
-    "easylm-openllama-7b-v4-512": 1.236, "axlearn-gala1b-v5e-256": 1.739,
-    "tr-tpu7x-llama3.1-70b-128k-bf16-256": 0.651, "tr-tpu7x-llama3.1-405b-8k-bf16-256": 0.845,
-    "tr-tpu7x-gemma4-31b-8k-bf16-64-jun26": 1.167, "automodel-llama3-8b-lora-h100-1g": 0.835,
-    "automodel-qwen25-7b-lora-h100-1g": 0.826, "lf-a100-7b-s8192-g8-mb8": 0.835,
-    "dsx-autotune-gpt2-16xv100-z1": 0.591, "dsx-autotune-gpt2-medium-16xv100-z1": 0.736, "mtnlg-530b-280n": 1.188,
-    "mtnlg-530b-350n": 1.201, "mtnlg-530b-420n": 1.236, "gptneox-20b-96g": 1.267, "megatron2019-1p2b-1g": 1.204,
-    "megatron2019-8p3b-8g": 1.234, "megatron2019-1p2b-64g": 1.216, "xtuner-yi-34b-32gpu-8k-sp1": 1.171,
-    "xtuner-yi-34b-32gpu-128k-sp8": 0.845, "xtuner-llama2-70b-32gpu-8k-sp1": 1.385,
-    "xtuner-llama2-70b-32gpu-32k-sp4": 0.778, "xtuner-llama2-70b-32gpu-256k-sp16": 1.224,
-    "nemo-launcher-a100-gpt3-175b-8n": 1.254, "nemo-launcher-a100-gpt3-175b-32n": 1.246,
-    "nemo-launcher-a100-gpt3-175b-128n": 1.233, "bigsci-prequel-h14336-l72-pp12-mbs1": 1.175,
-    "bigsci-prequel-h14336-l72-pp12-mbs2": 1.162, "bigsci-prequel-h14336-l72-pp6-mbs1": 1.215,
-    "bigsci-prequel-h14336-l72-pp6-mbs2": 1.21, "bigsci-prequel-h12288-l96-pp6-mbs2": 1.234,
-    "bigsci-prequel-h13312-l84-pp6-mbs2": 1.258, "bigsci-tr1-13b-v100-64n": 1.33, "bigsci-tr1-13b-v100-128n": 1.451,
-    "pax-v4-16b-32c": 1.171, "pax-v4-32b-64c": 1.212
+    "mlm-h100-weak-1p7b": 1.207, "mlm-h100-weak-32b": 0.838, "tt-h100-jun25-70b-bf16-asynctp": 1.178,
+    "tt-h100-jun25-8b-bf16-vanilla": 1.329, "tt-h100-jun25-8b-bf16-asynctp": 1.446, "ao-h100-sxm-8b-bf16": 1.177,
+    "ao-mi300x-8b-bf16": 1.28, "ao-b200-8b-bf16": 1.683, "ds-112": 1.23, "ds-113": 1.306, "ds-145": 0.703,
+    "ds-146": 0.747, "ds-152": 1.318, "ds-155": 0.814, "ds-161": 0.839, "ds-163": 0.84, "ds-165": 0.833,
+    "ds-167": 0.843, "ds-170": 0.757, "ds-171": 0.724, "mt-v5e-32b-1x": 0.808, "mt-v5e-32b-2x": 0.823,
+    "mt-v5e-32b-4x": 0.826, "mt-v5e-32b-8x": 0.829, "mt-v5e-32b-16x": 0.847, "mt-v5p-readme-512b-v5p-1024": 0.844,
+    "mt-v5p-readme-1024b-v5p-2048": 0.846, "mt-v5p-readme-1024b-v5p-4096": 0.836, "tr-v6e-gpt3-175b-bf16": 1.256,
+    "tier-v5p-llama2-70b-512": 0.824, "pax-5b-a100-80gb-bf16": 1.331, "pax-5b-h100-sxm-tebf16": 1.202,
+    "kf-h200-7b-1g-tp1-fsdp1": 0.715, "kf-h200-7b-2g-tp1-fsdp2": 0.783, "kf-h200-7b-4g-tp1-fsdp4": 0.769,
+    "kf-h200-13b-8g-tp1-fsdp8": 0.832, "alst-8b-1gpu-baseline": 2.006, "alst-8b-8gpu-baseline": 1.504,
+    "alst-8b-8gpu-sp8-1.1m": 0.832, "alst-8b-8gpu-sp8-2.4m-actoffload": 0.829, "alst-8b-8gpu-sp8-3.8m": 0.824,
+    "alst-8b-32gpu-sp32-15.5m": 0.824, "hf-ulysses-qwen3-4b-1gpu-8k": 1.761, "hf-ulysses-qwen3-4b-sp4-8k": 3.864,
+    "hf-ulysses-qwen3-4b-sp4-32k": 1.739, "hf-ulysses-qwen3-4b-sp4-64k": 0.668, "lsaie-gh200-z1-eager": 0.656,
+    "lsaie-gh200-z2-eager": 0.66, "lsaie-gh200-z1-torchcompile": 0.674, "lsaie-gh200-z2-torchcompile": 0.672,
+    "lsaie-gh200-z3-zerooffload": 1.236, "tr-v6e-llama3.1-8b-256-jan25": 0.821, "tr-v6e-gemma3-12b-4x256": 1.192,
+    "tr-v6e-llama3.1-405b-2x256-tp4": 1.311, "tr-v6e-llama3.1-405b-2x256-fsdp": 1.173,
+    "tr-v5p-llama3.1-405b-512": 0.779, "zfcb-qwen2.5-1.5b-zero2": 0.474, "zfcb-qwen2.5-1.5b-zero2-offload-bind": 1.558,
+    "zfcb-qwen2.5-3b-zero2-offload-bind": 1.744, "zfcb-qwen2.5-3b-zero2-offload-nobind": 2.016,
+    "amdpt252-mi325x-llama31-70b-bf16-tt": 0.848, "dsx-bf16mw-6.9b-4xh100-baseline": 1.225,
+    "dsx-bf16mw-6.9b-4xh100-bf16full": 1.342, "nanotron-usp-1.34b-64n-dp128tp2pp2": 2.217,
+    "nanotron-usp-3.57b-64n-dp128tp4pp1": 2.586, "nanotron-usp-8.86b-64n-dp128tp4pp1": 1.844,
+    "nanotron-usp-80b-64n-dp32tp16pp1": 1.852, "nanotron-usp-3.57b-32n-dp64tp4pp1": 1.173,
+    "nanotron-usp-80b-16n-dp1tp4pp32": 0.81, "nanotron-usp-80b-8n-dp1tp4pp16": 1.287,
+    "nanotron-usp-1.34b-4n-dp16tp1pp2": 0.817, "nanotron-usp-80b-4n-dp1tp8pp4": 2.879,
+    "nanotron-usp-1.34b-2n-dp8tp1pp2": 0.796, "nanotron-usp-1.34b-1n-dp4tp1pp2": 0.749,
+    "marin-speedrun-adamw-llama-130m-v5p32": 1.202, "marin-speedrun-adamw-llama-300m-v5p32": 1.215,
+    "marin-speedrun-llama-1_4b-8xh200": 1.384, "marin-speedrun-llama-300m-v4-256": 1.343,
+    "marin-speedrun-llama-150m-v4-128": 1.176, "tt-q32b-h100-8g-lbs2-fullac-compile": 0.823,
+    "tt-q32b-h100-8g-lbs2-eager": 0.801, "tt-q32b-h100-32g-fsdp4tp8-lbs16": 1.25,
+    "tt-q32b-h100-32g-fsdp4tp8-lbs32": 1.265, "tt-q32b-h100-64g-fsdp8tp8-lbs32": 1.277,
+    "llama3-405b-128k-cp16-16384g": 1.397, "palm-540b-tpuv4-6144": 1.162, "axlearn-fuji7b-v1-h100-256": 1.193,
+    "axlearn-fuji7b-v1-h100-512": 1.38, "axlearn-fuji7b-v1-v5e-1024": 1.166, "axlearn-fuji7b-v2-v5e-1024": 1.296,
+    "axlearn-fuji70b-v2-h100-512": 1.37, "axlearn-fuji70b-v2-v6e-256": 1.186,
+    "mds-longseq-a100-40gb-30b-tp32-2k": 0.751, "mds-longseq-a100-40gb-30b-tp32-256k": 1.509,
+    "easylm-openllama-7b-v4-512": 1.236, "axlearn-gala1b-v5e-256": 1.739, "tr-tpu7x-llama3.1-70b-128k-bf16-256": 0.651,
+    "tr-tpu7x-llama3.1-405b-8k-bf16-256": 0.845, "tr-tpu7x-gemma4-31b-8k-bf16-64-jun26": 1.167,
+    "automodel-llama3-8b-lora-h100-1g": 0.835, "automodel-qwen25-7b-lora-h100-1g": 0.826,
+    "dsx-autotune-gpt2-16xv100-z1": 0.598, "dsx-autotune-gpt2-medium-16xv100-z1": 0.745, "mtnlg-530b-280n": 1.228,
+    "mtnlg-530b-350n": 1.241, "mtnlg-530b-420n": 1.277, "gptneox-20b-96g": 1.312, "megatron2019-1p2b-1g": 1.225,
+    "megatron2019-8p3b-8g": 1.251, "megatron2019-1p2b-64g": 1.237, "xtuner-yi-34b-32gpu-8k-sp1": 1.211,
+    "xtuner-llama2-70b-32gpu-8k-sp1": 1.433, "xtuner-llama2-70b-32gpu-32k-sp4": 0.805,
+    "xtuner-llama2-70b-32gpu-256k-sp16": 1.268, "nemo-launcher-a100-gpt3-175b-8n": 1.296,
+    "nemo-launcher-a100-gpt3-175b-32n": 1.288, "nemo-launcher-a100-gpt3-175b-128n": 1.273,
+    "bigsci-prequel-h14336-l72-pp12-mbs1": 1.214, "bigsci-prequel-h14336-l72-pp12-mbs2": 1.201,
+    "bigsci-prequel-h14336-l72-pp6-mbs1": 1.254, "bigsci-prequel-h14336-l72-pp6-mbs2": 1.25,
+    "bigsci-prequel-h12288-l96-pp6-mbs2": 1.274, "bigsci-prequel-h13312-l84-pp6-mbs2": 1.298,
+    "bigsci-tr1-13b-v100-64n": 1.364, "bigsci-tr1-13b-v100-128n": 1.486, "pax-v4-16b-32c": 1.171,
+    "pax-v4-32b-64c": 1.212, "ds-110": 1.183, "ds-111": 1.18, "kf-h200-70b-32g-tp4-fsdp8": 0.826,
+    "tt-q32b-h100-8g-lbs1-eager": 0.85, "nemo-launcher-a100-gpt3-5b-32n": 1.167,
+    "bigsci-prequel-h14336-l72-pp6-mbs4": 1.159, "bigsci-prequel-h12288-l96-pp6-mbs4": 1.162,
+    "bigsci-prequel-h13312-l84-pp6-mbs4": 1.157, "xtr-l3-8b-2gpu-8k-sp2": 2.342,
+    "ezc-llama2-7b-8xa100-128k-ring": 1.391, "ao-f8nc-h100-8b-noac-bf16-eager": 1.334,
+    "ao-f8nc-h100-8b-sel2-bf16-eager": 1.292, "ao-f8nc-h100-8b-fullac-bf16-eager": 1.257,
+    "lf-a100-40gb-70b-s2048-g64-mb2": 1.269, "axlearn-gala85m-v5e-256": 2.438, "axlearn-honeycrisp85m-h100-16": 3.685,
+    "axlearn-fuji7b-v1-singlehost-h100-8-64k": 1.154, "axlearn-fuji7b-v2-singlehost-h100-8-64k": 1.324
 }
 
 
@@ -152,8 +158,10 @@ def test_fitted_constants_are_what_the_script_fits(refit):
 # sources disagree (bench/RESULTS.md); megatron: 7.5 % until the tenth batch joined (2026-12-05), 10.7 % since: its
 # papers of 2019-2022 (Megatron-LM 2019 on V100, MT-NLG 530B, GPT-NeoX-20B) run 15-25 % slower than the model
 # predicts, Nemotron-4 15B 8-18 % faster, and the one GPU sustained fraction fitted to every era moved 0.80 -> 0.76;
-# 9.5 % since nanotron's 26 runs name the flash-attn 2 kernel they ran (2026-12-05)
-@pytest.mark.parametrize("fw", [fw if fw in ("fsdp", "megatron") else pytest.param(
+# 9.5 % since nanotron's 26 runs name the flash-attn 2 kernel they ran (2026-12-05); maxtext 12.2 % until the
+# sixteenth batch's refit (2026-12-06: nine AXLearn rows and MaxText's Gemma 4 12B joined the fit; the GPU fraction
+# 0.74 -> 0.76, maxtext's scale on it 1.04 -> 1.00), 10.0 % since, at the target's edge; deepspeed 15.2 %
+@pytest.mark.parametrize("fw", [fw if fw in ("fsdp", "megatron", "maxtext") else pytest.param(
     fw, marks=pytest.mark.xfail(strict=True, reason="leave-one-source-out median above 10 % (bench/RESULTS.md)"))
     for fw in PF.FRAMEWORKS])
 def test_leave_one_source_out_median_within_10_percent(refit, fw):
@@ -259,8 +267,14 @@ CAL_MISSES = {"DeepCompile blog", "DeepSpeed Azure blog", "JAX-Toolbox", "ALST p
               "Marin speedrun results", "tpu-recipes Ironwood",
               "NeMo AutoModel performance summary", "torchtitan async-TP 2025-06",
               "DeepSpeedExamples autotuning HF README", "llm-foundry benchmarks README A100 80GB table",
-              "XTuner speed benchmark", "NeMo Megatron Launcher README GPT-3 scaling", "OLMo-core README",
-              "Megatron-LM README H100"}
+              "XTuner speed benchmark", "NeMo Megatron Launcher README GPT-3 scaling",
+              "EasyContext README speed table", "XTuner Llama3-8B README speed table",
+              "AXLearn c4_trainer.py single-host step-time docstring"}
+# (2026-12-06, sixteenth batch: GPU sustained 0.74 -> 0.76, Ampere 0.81 -> 0.84: OLMo-core's README and Megatron-LM's
+# H100 table calibrate within 10 % again (8.9 %, 8.8 %); three new sources do not: EasyContext's ring-attention rows
+# (64K-700K on 8 A100, 0.96-1.39 of the prediction, five steps each) 16.3 %, XTuner's Llama 3 8B table (8K on 2 GPUs
+# 2.34 against 0.88-1.05 for the rest) 20.0 %, AXLearn's single-host fuji-7B docstring (v5e and H100, v1 and v2,
+# 0.94-1.32) 14.8 %)
 # (2026-12-06, fifteenth batch and the absolute-log loss: GPU sustained 0.75 -> 0.74, fsdp's host time per unit 0.7 ->
 # 0.0 ms: OLMo-core's README (1B-13B on 8 H100) calibrates to 11.7 % and Megatron-LM's H100 weak-scaling table, whose
 # 32B row reads 19 % faster than its neighbours, to 11.0 %)
