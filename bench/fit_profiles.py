@@ -808,6 +808,13 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   time per unit 0.0 -> 0.7 ms, maxtext's scale 1.04 -> 1.00): leave-one-source-out megatron 6.9 %, fsdp 7.5 %,
   deepspeed 15.2 %, maxtext 10.0 % (12.2 % before); within 15 % in sample, dense 395 of 540, MoE 66 of 160, low
   precision 213 of 286.
+- maxtext (2026-12-06): TPU v5e's GEMM rate is now measured, not the family's mean: XLA's bf16 matmul at 8192³ runs
+  181.82 of 197 TFLOP/s (0.923; JAX's Pallas TPU matmul guide, jax-ml/jax docs/pallas/tpu/matmul.ipynb @1082251c,
+  wall-clock with dispatch), where the mean of v6e's and TPU7x's measured rates gave 0.865; v5p, v4 and v3 take the
+  new mean of three, 0.884. MaxText's v5e README rows at 32B read 0.81-0.85 before (predicted too slow), 0.86-0.90
+  now, its v5p rows at 512B-1024B 0.84-0.85 before, 0.86 now: in sample the maxtext median 9.1 % -> 7.9 %,
+  leave-one-source-out 10.0 % -> 9.9 %, the TPU sustained fraction unchanged (0.80); AXLearn's v5e rows, already
+  slower than predicted, move further (gala 1B 1.74 -> 1.79).
 - deepspeed (2026-12-06): ZeRO-1/2 gather the updated 16-bit parameters after the optimizer step
   (stage_1_and_2.py step(): all_gather_dp_groups; data/frameworks.csv param_gather after_step), so with overlap_comm
   only the reduce-scatter half of the all-reduce hides behind the backward. On the runs here the gather is small (a
