@@ -815,6 +815,23 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   now, its v5p rows at 512B-1024B 0.84-0.85 before, 0.86 now: in sample the maxtext median 9.1 % -> 7.9 %,
   leave-one-source-out 10.0 % -> 9.9 %, the TPU sustained fraction unchanged (0.80); AXLearn's v5e rows, already
   slower than predicted, move further (gala 1B 1.74 -> 1.79).
+- Investigated on 2026-12-06, not adopted. (1) Sustained GEMM rates: Azure's AI-benchmarking-guide cuBLASLt FP8
+  tables (10,000 warm-up launches, back to back) give H100 1,382 TFLOP/s (0.98 of its MAMF fraction), GB200
+  2,820-2,973 (0.78-0.82 of its MAMF) and GB300 3,309 (egmsft/AI-benchmarking-guide Azure_Results, CUDA 12.6-13.0):
+  GB200 throttles under sustained load where H100 does not, which is the sign of the GB200 rows' bias (1.09 at the
+  median over 88 rows, predicted too fast). Scaling GB200's and GB300's GEMM rates by those ratios overshoots (GB200
+  0.92, GB300 0.94; within 15 %: 57 -> 55 and 17 -> 14 of 88 and 33): a training step is not a back-to-back GEMM
+  loop, and the tables differ in CUDA version and run FP8 with fast accumulation. (2) DeepSpeed's fitted 316 ms per
+  step: its ZeRO-1/2 step() (deepspeed/runtime/zero/stage_1_and_2.py @edaa7221: gradient flattening, an fp64
+  per-tensor norm, the unscale, the optimizer over the flat partition, the copy back and all_gather_dp_groups), the
+  bucket copies per reduction (per micro-batch under ZeRO-2) and the exposed all-reduce where overlap_comm is off
+  (DeepSpeed's default for stages 1-2) come to ~0.19 s for the DeepCompile blog's 8B ZeRO-1 runs and ~0.06 s for
+  ml-engineering's ZeRO-2 8B run (overlap_comm on, FusedAdam); ~0.15 s of the blog's intercept has no code-level
+  explanation, so the sources still disagree and the constant stays. (3) Blackwell Ultra: cuDNN 9.22's SDPA
+  benchmark (NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training results) runs GB300's BF16 attention 1.12-1.26×
+  GB200's forward and 1.06-1.22× backward with the same software, and FlashAttention-4's head-dim-64 rate on GB300
+  reads 0.66-0.72 of its head-128 rate in flash-attention PR #2605's two GB300 tables (the catalog derives 0.75);
+  not applied until the tables' labels are read from the PR itself.
 - deepspeed (2026-12-06): ZeRO-1/2 gather the updated 16-bit parameters after the optimizer step
   (stage_1_and_2.py step(): all_gather_dp_groups; data/frameworks.csv param_gather after_step), so with overlap_comm
   only the reduce-scatter half of the all-reduce hides behind the backward. On the runs here the gather is small (a
