@@ -815,13 +815,27 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   now, its v5p rows at 512B-1024B 0.84-0.85 before, 0.86 now: in sample the maxtext median 9.1 % -> 7.9 %,
   leave-one-source-out 10.0 % -> 9.9 %, the TPU sustained fraction unchanged (0.80); AXLearn's v5e rows, already
   slower than predicted, move further (gala 1B 1.74 -> 1.79).
+- Seventeenth batch (2026-12-06, predicted with 93f3c27 before joining, data/prospective.csv): 66 runs. Megatron-
+  Bridge's 26.04.01 and 26.06 tables (Llama 3 70B and 3.1 405B in FP8-CS, MXFP8 and NVFP4, DeepSeek-V3, Qwen3 and
+  GPT-OSS MoE in MXFP8, each row's settings from its release's presets; the 26.02 and 26.02.01 tables, earlier
+  measurements of the same configurations, and 26.06's packed-sequence SFT rows left out), MLPerf Training v5.1
+  (NVIDIA's GB200 LoRA, University of Florida's B200, Cisco's H100), MaxText's 2023 README tables (22B and 52B on
+  v4, 16B and 32B on v5e, each with its configs of the day; the T5 relative bias read as an additive bias, the ReLU
+  MLP as a two-matrix MLP, the 52B rows without async all-gathers as dp_overlap false), MaxText's Mixtral 8x7B v5p
+  note (config from the later tpu-recipes script) and tpu-recipes' Gemma 4 E4B on Ironwood (its per-layer embedding
+  table and shared KV not in the inputs). As written: median |error| 10.8 %, 43 within 15 %, 68 % inside their
+  interval, none predicted not to fit. Blackwell Ultra read 0.73-0.89 (17 GB300 rows 0.79-1.08, B300's DeepSeek-V3
+  0.73-0.75): GB300's GEMM rate was B300's MAMF fraction, assumed; it is now GB200's measured fraction × GB300's
+  sustained cuBLASLt advantage over GB200 in one benchmark (1.14; data/accelerators.csv), and the 50 GB300 rows read
+  0.94 at the median (0.90), 33 within 15 % (26), no row of another chip moved. maxtext leave-one-source-out 9.4 %.
 - Investigated on 2026-12-06, not adopted. (1) Sustained GEMM rates: Azure's AI-benchmarking-guide cuBLASLt FP8
   tables (10,000 warm-up launches, back to back) give H100 1,382 TFLOP/s (0.98 of its MAMF fraction), GB200
   2,820-2,973 (0.78-0.82 of its MAMF) and GB300 3,309 (egmsft/AI-benchmarking-guide Azure_Results, CUDA 12.6-13.0):
   GB200 throttles under sustained load where H100 does not, which is the sign of the GB200 rows' bias (1.09 at the
-  median over 88 rows, predicted too fast). Scaling GB200's and GB300's GEMM rates by those ratios overshoots (GB200
-  0.92, GB300 0.94; within 15 %: 57 -> 55 and 17 -> 14 of 88 and 33): a training step is not a back-to-back GEMM
-  loop, and the tables differ in CUDA version and run FP8 with fast accumulation. (2) DeepSpeed's fitted 316 ms per
+  median over 88 rows, predicted too fast). Scaling GB200's and GB300's GEMM rates by those ratios to H100's
+  overshoots (GB200 0.92, GB300 0.94; within 15 %: 57 -> 55 and 17 -> 14 of 88 and 33): a training step is not a
+  back-to-back GEMM loop, and the tables differ in CUDA version and run FP8 with fast accumulation (only their
+  GB300/GB200 ratio is used, to fill GB300's missing MAMF: the seventeenth batch's note). (2) DeepSpeed's fitted 316 ms per
   step: its ZeRO-1/2 step() (deepspeed/runtime/zero/stage_1_and_2.py @edaa7221: gradient flattening, an fp64
   per-tensor norm, the unscale, the optimizer over the flat partition, the copy back and all_gather_dp_groups), the
   bucket copies per reduction (per micro-batch under ZeRO-2) and the exposed all-reduce where overlap_comm is off
