@@ -152,7 +152,7 @@ def main(write: bool) -> str:
           f"the same tables' GB300 rows (the same bf16 and fp8 peaks; 288 GB lets the 70B run at tp 1) are {min(g300):.2f}–"
           f"{max(g300):.2f}: on the one layout both ran in 25.11 (Llama 3 8B on 8 GPUs, FP8-CS) GB300 ran 1.19× "
           "GB200's throughput, where the catalog's fp8 matmul rates gave 1.03× until 2026-12-06 (GB200's measured "
-          "MAMF, GB300's assumed from B300's) and give 1.14× since (GB300's from GB200's × their sustained cuBLASLt "
+          "MAMF, GB300's assumed from B300's) and give 1.17× since (GB300's from GB200's × their sustained cuBLASLt "
           "ratio, data/accelerators.csv). The H100 405B layout (tp 8, pp 8, cp 2, vp 8 on 1,024 GPUs) ran 292 tokens/s/GPU at "
           "global batch 512 in 25.11 and 328 at 1,536 in 26.04.01 (1.12×) where the model gives the larger batch 1.04× "
           "(its bubble and per-step terms): two releases apart, so software and batch are not separated. GB200's 70B "

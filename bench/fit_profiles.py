@@ -826,8 +826,8 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   table and shared KV not in the inputs). As written: median |error| 10.8 %, 43 within 15 %, 68 % inside their
   interval, none predicted not to fit. Blackwell Ultra read 0.73-0.89 (17 GB300 rows 0.79-1.08, B300's DeepSeek-V3
   0.73-0.75): GB300's GEMM rate was B300's MAMF fraction, assumed; it is now GB200's measured fraction × GB300's
-  sustained cuBLASLt advantage over GB200 in one benchmark (1.14; data/accelerators.csv), and the 50 GB300 rows read
-  0.94 at the median (0.90), 33 within 15 % (26), no row of another chip moved. maxtext leave-one-source-out 9.4 %.
+  sustained cuBLASLt advantage over GB200 in one benchmark (1.17; data/accelerators.csv), and the 50 GB300 rows read
+  0.96 at the median (0.90), 33 within 15 % (26), no row of another chip moved. maxtext leave-one-source-out 9.4 %.
 - Investigated on 2026-12-06, not adopted. (1) Sustained GEMM rates: Azure's AI-benchmarking-guide cuBLASLt FP8
   tables (10,000 warm-up launches, back to back) give H100 1,382 TFLOP/s (0.98 of its MAMF fraction), GB200
   2,820-2,973 (0.78-0.82 of its MAMF) and GB300 3,309 (egmsft/AI-benchmarking-guide Azure_Results, CUDA 12.6-13.0):
