@@ -236,7 +236,7 @@ UNKNOWN_FRAMEWORK_ZERO = 1
 
 def default_zero_stage(framework) -> np.ndarray:
     """The ZeRO stage each row's framework runs when the question names none (data/frameworks.csv
-    default_zero_stage: megatron 1, fsdp 3, deepspeed 1, maxtext 3)."""
+    default_zero_stage, each with its source)."""
     z = _select(framework, lambda p: p.default_zero_stage)  # NaN where the name is unknown
     return np.where(np.isnan(z), UNKNOWN_FRAMEWORK_ZERO, z).astype(np.int64)
 

@@ -351,6 +351,15 @@ def test_time_and_cost_and_plan_by_cost_agree_on_the_cheapest_run():
     assert best <= rec["cost_usd"] * (1 + 1e-9) and rec["cost_usd"] == pytest.approx(best, rel=0.01)
 
 
+def test_the_zero_stage_help_names_each_frameworks_own_stage_as_the_data_does():
+    """The --zero-stage help spells out each framework's default for the reader; data/frameworks.csv owns the fact,
+    so the help must say what the data says (a change there fails here until the help follows)."""
+    from core import profiles as PF
+    words = I.BY_NAME["zero_stage"].help
+    for fw in PF.FRAMEWORKS:
+        assert f"{fw} {int(PF.default_zero_stage(fw))}" in words, fw
+
+
 @pytest.mark.parametrize("fw,stage", [("megatron", 1), ("fsdp", 3), ("deepspeed", 1), ("maxtext", 3)])
 def test_a_framework_without_a_zero_stage_runs_at_its_own_in_the_cli_and_a_sweep(fw, stage):
     """The ZeRO stage's default is the framework's (data/frameworks.csv default_zero_stage): the CLI, the schema's
