@@ -417,6 +417,19 @@ def test_distributed_saved_activations_keep_a_tp_share_of_each_checkpoint():
             config_from_inputs(**{**base, **bad, "distribute_saved_activations": True})
 
 
+def test_pcie_and_consumer_cards_gemm_rates_are_measured():
+    """zzc0721/torch-performance-test-data database.md @9d82827 (square bf16 matmul, best of 1024-10240; its H100 SXM
+    entries read 797.5 and 783.7 where ml-engineering's MAMF reads 794.5): RTX 4090 the median of six 24GB entries,
+    165.26 of 165 TFLOP/s; RTX 3090 the median of three, 76.58 of 71 (it boosts past the clock its datasheet rates);
+    L40S 269.15 of 362; L4 70.89 of 121; H100 PCIe 495.93 of 756; MI250X one GCD 127 of 191.5 (ml-engineering#76)."""
+    from core.hardware import catalog
+    cat = catalog()
+    for name, tflops, peak in (("rtx-4090", 165.26, 165), ("rtx-3090", 76.58, 71), ("l40s", 269.15, 362),
+                               ("l4", 70.89, 121), ("h100-pcie", 495.93, 756), ("mi250x", 127.0, 191.5)):
+        assert cat[name].matmul_efficiency == pytest.approx(tflops / peak, abs=2e-3), name
+        assert cat[name].peak_bf16_flops_per_s == pytest.approx(peak * 1e12, rel=1e-3), name
+
+
 def test_unmeasured_tpus_take_the_measured_tpus_mean_matmul_efficiency():
     """tpu-recipes' benchmark_matmul.py measures v6e (827.47 of 918 TFLOP/s) and TPU7x (0.829), JAX's Pallas matmul
     guide v5e (XLA at 8192³: 181.82 of 197 TFLOP/s); the chips without a published figure are assumed at their mean,
