@@ -877,6 +877,29 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   attention, 256 tokens: small GEMMs on a consumer card; one source). Refit: GPU 0.76, Ampere 0.84 -> 0.83,
   megatron step host 46 ms, fsdp 0.3 / 0.4 ms, maxtext scale 1.00; leave-one-source-out megatron 7.3 %, fsdp 7.6 %,
   deepspeed 17.1 %, maxtext 9.5 %.
+- Nineteenth batch (2026-12-06, predicted with 261003c before joining): 23 runs on consumer cards, torchtune's README
+  speed table (Llama 3.1 8B full, LoRA and QLoRA on one RTX 4090) and Answer.AI's fsdp_qlora benchmarks (Llama 2
+  7B/70B, Yi 34B and Mistral 7B on two RTX 3090s capped at 280 W or two 4090s; DDP, FSDP, CPU offload). As written:
+  median |error| 19.5 %, 7 within 15 %, 61 % covered; the full fine-tune on one 4090 is predicted not to fit (its
+  paged 8-bit AdamW and optimizer-in-backward are not inputs: tests/test_profiles.py KNOWN_NOT_FIT). The cards' GEMM
+  rates were assumed (0.80 of the datasheet); a public database of square bf16 matmuls (zzc0721/torch-performance-
+  test-data @9d82827, whose H100 SXM entries read as ml-engineering's MAMF) measures RTX 4090 at 1.00 of its 165
+  TFLOP/s (median of six), RTX 3090 at 1.08 of its 71 (the cards boost past the clock their datasheets rate), L40S
+  0.744, L4 0.586 and H100 PCIe 0.656: data/accelerators.csv now carries them. The 4090 rows read 0.70-1.02 (median
+  0.93; optimum-benchmark's 0.73-0.87), the 3090 rows 1.01-1.52 (median 1.18, their 280 W cap not an input).
+- Window tiles (2026-12-06): a sliding window's layer is computed in whole tiles of the kernel (core/steptime
+  .window_tile_keys; data/frameworks.csv window_block 128 keys on GPUs, FlashAttention-3's local tiles;
+  window_block_tpu 512, MaxText's splash blocks): a 128-token window over 8K on a TPU computes two blocks of 512 keys
+  per query block, 0.27 of a global layer's time where the band formula gave 0.10 (a research helper's reading of
+  tpu-recipes' GPT-OSS 120B, whose blocks are 1,024 and 2,048, puts it at 0.42-0.70). On GPUs the tiles and the old
+  band-with-causal-deficit count agree within a few per cent (4K, window 128: 0.214 against 0.208); no run moved by
+  more than 2 %. MaxText's GPT-OSS rows on Ironwood read 1.32 (1.34): GPT-OSS's gap is not its windows. The same helper
+  found the largest measured GPT-OSS-specific cost elsewhere: the backward of per-expert biases gathered per token
+  (bias[group_ids]: atomic adds, ~48 % of GPU time in PithTrain before its fix, PR #34 d9cec486) and a fused MXFP8
+  grouped GEMM + dbias regression (cudnn-frontend #256, 1,363 µs against 139 µs without dbias; Megatron-Bridge
+  footnotes its 26.06.01 GPT-OSS MXFP8 rows with it). Neither is an input; the GPT-OSS rows stay known misses.
+  Refit: GPU 0.76, Ampere 0.82, fsdp host per unit 0.1 ms; leave-one-source-out megatron 7.2 %, fsdp 7.8 %,
+  deepspeed 17.1 %, maxtext 9.4 %.
 - deepspeed (2026-12-06): ZeRO-1/2 gather the updated 16-bit parameters after the optimizer step
   (stage_1_and_2.py step(): all_gather_dp_groups; data/frameworks.csv param_gather after_step), so with overlap_comm
   only the reduce-scatter half of the all-reduce hides behind the backward. On the runs here the gather is small (a

@@ -28,7 +28,8 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 ELEMENTWISE_OPS = ("rmsnorm", "layernorm", "swiglu", "gelu", "rope", "residual", "loss")
 # the numbers of a profile (everything else is a word or a list)
 NUMERIC = ("kernels_per_layer", "kernels_per_layer_compiled", "host_s_per_kernel",
-           "cpu_optimizer_params_per_s_per_node", "cpu_optimizer_params_per_s_per_grace")
+           "cpu_optimizer_params_per_s_per_node", "cpu_optimizer_params_per_s_per_grace", "window_block",
+           "window_block_tpu")
 # fitted by bench/fit_profiles.py (data/fitted.csv); the value each takes before any fit
 FITTED_DEFAULTS = {"sustained_scale": 1.0, "overlap_cost": 0.0, "unit_host_s": 0.0, "step_host_s": 0.0,
                    "interval_low": 0.85, "interval_high": 1.15, "calibrated_low": 0.90, "calibrated_high": 1.10}
@@ -99,6 +100,7 @@ def profiles() -> dict[str, Profile]:
                 raise ValueError(f"data/frameworks.csv {name} {key}: {kv[key]!r} is not one of {allowed}")
         nums = {k: float(kv[k]) for k in NUMERIC if k in kv}
         nums.setdefault("kernels_per_layer_compiled", nums.get("kernels_per_layer", 0.0))
+        nums.setdefault("window_block_tpu", nums["window_block"])  # a framework that runs only on GPUs
         for k, d in FITTED_DEFAULTS.items():
             nums[k] = fitted.get((name, k), (d, ""))[0]
             sources[name][k] = fitted.get((name, k), (d, "not fitted (default)"))[1]

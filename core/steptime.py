@@ -25,9 +25,10 @@ One micro-batch through one layer on one GPU, forward, split into components (co
   FlexAttention at the family's flex_over_fa2 of it, the older FlashAttention in Triton at TRITON_OVER_FA2)
   × sustained (not for a family whose figure was measured inside a training step, attention_in_step: Hopper's and
   Blackwell's hold it already) × attention_length_factor (the tile pipeline's start-up and the causal mask's deficit
-  at the length s/c), forward 1/3.5 of forward+backward (backward = 2.5 × forward); a sliding window's layers only
-  over their window, at the length factor of their window's keys. Without flash (Megatron 2021): QKᵀ and AV as
-  batched GEMMs over every score, the softmax (read + write 4 B each) and its dropout (5 B) at HBM speed.
+  at the length s/c), forward 1/3.5 of forward+backward (backward = 2.5 × forward); a sliding window's layers over
+  the whole tiles their band touches (window_tile_keys), at the start-up rate of those keys; a chunk's over its
+  keys. Without flash (Megatron 2021): QKᵀ and AV as batched GEMMs over every score, the softmax (read + write 4 B
+  each) and its dropout (5 B) at HBM speed.
 - memory-bound components at HBM speed × hbm_efficiency × sustained, bytes per element from data/kernels.csv for the
   profile's implementation (fused kernels, or eager PyTorch's separate kernels): norm (n_norms norms of h, QK-norm),
   rope (q and k), act (SwiGLU or GeLU over d_ff/t), resid (two residual adds, dropout masks); outside tensor
@@ -180,6 +181,27 @@ def attention_length_factor(s, causal_ratio_ref):
     causal = 1.0 - (1.0 - _f(causal_ratio_ref)) * np.sqrt(ATTN_REF_TOKENS / s)
     # a guard, not a measurement: far below the benchmarks' 512 tokens the √ law would go negative (at 23 tokens)
     return startup * np.maximum(causal, 0.05)
+
+
+def window_tile_keys(s, window, block):
+    """The keys a sliding-window layer's kernel computes per query, in whole tiles: a block of `block` queries
+    reads every block of `block` keys its band (the w keys up to and including each query) touches,
+    ⌈(w − 1)/B⌉ + 1 blocks in steady state and fewer for the first query blocks; the masked parts of those tiles
+    cost as much as the rest. Returns tiles × B² ÷ s keys per query: about w + B for a band wider than the tile
+    (FlashAttention's 128 keys), 8 × w for a 128-token window in TPU splash blocks of 512 (data/frameworks.csv
+    window_block, window_block_tpu); the band formula (flops.local_keys) counts w per query in steady state."""
+    s, w, B = (np.maximum(_f(x), 1.0) for x in (s, window, block))
+    nq = np.ceil(s / B)  # query blocks
+    nw = np.ceil((w - 1.0) / B) + 1.0  # key blocks a query block reads once the band is full
+    tiles = np.where(nq <= nw, nq * (nq + 1.0) / 2.0, nw * (nw + 1.0) / 2.0 + (nq - nw) * nw)
+    return tiles * B * B / s
+
+
+def startup_factor(s):
+    """attention_length_factor's tile-pipeline part alone, s/(s + 238) ÷ its value at 2,048 tokens: for a window's
+    layers counted in whole tiles (window_tile_keys), whose masked tiles stand for the causal deficit."""
+    s = np.maximum(_f(s), 1.0)
+    return (s / (s + ATTN_TILE_STARTUP_TOKENS)) / (ATTN_REF_TOKENS / (ATTN_REF_TOKENS + ATTN_TILE_STARTUP_TOKENS))
 
 
 def _f(x):
@@ -335,13 +357,23 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     windowed = (window > 0) & (window < s) & (~np.asarray(g("attention_sinks", False), dtype=bool) | sink_skip) \
         & (kernel != "triton")
     n_global = np.where(every > 0, np.floor(L / np.maximum(every, 1.0)), 0.0)
-    s_eff = np.where(windowed, local_keys(s, window, g("chunked_attention", False)), s) if np.any(windowed) else s
+    chunked = np.asarray(g("chunked_attention", False), dtype=bool)
+    s_eff = np.where(windowed, local_keys(s, window, chunked), s) if np.any(windowed) else s
     # the kernel's efficiency follows the keys a query block iterates: s/c for global layers, the window (or chunk)
-    # for local ones, which run like short attention (attention_length_factor at their average keys)
+    # for local ones, which run like short attention (attention_length_factor at their average keys). A sliding
+    # band is computed in whole tiles (window_tile_keys: FlashAttention's 128 keys on a GPU, the framework's splash
+    # blocks on a TPU), at the tile pipeline's start-up rate for the keys it iterates; a chunk's causal blocks keep
+    # the band formula's count
     per_global = 1.0 / attention_length_factor(s / cp, c["causal_ratio"])
-    window_factor = np.where(windowed, ((L - n_global) * (s_eff / s) / attention_length_factor(
-        np.minimum(s_eff, s / cp), c["causal_ratio"]) + n_global * per_global) / L, per_global) \
-        if np.any(windowed) else per_global
+    if np.any(windowed):
+        block = np.where(on_tpu, P.number(fw, "window_block_tpu"), P.number(fw, "window_block"))
+        keys = np.minimum(window_tile_keys(s, window, block), s)
+        band = 2.0 * keys / s / startup_factor(keys)
+        chunk = (s_eff / s) / attention_length_factor(np.minimum(s_eff, s / cp), c["causal_ratio"])
+        window_factor = np.where(windowed, ((L - n_global) * np.where(chunked, chunk, band) + n_global * per_global)
+                                 / L, per_global)
+    else:
+        window_factor = per_global
     # fp8 attention (--fp8-dot-product-attention: cuDNN's fp8 fused attention; refused with FlashAttention-2, which
     # has no fp8 path): the core at the fp8 peak, at LP.FP8_ATTENTION_OVER_BF16 of bf16 attention's efficiency
     fp8_attn = np.asarray(g("fp8_attention", False), dtype=bool) & lowp

@@ -29,22 +29,22 @@ RUNS = runs()
 # Published runs the model misses by more than 15 % with the constants of data/fitted.csv: measured step / predicted
 # step (> 1: slower than predicted). Why, as far as the sources say, is in bench/RESULTS.md ("Profiles").
 KNOWN_MISSES = {
-    "mlm-h100-weak-1p7b": 1.207, "mlm-h100-weak-32b": 0.838, "tt-h100-jun25-70b-bf16-asynctp": 1.179,
-    "tt-h100-jun25-8b-bf16-vanilla": 1.334, "tt-h100-jun25-8b-bf16-asynctp": 1.453, "ao-h100-sxm-8b-bf16": 1.184,
-    "ao-mi300x-8b-bf16": 1.288, "ao-b200-8b-bf16": 1.705, "ds-112": 1.323, "ds-113": 1.405, "ds-145": 0.716,
+    "mlm-h100-weak-1p7b": 1.207, "mlm-h100-weak-32b": 0.838, "tt-h100-jun25-70b-bf16-asynctp": 1.18,
+    "tt-h100-jun25-8b-bf16-vanilla": 1.34, "tt-h100-jun25-8b-bf16-asynctp": 1.461, "ao-h100-sxm-8b-bf16": 1.195,
+    "ao-mi300x-8b-bf16": 1.299, "ao-b200-8b-bf16": 1.735, "ds-112": 1.307, "ds-113": 1.389, "ds-145": 0.716,
     "ds-146": 0.732, "ds-152": 1.628, "ds-161": 0.819, "ds-163": 0.83, "ds-165": 0.829, "ds-167": 0.841,
     "ds-170": 0.676, "ds-171": 0.599, "tr-v6e-gpt3-175b-bf16": 1.256, "tier-v5p-llama2-70b-512": 0.84,
-    "pax-5b-a100-80gb-bf16": 1.315, "pax-5b-h100-sxm-tebf16": 1.202, "kf-h200-7b-1g-tp1-fsdp1": 0.72,
-    "kf-h200-7b-2g-tp1-fsdp2": 0.788, "kf-h200-7b-4g-tp1-fsdp4": 0.772, "kf-h200-13b-8g-tp1-fsdp8": 0.833,
+    "pax-5b-a100-80gb-bf16": 1.299, "pax-5b-h100-sxm-tebf16": 1.202, "kf-h200-7b-1g-tp1-fsdp1": 0.727,
+    "kf-h200-7b-2g-tp1-fsdp2": 0.796, "kf-h200-7b-4g-tp1-fsdp4": 0.775, "kf-h200-13b-8g-tp1-fsdp8": 0.836,
     "alst-8b-1gpu-baseline": 1.98, "alst-8b-8gpu-baseline": 1.492, "alst-8b-8gpu-sp8-1.1m": 0.832,
     "alst-8b-8gpu-sp8-2.4m-actoffload": 0.829, "alst-8b-8gpu-sp8-3.8m": 0.824, "alst-8b-32gpu-sp32-15.5m": 0.824,
     "hf-ulysses-qwen3-4b-1gpu-8k": 1.433, "hf-ulysses-qwen3-4b-sp4-8k": 2.619, "hf-ulysses-qwen3-4b-sp4-32k": 1.574,
     "hf-ulysses-qwen3-4b-sp4-64k": 0.646, "lsaie-gh200-z1-eager": 0.815, "lsaie-gh200-z2-eager": 0.535,
     "lsaie-gh200-z1-torchcompile": 0.846, "lsaie-gh200-z2-torchcompile": 0.54, "tr-v6e-llama3.1-8b-256-jan25": 0.821,
-    "tr-v6e-gemma3-12b-4x256": 1.192, "tr-v6e-llama3.1-405b-2x256-tp4": 1.311, "tr-v6e-llama3.1-405b-2x256-fsdp": 1.173,
-    "tr-v5p-llama3.1-405b-512": 0.795, "zfcb-qwen2.5-1.5b-zero2": 0.372, "zfcb-qwen2.5-1.5b-zero2-offload-bind": 1.345,
-    "zfcb-qwen2.5-3b-zero2-offload-bind": 1.523, "zfcb-qwen2.5-3b-zero2-offload-nobind": 1.761,
-    "amdpt252-mi325x-llama31-70b-bf16-tt": 0.848, "nanotron-usp-1.34b-64n-dp128tp2pp2": 2.217,
+    "tr-v6e-gemma3-12b-4x256": 1.176, "tr-v6e-llama3.1-405b-2x256-tp4": 1.311, "tr-v6e-llama3.1-405b-2x256-fsdp": 1.173,
+    "tr-v5p-llama3.1-405b-512": 0.795, "zfcb-qwen2.5-1.5b-zero2": 0.371, "zfcb-qwen2.5-1.5b-zero2-offload-bind": 1.343,
+    "zfcb-qwen2.5-3b-zero2-offload-bind": 1.519, "zfcb-qwen2.5-3b-zero2-offload-nobind": 1.757,
+    "amdpt252-mi325x-llama31-70b-bf16-tt": 0.849, "nanotron-usp-1.34b-64n-dp128tp2pp2": 2.217,
     "nanotron-usp-3.57b-64n-dp128tp4pp1": 2.586, "nanotron-usp-8.86b-64n-dp128tp4pp1": 1.844,
     "nanotron-usp-80b-64n-dp32tp16pp1": 1.852, "nanotron-usp-3.57b-32n-dp64tp4pp1": 1.173,
     "nanotron-usp-80b-16n-dp1tp4pp32": 0.81, "nanotron-usp-80b-8n-dp1tp4pp16": 1.287,
@@ -52,41 +52,44 @@ KNOWN_MISSES = {
     "nanotron-usp-1.34b-2n-dp8tp1pp2": 0.796, "nanotron-usp-1.34b-1n-dp4tp1pp2": 0.749,
     "marin-speedrun-adamw-llama-130m-v5p32": 1.21, "marin-speedrun-adamw-llama-300m-v5p32": 1.225,
     "marin-speedrun-llama-1_4b-8xh200": 1.384, "marin-speedrun-llama-300m-v4-256": 1.356,
-    "marin-speedrun-llama-150m-v4-128": 1.184, "tt-q32b-h100-8g-lbs2-fullac-compile": 0.826,
-    "tt-q32b-h100-8g-lbs2-eager": 0.803, "tt-q32b-h100-32g-fsdp4tp8-lbs16": 1.252,
-    "tt-q32b-h100-32g-fsdp4tp8-lbs32": 1.266, "tt-q32b-h100-64g-fsdp8tp8-lbs32": 1.279,
+    "marin-speedrun-llama-150m-v4-128": 1.184, "tt-q32b-h100-8g-lbs2-fullac-compile": 0.829,
+    "tt-q32b-h100-8g-lbs2-eager": 0.805, "tt-q32b-h100-32g-fsdp4tp8-lbs16": 1.256,
+    "tt-q32b-h100-32g-fsdp4tp8-lbs32": 1.268, "tt-q32b-h100-64g-fsdp8tp8-lbs32": 1.28,
     "llama3-405b-128k-cp16-16384g": 1.397, "palm-540b-tpuv4-6144": 1.187, "axlearn-fuji7b-v1-h100-256": 1.193,
     "axlearn-fuji7b-v1-h100-512": 1.38, "axlearn-fuji7b-v1-v5e-1024": 1.216, "axlearn-fuji7b-v2-v5e-1024": 1.355,
     "axlearn-fuji70b-v2-h100-512": 1.37, "axlearn-fuji70b-v2-v6e-256": 1.186,
-    "mds-longseq-a100-40gb-30b-tp32-2k": 0.747, "mds-longseq-a100-40gb-30b-tp32-256k": 1.494,
+    "mds-longseq-a100-40gb-30b-tp32-2k": 0.742, "mds-longseq-a100-40gb-30b-tp32-256k": 1.478,
     "easylm-openllama-7b-v4-512": 1.255, "axlearn-gala1b-v5e-256": 1.792, "tr-tpu7x-llama3.1-70b-128k-bf16-256": 0.651,
-    "tr-tpu7x-llama3.1-405b-8k-bf16-256": 0.845, "tr-tpu7x-gemma4-31b-8k-bf16-64-jun26": 1.167,
-    "automodel-llama3-8b-lora-h100-1g": 0.843, "automodel-qwen25-7b-lora-h100-1g": 0.834,
-    "dsx-autotune-gpt2-16xv100-z1": 0.735, "mtnlg-530b-280n": 1.214, "mtnlg-530b-350n": 1.228, "mtnlg-530b-420n": 1.263,
-    "gptneox-20b-96g": 1.297, "megatron2019-1p2b-1g": 1.225, "megatron2019-8p3b-8g": 1.251,
-    "megatron2019-1p2b-64g": 1.237, "xtuner-yi-34b-32gpu-8k-sp1": 1.239, "xtuner-llama2-70b-32gpu-8k-sp1": 1.483,
-    "xtuner-llama2-70b-32gpu-32k-sp4": 0.822, "xtuner-llama2-70b-32gpu-256k-sp16": 1.26,
-    "nemo-launcher-a100-gpt3-175b-8n": 1.282, "nemo-launcher-a100-gpt3-175b-32n": 1.274,
-    "nemo-launcher-a100-gpt3-175b-128n": 1.26, "bigsci-prequel-h14336-l72-pp12-mbs1": 1.201,
-    "bigsci-prequel-h14336-l72-pp12-mbs2": 1.188, "bigsci-prequel-h14336-l72-pp6-mbs1": 1.241,
-    "bigsci-prequel-h14336-l72-pp6-mbs2": 1.237, "bigsci-prequel-h12288-l96-pp6-mbs2": 1.261,
-    "bigsci-prequel-h13312-l84-pp6-mbs2": 1.285, "bigsci-tr1-13b-v100-64n": 1.364, "bigsci-tr1-13b-v100-128n": 1.486,
-    "pax-v4-16b-32c": 1.194, "pax-v4-32b-64c": 1.236, "ds-110": 1.268, "ds-111": 1.269,
-    "kf-h200-70b-32g-tp4-fsdp8": 0.83, "nemo-launcher-a100-gpt3-5b-32n": 1.153, "xtr-l3-8b-2gpu-8k-sp2": 2.077,
-    "ezc-llama2-7b-8xa100-128k-ring": 1.369, "ao-f8nc-h100-8b-noac-bf16-eager": 1.351,
-    "ao-f8nc-h100-8b-sel2-bf16-eager": 1.307, "ao-f8nc-h100-8b-fullac-bf16-eager": 1.27,
-    "lf-a100-40gb-70b-s2048-g64-mb2": 1.257, "axlearn-gala85m-v5e-256": 2.48, "axlearn-honeycrisp85m-h100-16": 3.685,
+    "tr-tpu7x-llama3.1-405b-8k-bf16-256": 0.845, "automodel-qwen25-7b-lora-h100-1g": 0.844,
+    "dsx-autotune-gpt2-16xv100-z1": 0.735, "mtnlg-530b-280n": 1.201, "mtnlg-530b-350n": 1.214, "mtnlg-530b-420n": 1.249,
+    "gptneox-20b-96g": 1.281, "megatron2019-1p2b-1g": 1.225, "megatron2019-8p3b-8g": 1.251,
+    "megatron2019-1p2b-64g": 1.237, "xtuner-yi-34b-32gpu-8k-sp1": 1.225, "xtuner-llama2-70b-32gpu-8k-sp1": 1.465,
+    "xtuner-llama2-70b-32gpu-32k-sp4": 0.813, "xtuner-llama2-70b-32gpu-256k-sp16": 1.245,
+    "nemo-launcher-a100-gpt3-175b-8n": 1.268, "nemo-launcher-a100-gpt3-175b-32n": 1.26,
+    "nemo-launcher-a100-gpt3-175b-128n": 1.246, "bigsci-prequel-h14336-l72-pp12-mbs1": 1.188,
+    "bigsci-prequel-h14336-l72-pp12-mbs2": 1.175, "bigsci-prequel-h14336-l72-pp6-mbs1": 1.228,
+    "bigsci-prequel-h14336-l72-pp6-mbs2": 1.223, "bigsci-prequel-h12288-l96-pp6-mbs2": 1.248,
+    "bigsci-prequel-h13312-l84-pp6-mbs2": 1.271, "bigsci-tr1-13b-v100-64n": 1.364, "bigsci-tr1-13b-v100-128n": 1.486,
+    "pax-v4-16b-32c": 1.194, "pax-v4-32b-64c": 1.236, "ds-110": 1.253, "ds-111": 1.254,
+    "kf-h200-70b-32g-tp4-fsdp8": 0.834, "xtr-l3-8b-2gpu-8k-sp2": 2.056, "ezc-llama2-7b-8xa100-128k-ring": 1.354,
+    "ao-f8nc-h100-8b-noac-bf16-eager": 1.376, "ao-f8nc-h100-8b-sel2-bf16-eager": 1.328,
+    "ao-f8nc-h100-8b-fullac-bf16-eager": 1.289, "lf-a100-40gb-70b-s2048-g64-mb2": 1.246,
+    "axlearn-gala85m-v5e-256": 2.48, "axlearn-honeycrisp85m-h100-16": 3.685,
     "axlearn-fuji7b-v1-singlehost-h100-8-64k": 1.154, "axlearn-fuji7b-v2-singlehost-h100-8-64k": 1.324,
     "axlearn-honeycrisp3b-v5p-2048": 1.155, "ds-153": 1.243, "ds-158": 0.833, "ds-159": 0.83,
-    "pax-126m-a100-80gb-tebf16": 0.845, "lsaie-gh200-z3-eager": 0.768, "lsaie-gh200-z3-torchcompile": 0.799,
-    "xtr-l3-8b-8gpu-64k-sp8": 0.849, "lf-a100-40gb-350m-s8192-g8-mb4": 0.848,
-    "tt1881-h100-llama3-8b-fsdp8-eager": 0.819, "tt1881-h100-llama3-8b-fsdp64-eager": 1.181,
+    "pax-126m-a100-80gb-tebf16": 0.836, "lsaie-gh200-z3-eager": 0.768, "lsaie-gh200-z3-torchcompile": 0.799,
+    "xtr-l3-8b-8gpu-64k-sp8": 0.839, "lf-a100-40gb-350m-s8192-g8-mb4": 0.844,
+    "tt1881-h100-llama3-8b-fsdp8-eager": 0.826, "tt1881-h100-llama3-8b-fsdp64-eager": 1.19,
     "lumi-bcmeglm-33b-mqa-8n": 1.394, "lumi-neox-6.7b-1n": 1.233, "frontier-accel-llama31-8b-512gcd": 2.009,
-    "optbench-4090-llama2-7b-bnb4-lora-bs1": 0.602, "optbench-4090-llama2-7b-bnb4-lora-bs2": 0.673,
-    "optbench-4090-llama2-7b-bnb4-lora-bs4": 0.737, "fp-baichuan2-13b-h800x16-z1-gas8": 1.549,
-    "fp-baichuan2-13b-h800x16-z1-gas64": 1.318, "fp-chatglm3-6b-h100x8-z3": 0.563, "fp-llama2-7b-h800x8-z3": 0.602,
-    "qwen1-1.8b-full-a100x1-s1024": 0.826, "qwen1-1.8b-full-a100x1-s2048": 0.669, "qwen1-1.8b-full-a100x1-s4096": 0.567,
-    "qwen1-1.8b-full-a100x1-s8192": 0.661, "qwen1-7b-full-a100x2-s1024": 0.803, "cpl-gpt2xl-a100-40gx4-z3": 1.563
+    "optbench-4090-llama2-7b-bnb4-lora-bs1": 0.728, "optbench-4090-llama2-7b-bnb4-lora-bs2": 0.8,
+    "fp-baichuan2-13b-h800x16-z1-gas8": 1.549, "fp-baichuan2-13b-h800x16-z1-gas64": 1.318,
+    "fp-chatglm3-6b-h100x8-z3": 0.563, "fp-llama2-7b-h800x8-z3": 0.602, "qwen1-1.8b-full-a100x1-s1024": 0.823,
+    "qwen1-1.8b-full-a100x1-s2048": 0.666, "qwen1-1.8b-full-a100x1-s4096": 0.563, "qwen1-1.8b-full-a100x1-s8192": 0.655,
+    "qwen1-7b-full-a100x2-s1024": 0.798, "cpl-gpt2xl-a100-40gx4-z3": 1.546, "lf-a100-7b-s8192-g8-mb8": 0.844,
+    "ttune-rd-4090-llama31-8b-lora": 0.739, "aai-3090x2-llama2-7b-lora-fsdp-bs4": 1.519,
+    "aai-3090x2-llama2-7b-lora-fsdp-bs6": 1.363, "aai-3090x2-yi-34b-qlora-fsdp-bs2": 1.221,
+    "aai-3090x2-yi-34b-qlora-offload-bs4": 1.177, "aai-3090x2-llama2-70b-qlora-offload-bs2": 1.432,
+    "aai-4090x2-mistral-7b-v02-qlora-offload-bs1-ctx24k": 0.695
 }
 
 
@@ -116,6 +119,11 @@ KNOWN_NOT_FIT = {
     # fragmentation risk against 192.0: the fork's one-root FSDP2 wrapping keeps the root (embedding + head, 2.1B)
     # gathered through the step, which the ledger's two-units convention does not even reach
     "amdpt252-mi300x-llama31-70b-bf16-tt": "192.5 GiB of 192.0 (recompute assumed)",
+    # torchtune's README: Llama 3.1 8B full fine-tune on one RTX 4090 at a printed peak of 18.9 GiB. Its config pages
+    # the 8-bit AdamW states to host memory (bitsandbytes PagedAdamW8bit) and steps each parameter inside the backward
+    # (optimizer_in_bwd: no gradient buffer); neither is an input, so the ledger holds 15.0 GiB of weights, 15.0 of
+    # gradients and 15.0 of moments on the card
+    "ttune-rd-4090-llama31-8b-full": "48.4 GiB of 23.6 (paged optimizer and optimizer-in-backward not inputs)",
 }
 
 
@@ -273,8 +281,15 @@ CAL_MISSES = {"DeepCompile blog", "DeepSpeed Azure blog", "JAX-Toolbox", "ALST p
               "NeMo Megatron Launcher README GPT-3 scaling",
               "EasyContext README speed table", "XTuner Llama3-8B README speed table",
               "AXLearn c4_trainer.py single-host step-time docstring", "FlagPerf NVIDIA DeepSpeed cases",
-              "Qwen-1 README finetune profiling", "optimum-benchmark training-llamas",
-              "torchtitan SimpleFSDP bucketing PR #1881 2025-11", "LUMI LLM scaling (spyysalo)"}
+              "Qwen-1 README finetune profiling", "torchtitan SimpleFSDP bucketing PR #1881 2025-11",
+              "LUMI LLM scaling (spyysalo)", "Answer.AI fsdp_qlora benchmarks 2024-03",
+              "torchtune README memory and training speed", "OLMo-core README",
+              "llm-foundry benchmarks README A100 80GB table"}
+# (2026-12-06, nineteenth batch with the measured GEMM rates of consumer and PCIe cards and window tiles: fsdp's host
+# time per unit 0.4 -> 0.1 ms, Ampere 0.83 -> 0.82: optimum-benchmark's RTX 4090 rows calibrate within 10 % (10.0 %);
+# OLMo-core's README (10.2 %) and llm-foundry's A100 80GB table (10.7 %) sit just outside again; two new sources do
+# not: Answer.AI's fsdp_qlora benchmarks (two RTX 3090s capped at 280 W, or two 4090s; DDP, FSDP and CPU offload:
+# 0.70-1.53 of the prediction) 19.1 %, torchtune's README speed table (full, LoRA, QLoRA on one 4090) 24.7 %)
 # (2026-12-06, eighteenth batch: deepspeed fits a host time per ZeRO-3 unit and micro-batch, 8.5 ms, beside 215 ms per
 # step; GPU sustained 0.76, Ampere 0.84 -> 0.83: llm-foundry's A100 80GB table calibrates within 10 % again (9.7 %);
 # five new sources do not: FlagPerf's DeepSpeed cases (Baichuan2 13B ZeRO-1 on 16 H800 at 1.2-1.5 of the prediction,
