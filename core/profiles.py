@@ -59,6 +59,7 @@ class Profile:
     grad_reduce: str  # bucketed | per_unit | zero_buckets | lhs (core/steptime.py)
     selective: str  # what --recompute selective means here (core/tables.py RECOMPUTE_UNITS)
     zero_stages: tuple
+    unit_hook_stages: tuple  # the ZeRO stages whose units run host hooks per micro-batch (unit_host_s applies)
     default_zero_stage: int  # the stage a question that names none gets (data/frameworks.csv, with its source)
     layouts: tuple
     zero_convention: str
@@ -100,6 +101,9 @@ def profiles() -> dict[str, Profile]:
                 raise ValueError(f"data/frameworks.csv {name} {key}: {kv[key]!r} is not one of {allowed}")
         nums = {k: float(kv[k]) for k in NUMERIC if k in kv}
         nums.setdefault("kernels_per_layer_compiled", nums.get("kernels_per_layer", 0.0))
+        for k in ("window_block", "unit_hook_stages"):
+            if k not in kv:
+                raise ValueError(f"data/frameworks.csv {name}: no {k} row")
         nums.setdefault("window_block_tpu", nums["window_block"])  # a framework that runs only on GPUs
         for k, d in FITTED_DEFAULTS.items():
             nums[k] = fitted.get((name, k), (d, ""))[0]
@@ -108,6 +112,7 @@ def profiles() -> dict[str, Profile]:
                             attention=kv["attention"],
                             grad_reduce=kv["grad_reduce"], selective=kv["selective"],
                             zero_stages=tuple(int(z) for z in kv["zero_stages"].split()),
+                            unit_hook_stages=tuple(int(z) for z in kv["unit_hook_stages"].split() if z != "none"),
                             default_zero_stage=_default_zero(name, kv),
                             layouts=tuple(kv["layouts"].split()), zero_convention=kv["zero_convention"],
                             dp_overlap=kv["dp_overlap"], tp_overlap=kv["tp_overlap"],
@@ -241,6 +246,16 @@ def default_zero_stage(framework) -> np.ndarray:
     default_zero_stage, each with its source)."""
     z = _select(framework, lambda p: p.default_zero_stage)  # NaN where the name is unknown
     return np.where(np.isnan(z), UNKNOWN_FRAMEWORK_ZERO, z).astype(np.int64)
+
+
+def unit_hooks(framework, zero_stage) -> np.ndarray:
+    """True where the framework's sharded units run host hooks per micro-batch at that ZeRO stage (data/frameworks.csv
+    unit_hook_stages: FSDP at 2 and 3, DeepSpeed at 3 only): where the fitted unit_host_s applies."""
+    fw, z = np.asarray(framework), np.asarray(zero_stage)
+    ok = np.zeros(np.broadcast_shapes(fw.shape, z.shape), dtype=bool)
+    for n, p in profiles().items():
+        ok = ok | ((fw == n) & VE.isin(z, p.unit_hook_stages))
+    return ok
 
 
 def supports_zero(framework, zero_stage) -> np.ndarray:

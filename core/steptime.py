@@ -57,9 +57,10 @@ compute it hides behind; while a collective runs beside kernels they slow by the
 NCCL kernels take SMs and HBM bandwidth) times the hidden time. Pipeline: core/schedule.py.
 
 Host: each layer's kernels cost the profile's `host_s_per_kernel` of CPU; what exceeds the GPU's time for the layer
-is exposed (eager PyTorch on small layers); plus `unit_host_s` per sharded unit and micro-batch (FSDP/ZeRO-3 hooks;
-fitted) and `step_host_s` per step (fitted). XLA dispatches one program: none. CUDA graphs (megatron,
-`cuda_graphs`): per layer, no launch time per kernel; the full iteration, no per-step host time either. Offload
+is exposed (eager PyTorch on small layers); plus `unit_host_s` per sharded unit and micro-batch where the stage runs
+hooks (data/frameworks.csv unit_hook_stages: FSDP 2-3, ZeRO-3; fitted) and `step_host_s` per step (fitted). XLA
+dispatches one program: none. CUDA graphs (megatron, `cuda_graphs`): per layer, no launch time per kernel; the full
+iteration, no per-step host time either. Offload
 (ZeRO-Offload, ZeRO-Infinity, activation offload): host ↔ device transfers at the host link's rate
 (data/accelerators.csv host_gb_per_s) and the CPU optimizer step at the profile's CPU-Adam rate on the host (an x86
 node's CPUs shared by its GPUs, or a Grace per 1-2 GPUs), overlapped as the framework does (gradients down during
@@ -177,7 +178,7 @@ def attention_length_factor(s, causal_ratio_ref):
     causal / non-causal on A100, head dim 128: 155/187, 173/196, 182/201 at 2k, 4k, 8k = 0.83, 0.88, 0.91; the law
     gives 0.83, 0.88, 0.915; Dao 2023, flash2_a100_fwd_bwd_benchmark.png; derived). At 256K tokens: 1.11 × 0.985."""
     s = np.maximum(_f(s), 1.0)
-    startup = (s / (s + ATTN_TILE_STARTUP_TOKENS)) / (ATTN_REF_TOKENS / (ATTN_REF_TOKENS + ATTN_TILE_STARTUP_TOKENS))
+    startup = startup_factor(s)
     causal = 1.0 - (1.0 - _f(causal_ratio_ref)) * np.sqrt(ATTN_REF_TOKENS / s)
     # a guard, not a measurement: far below the benchmarks' 512 tokens the √ law would go negative (at 23 tokens)
     return startup * np.maximum(causal, 0.05)
@@ -368,7 +369,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     if np.any(windowed):
         block = np.where(on_tpu, P.number(fw, "window_block_tpu"), P.number(fw, "window_block"))
         keys = np.minimum(window_tile_keys(s, window, block), s)
-        band = 2.0 * keys / s / startup_factor(keys)
+        band = 2.0 * keys / s / startup_factor(np.minimum(keys, s / cp))
         chunk = (s_eff / s) / attention_length_factor(np.minimum(s_eff, s / cp), c["causal_ratio"])
         window_factor = np.where(windowed, ((L - n_global) * np.where(chunked, chunk, band) + n_global * per_global)
                                  / L, per_global)
@@ -652,7 +653,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     kernels = P.kernels_per_layer(fw, impl) * 3.0 * (graphs == "none")
     host_layer = np.maximum(0.0, kernels * P.number(fw, "host_s_per_kernel") / eff_scale
                             - (layer_fwd * 3.0 + layer_rec))
-    units = np.where(z3 | (np.asarray(c["zero_stage"]) == 2), Ls, 0.0)
+    units = np.where(P.unit_hooks(fw, c["zero_stage"]), Ls, 0.0)
     unit_host = _f(c["fit_unit_host_s"]) if "fit_unit_host_s" in c else P.number(fw, "unit_host_s")
     step_host = (_f(c["fit_step_host_s"]) if "fit_step_host_s" in c else P.number(fw, "step_host_s")) \
         * (graphs != "full_iteration")

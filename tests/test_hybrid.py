@@ -186,8 +186,7 @@ HYBRID_RATIO = {"mb260401-nemotron3-nano-h100-16g-fp8": 1.236,  # 1.283 (GPU 0.8
                 # NeMo AutoModel (FSDP2 with TE kernels and DeepEP), batch 9: predicted 0.60 before joining (eager
                 # kernels and fp32 state assumed), 0.67 as its source states them; faster than predicted, as every
                 # MoE row of its table
-                "automodel-nemotron3-nano-h100-8g": 0.701}  # 0.666 before the fsdp refit of 2026-12-06 (host per unit
-                #                                               0.7 -> 0.1 ms)
+                "automodel-nemotron3-nano-h100-8g": 0.686}  # 0.666 at c2d65f0, before the fsdp refits of 2026-12-06
 
 
 def _run(run):

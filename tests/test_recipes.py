@@ -174,6 +174,20 @@ def test_a_window_is_computed_in_whole_tiles():
     assert window_tile_keys(8192, 128, 512) > window_tile_keys(8192, 128, 128)
 
 
+def test_a_tpu_window_is_computed_in_splash_blocks():
+    """On a TPU MaxText's windowed layers cost whole splash blocks of 512 (data/frameworks.csv window_block_tpu), on a
+    GPU FlashAttention's tiles of 128: with every layer windowed (128 tokens over 8K), the attention core's time
+    against the same model without the window is the band's tile count over the global layer's, exactly."""
+    from core.steptime import attention_length_factor, startup_factor, window_tile_keys
+    for gpu, block in (("tpu-v5p", 512), ("h100-sxm", 128)):
+        base = dict(model="llama-3.1-8b", gpu=gpu, framework="maxtext", n_gpus=8, seq_len=8192)
+        full = _core_s(**base)
+        win = _core_s(**base, sliding_window=128, global_every=0)
+        keys = float(window_tile_keys(8192, 128, block))
+        band = 2.0 * keys / 8192 / float(startup_factor(keys))
+        assert win / full == pytest.approx(band * float(attention_length_factor(8192, 0.83)), rel=1e-6), gpu
+
+
 def test_fp8_attention_runs_the_core_at_the_flashattention3_fp8_rate():
     """FlashAttention-3 (arXiv:2407.08608, H100): bf16 up to 740 TFLOP/s, fp8 close to 1.2 PFLOP/s. With
     --fp8-dot-product-attention the attention core runs 1.2e15/740e12 = 1.62× faster; the GEMMs and the model FLOPs
@@ -460,13 +474,12 @@ MOE_WITHIN = {"automodel-gptoss-120b-h100-64g",
               "mb260401-qwen3-30b-a3b-b300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
               "mb260401-qwen3-30b-a3b-gb200-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512",
               "mb260401-qwen3-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
-              "mb2606-deepseek-v3-gb300-256g-mxfp8-tp1pp2cp1ep32vp8mbs1gbs15360",
               "mb2606-gpt-oss-120b-gb300-64g-mxfp8-tp1pp1cp1ep16vp1mbs4gbs1280",
               "mb2606-qwen3-235b-a22b-gb200-256g-mxfp8-tp1pp8cp1ep32vp3mbs1gbs8192",
-              "mb2606-qwen3-235b-a22b-gb300-256g-mxfp8-tp1pp4cp1ep32vp12mbs2gbs8192",
               "mb2606-qwen3-30b-a3b-b300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
               "mb2606-qwen3-30b-a3b-gb200-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512",
               "mb2606-qwen3-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
+              "mb2608-gpt-oss-120b-gb300-64g-mxfp8-tp1pp1cp1ep16vp1mbs4gbs1280",
               "mb2608-qwen3-235b-a22b-gb200-256g-mxfp8-tp1pp8cp1ep32vp3mbs1gbs8192",
               "mb2608-qwen3-235b-a22b-gb300-256g-mxfp8-tp1pp4cp1ep32vp12mbs2gbs8192",
               "mb2608-qwen3-30b-a3b-gb200-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512",
@@ -509,6 +522,7 @@ MOE_WITHIN = {"automodel-gptoss-120b-h100-64g",
               "zoo-qwen3-235b-h100-256g-3",
               "zoo-qwen3-235b-h100-longctx-131072-dropless",
               "zoo-qwen3-235b-h100-longctx-131072-forcedbalance",
+              "zoo-qwen3-235b-h100-longctx-16384-dropless",
               "zoo-qwen3-235b-h100-longctx-16384-forcedbalance",
               "zoo-qwen3-235b-h100-longctx-32768-dropless",
               "zoo-qwen3-235b-h100-longctx-32768-forcedbalance",
@@ -530,7 +544,8 @@ def _published(run):
 # as their configs set them) and torchtitan's, torchao's and OLMo-core's FP8 rows (fsdp). One constant touches them: MXFP8's GEMM rate, fitted to 25.11's four same-layout FP8-CS / MXFP8 pairs and torchao's
 # (bench/fit_mxfp8.py, leave-one-source-out).
 LOWP_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_lowp.csv")
-LOWP_NOT_FIT = {"nemo2407-nemotron-340b-h100-fp8"}
+LOWP_NOT_FIT = {"nemo2407-nemotron-340b-h100-fp8",
+                "tgb200-llama31-405b-nvfp4-256g-tp4pp8vp4"}
 LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "amdpt252-mi300x-llama31-8b-fp8-s8k",
                "amdpt252-mi300x-mistral7b-fp8",
@@ -572,6 +587,7 @@ LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "dgxc2504-llama31-70b-h100-64g-fp8",
                "dgxc2504-llama31-8b-h100-128g-fp8",
                "dgxc2504-llama31-8b-h100-8g-fp8",
+               "dgxc2505-llama31-405b-gb200-128g-fp8",
                "dgxc2505-llama31-405b-gb200-512g-fp8",
                "dgxc2505-llama31-405b-h100-512g-fp8",
                "dgxc2505-nemotron4-15b-h100-16g-fp8",
@@ -675,6 +691,8 @@ LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "mlperf51-amd-mi355x-llama31-8b-fp8",
                "mlperf51-asustek-mi325x-llama2-70b-lora",
                "mlperf51-cisco-h100-8b-64g",
+               "mlperf51-cisco-h100-lora-128g",
+               "mlperf51-cisco-h100-lora-64g",
                "mlperf51-dell-b300-8b-8g",
                "mlperf51-dell-b300-lora-8g",
                "mlperf51-dell-mi355x-llama2-70b-lora",
@@ -684,6 +702,7 @@ LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "mlperf51-hpe-h200-8b-64g-fp8",
                "mlperf51-krai-mi300x-llama2-70b-lora-v50sw",
                "mlperf51-krai-mi300x-llama2-70b-lora-v51sw",
+               "mlperf51-lambda-gb300-8b-72g-fp8",
                "mlperf51-lenovo-b300-8b-8g-nvfp4",
                "mlperf51-mangoboost-mi325x-2n-llama2-70b-lora",
                "mlperf51-mitac-mi325x-llama2-70b-lora",
@@ -713,6 +732,7 @@ LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "mlperf51-uf-b200-lora-32g",
                "mlperf51-uf-b200-lora-64g",
                "mlperf51-uf-b200-lora-8g",
+               "mlperf60-cw-gb300-405b-4096g-nvfp4",
                "mlperf60-nv-gb300-405b-2048g-nvfp4",
                "mtslurm-llama31-405b-mi355x-64g-fp8",
                "nemo-longseq-b200-llama-3.1-8b-1024k-tp4pp1dp4cp16",
@@ -752,13 +772,15 @@ LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "nemo2509-llama31-405b-b200-128g-fp8cs",
                "nemo2509-llama31-405b-b200-128g-mxfp8",
                "nemo2509-llama31-405b-h100-1024g-fp8cs",
-               "olmocore-h100-1b-fp8",
                "olmocore-h100-7b-fp8",
                "olmocore-h100-llama8b-fp8",
                "pax-175b-h100-sxm-tefp8",
                "primus-proj-mi325x-llama31-70b-fp8-8n",
                "primus-proj-mi325x-llama31-8b-fp8-1n",
                "primus-proj-mi325x-llama31-8b-fp8-8n",
+               "tgb200-llama31-8b-fp8cs-8g-mbs2",
+               "tgb200-nemotronh-56b-fp8cs-256g",
+               "tgb200-nemotronh-56b-fp8cs-64g",
                "tr-tpu7x-llama3.1-405b-8k-fp8-256",
                "tt-gb200-nvfp4doc-8b-4g-mxfp8",
                "tt-h100-dec24-405b-512g-3d-1f1b-fp8",
@@ -771,7 +793,9 @@ LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "tt-h100-dec24-8b-8g-cp1-s32k-fp8",
                "tt-h100-dec24-8b-8g-cp2-s64k-fp8",
                "tt-h100-jun25-70b-fp8tensorwise-vanilla",
-               "tt-pr808-l3-8b-h100-8g-fp8-rowwise-compile"}
+               "tt-h200-trainy-8b-32g-fp8",
+               "tt-pr808-l3-8b-h100-8g-fp8-rowwise-compile",
+               "tt-pr808-l3-8b-h100-8g-fp8-tensorwise-ag-compile"}
 
 
 

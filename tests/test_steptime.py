@@ -426,7 +426,7 @@ def test_pcie_and_consumer_cards_gemm_rates_are_measured():
     cat = catalog()
     for name, tflops, peak in (("rtx-4090", 165.26, 165), ("rtx-3090", 76.58, 71), ("l40s", 269.15, 362),
                                ("l4", 70.89, 121), ("h100-pcie", 495.93, 756), ("mi250x", 127.0, 191.5)):
-        assert cat[name].matmul_efficiency == pytest.approx(tflops / peak, abs=2e-3), name
+        assert cat[name].matmul_efficiency == pytest.approx(tflops / peak, abs=6e-4), name
         assert cat[name].peak_bf16_flops_per_s == pytest.approx(peak * 1e12, rel=1e-3), name
 
 
