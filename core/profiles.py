@@ -253,8 +253,10 @@ def unit_hooks(framework, zero_stage) -> np.ndarray:
     unit_hook_stages: FSDP at 2 and 3, DeepSpeed at 3 only): where the fitted unit_host_s applies."""
     fw, z = np.asarray(framework), np.asarray(zero_stage)
     ok = np.zeros(np.broadcast_shapes(fw.shape, z.shape), dtype=bool)
-    for n, p in profiles().items():
-        ok = ok | ((fw == n) & VE.isin(z, p.unit_hook_stages))
+    for stage in sorted({st for p in profiles().values() for st in p.unit_hook_stages}):
+        at = z == stage
+        if np.any(at):  # (a sweep's chunk at ZeRO 0-1 compares no names)
+            ok = ok | (at & VE.isin(fw, [n for n, p in profiles().items() if stage in p.unit_hook_stages]))
     return ok
 
 
