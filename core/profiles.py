@@ -248,25 +248,28 @@ def default_zero_stage(framework) -> np.ndarray:
     return np.where(np.isnan(z), UNKNOWN_FRAMEWORK_ZERO, z).astype(np.int64)
 
 
+def _at_stages(framework, zero_stage, stages_of) -> np.ndarray:
+    """True where the row's ZeRO stage is one of `stages_of(profile)` for its framework (False for an unknown name).
+    Names are compared once per stage that some row has (a sweep's chunk at ZeRO 0-1 compares none for hooks)."""
+    fw, z = np.asarray(framework), np.asarray(zero_stage)
+    table = {n: stages_of(p) for n, p in profiles().items()}
+    ok = np.zeros(np.broadcast_shapes(fw.shape, z.shape), dtype=bool)
+    for stage in sorted(set().union(*table.values())):
+        at = z == stage
+        if np.any(at):
+            ok = ok | (at & VE.isin(fw, [n for n, st in table.items() if stage in st]))
+    return ok
+
+
 def unit_hooks(framework, zero_stage) -> np.ndarray:
     """True where the framework's sharded units run host hooks per micro-batch at that ZeRO stage (data/frameworks.csv
-    unit_hook_stages: FSDP at 2 and 3, DeepSpeed at 3 only): where the fitted unit_host_s applies."""
-    fw, z = np.asarray(framework), np.asarray(zero_stage)
-    ok = np.zeros(np.broadcast_shapes(fw.shape, z.shape), dtype=bool)
-    for stage in sorted({st for p in profiles().values() for st in p.unit_hook_stages}):
-        at = z == stage
-        if np.any(at):  # (a sweep's chunk at ZeRO 0-1 compares no names)
-            ok = ok | (at & VE.isin(fw, [n for n, p in profiles().items() if stage in p.unit_hook_stages]))
-    return ok
+    unit_hook_stages, with their sources): where the fitted unit_host_s applies."""
+    return _at_stages(framework, zero_stage, lambda p: p.unit_hook_stages)
 
 
 def supports_zero(framework, zero_stage) -> np.ndarray:
-    """True where the framework runs that ZeRO stage."""
-    fw, z = np.asarray(framework), np.asarray(zero_stage)
-    ok = np.zeros(np.broadcast_shapes(fw.shape, z.shape), dtype=bool)
-    for n, p in profiles().items():
-        ok = ok | ((fw == n) & VE.isin(z, p.zero_stages))
-    return ok
+    """True where the framework runs that ZeRO stage (data/frameworks.csv zero_stages)."""
+    return _at_stages(framework, zero_stage, lambda p: p.zero_stages)
 
 
 def supports(framework, layout: str) -> np.ndarray:

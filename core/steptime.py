@@ -58,7 +58,7 @@ NCCL kernels take SMs and HBM bandwidth) times the hidden time. Pipeline: core/s
 
 Host: each layer's kernels cost the profile's `host_s_per_kernel` of CPU; what exceeds the GPU's time for the layer
 is exposed (eager PyTorch on small layers); plus `unit_host_s` per sharded unit and micro-batch where the stage runs
-hooks (data/frameworks.csv unit_hook_stages: FSDP 2-3, ZeRO-3; fitted) and `step_host_s` per step (fitted). XLA
+hooks (data/frameworks.csv unit_hook_stages; fitted) and `step_host_s` per step (fitted). XLA
 dispatches one program: none. CUDA graphs (megatron, `cuda_graphs`): per layer, no launch time per kernel; the full
 iteration, no per-step host time either. Offload
 (ZeRO-Offload, ZeRO-Infinity, activation offload): host ↔ device transfers at the host link's rate
