@@ -26,7 +26,8 @@ One micro-batch through one layer on one GPU, forward, split into components (co
   × sustained (not for a family whose figure was measured inside a training step, attention_in_step: Hopper's and
   Blackwell's hold it already) × attention_length_factor (the tile pipeline's start-up and the causal mask's deficit
   at the length s/c), forward 1/3.5 of forward+backward (backward = 2.5 × forward); a sliding window's layers over
-  the whole tiles their band touches (window_tile_keys), at the start-up rate of those keys; a chunk's over its
+  the whole tiles their band touches (window_tile_keys), at the start-up rate of those keys, with the causal
+  deficit the tiles do not explain, so that a band as wide as the sequence costs a global layer; a chunk's over its
   keys. Without flash (Megatron 2021): QKᵀ and AV as batched GEMMs over every score, the softmax (read + write 4 B
   each) and its dropout (5 B) at HBM speed.
 - memory-bound components at HBM speed × hbm_efficiency × sustained, bytes per element from data/kernels.csv for the
@@ -363,13 +364,18 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # the kernel's efficiency follows the keys a query block iterates: s/c for global layers, the window (or chunk)
     # for local ones, which run like short attention (attention_length_factor at their average keys). A sliding
     # band is computed in whole tiles (window_tile_keys: FlashAttention's 128 keys on a GPU, the framework's splash
-    # blocks on a TPU), at the tile pipeline's start-up rate for the keys it iterates; a chunk's causal blocks keep
-    # the band formula's count
+    # blocks on a TPU), at the tile pipeline's start-up rate for the keys it iterates, times the causal deficit the
+    # tiles do not explain (the global layer's factor over the same count for a band as wide as the sequence: load
+    # imbalance and the mask's cost, 1.04-1.05 at 2K-8K; decided, so that a window of s − 1 costs a global layer); a
+    # chunk's causal blocks keep the band formula's count
     per_global = 1.0 / attention_length_factor(s / cp, c["causal_ratio"])
     if np.any(windowed):
         block = np.where(on_tpu, P.number(fw, "window_block_tpu"), P.number(fw, "window_block"))
-        keys = np.minimum(window_tile_keys(s, window, block), s)
-        band = 2.0 * keys / s / startup_factor(np.minimum(keys, s / cp))
+
+        def tiles(w):
+            keys = np.minimum(window_tile_keys(s, w, block), s)
+            return 2.0 * keys / s / startup_factor(np.minimum(keys, s / cp))
+        band = tiles(window) * per_global / tiles(s)
         chunk = (s_eff / s) / attention_length_factor(np.minimum(s_eff, s / cp), c["causal_ratio"])
         window_factor = np.where(windowed, ((L - n_global) * np.where(chunked, chunk, band) + n_global * per_global)
                                  / L, per_global)
