@@ -257,22 +257,27 @@ def main(write: bool) -> str:
 
 def nested_recipe_coverage() -> list[tuple]:
     """Per recipe table and profile with ≥ 2 sources: the share of each source's runs inside the interval of the
-    table's other runs (as V.recipe_intervals builds it), with sources and with runs weighted equally."""
+    table's other runs (as V.recipe_intervals builds it, scaled by each run's own overhead width factor as
+    core/intervals.bounds scales it), with sources and with runs weighted equally."""
     import numpy as np
+    from core.intervals import width_factor
     k, out = V.interval_widen(), []
     for kind, name in V.RECIPE_TABLES.items():
         rows = V.read(ROOT / "data" / name)
-        q = np.asarray(V.ratios(ROOT / "data" / name))
+        q, u = (np.asarray(x) for x in zip(*V.ratios_and_overheads(ROOT / "data" / name)))
+        wf = width_factor(u)
         for fw in sorted({r.framework for r in rows}):
             sel = np.array([r.framework == fw for r in rows])
             groups = np.array([r.group for r in rows])[sel]
-            qs = q[sel]
+            qs, ws = q[sel], wf[sel]
             if len(set(groups)) < 2:
                 continue
             per_src, per_run = [], []
             for g in sorted(set(groups)):
-                lo, hi = V.interval_of(qs[groups != g], groups[groups != g], k, by_source=False)
-                inside = (qs[groups == g] >= lo) & (qs[groups == g] <= hi)
+                lo, hi = V.interval_of(qs[groups != g], groups[groups != g], k, by_source=False, width=ws[groups != g])
+                mine = groups == g
+                lq = np.log(qs[mine])
+                inside = (lq >= ws[mine] * np.log(lo)) & (lq <= ws[mine] * np.log(hi))
                 per_src.append(inside.mean())
                 per_run += list(inside)
             out.append((kind, fw, len(set(groups)), float(np.mean(per_src)), float(np.mean(per_run))))

@@ -115,10 +115,11 @@ def write(factor: float, res: dict) -> None:
         if r["recipe"] == "mxfp8":
             r["gemm_factor"] = f"{factor:g}"
             head = r["source"].split(" gemm_factor: ")[0]
-            r["source"] = (f"{head} gemm_factor: fitted by bench/fit_mxfp8.py to the same-layout MXFP8 / FP8-CS "
-                           "pairs of Megatron-Bridge's 25.11 table and torchao's B200 table (published MXFP8 4-6 % "
-                           "slower than tensor-wise current scaling); leave-one-source-out median error of the MXFP8 / "
-                           f"CS ratio {np.median(errs):.1%}")
+            pairs = sum(len(rs) for _, rs in res["loso"].values())
+            r["source"] = (f"{head} gemm_factor: fitted by bench/fit_mxfp8.py to the {pairs} same-layout MXFP8 / "
+                           f"FP8-CS pairs of {len(res['loso'])} sources ({'; '.join(sorted(res['loso']))}; published "
+                           "MXFP8 4-7 % slower than tensor-wise current scaling); leave-one-source-out median error of "
+                           f"the MXFP8 / CS ratio {np.median(errs):.1%}")
     with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=fields, lineterminator="\r\n")  # the file's CRLF
         w.writeheader()

@@ -57,12 +57,26 @@ def read() -> list[dict]:
                  "fits": r["fits"] == "True", "batch": int(r["batch"])} for r in csv.DictReader(fh)]
 
 
-def coverage(rows: list[dict], widen: float) -> float:
-    """Share of the runs (weighted equally) inside their interval as predicted then, its log-bounds × `widen`."""
+def coverage(rows: list[dict], widen: float, shape=None) -> float:
+    """Share of the runs (weighted equally) inside their interval as predicted then, its log-bounds × `widen` (and ×
+    each row's `shape`, where given: bench/fit_profiles.prospective_shape)."""
     if not rows:
         return float("nan")
-    inside = [np.exp(widen * np.log(r["low"])) <= r["ratio"] <= np.exp(widen * np.log(r["high"])) for r in rows]
+    k = widen * (np.ones(len(rows)) if shape is None else np.asarray(shape, dtype=np.float64))
+    inside = [np.exp(ki * np.log(r["low"])) <= r["ratio"] <= np.exp(ki * np.log(r["high"])) for r, ki in zip(rows, k)]
     return float(np.mean(inside))
+
+
+def overheads(rows: list[dict]) -> np.ndarray:
+    """Each row's overhead share (core/intervals.overhead_share) as the current code predicts the run."""
+    sys.path.insert(0, str(ROOT))
+    from core.estimate import config_from_inputs, estimate
+    from core.intervals import overhead_share
+    out = []
+    for r in rows:
+        rec = estimate(config_from_inputs(**{**json.loads(r["inputs"]), "gpu": r["gpu"], "mfu": "auto"}))
+        out.append(float(overhead_share(rec["compute_s"], rec["predicted_step_time_s"])))
+    return np.asarray(out)
 
 
 def recompute(rows: list[dict]) -> list[dict]:

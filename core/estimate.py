@@ -529,7 +529,8 @@ def evaluate(**c) -> dict:
     # test_recipes.py), so a recipe's absolute prediction is outside the validated region
     is_valid = IV.validated(c["framework"], cls, fam_idx, c["n_params"], s_full) & (recipe == "none")
     lo, hi = IV.bounds(c["framework"], is_valid, c["interval_low"], c["interval_high"],
-                       moe=np.asarray(c["n_experts"]) > 1, lowp=recipe != "none")
+                       moe=np.asarray(c["n_experts"]) > 1, lowp=recipe != "none",
+                       overhead=IV.overhead_share(step["compute_s"], step["step_time_s"]))
 
     tps = np.asarray(c["tokens_per_second"], dtype=np.float64)
     ach = np.asarray(c.get("achieved_flops_per_s", np.nan), dtype=np.float64)

@@ -17,6 +17,15 @@ layout nobody published is less certain than the runs' own spread says; the nest
 left-out runs outside the others' region, 21 % of them). A calibration (core/calibrate.py) gives
 its own bounds through the inputs interval_low / interval_high, which replace the profile's.
 
+How much of the step is overhead: the bounds are stated for a step of GEMMs and attention core alone (data/fitted.csv
+`interval_low`, `interval_high`: the percentiles of the leave-one-source-out log ratios each divided by its run's
+1 + interval_slope · u), and a row's are those log-bounds × (1 + interval_slope · u), u its predicted step's overhead
+share, 1 − compute_s / step_time_s (`overhead_share`). The model's error grows with that share: on the 1,159 published
+runs (2026-12-06) the 80th percentile of |log ratio| rises from 0.12 where u ≈ 0.13 to 0.33 where u ≈ 0.56, and the
+prospective record's coverage of a constant-width interval fell from 77–82 % to 57 % along it. The slope (data/fitted.csv
+`all, interval_slope`) is the maximum-likelihood one of a Laplace law whose scale is σ_profile·(1 + slope · u), fitted by
+bench/fit_profiles.py on the four profiles' leave-one-source-out ratios (sources weighted equally).
+
 MoE and low-precision rows: data/published_runs.csv holds dense bf16 runs only, but the recipe tables
 (data/published_runs_moe.csv, data/published_runs_lowp.csv), which no fit reads, measure how far the model is off for
 those kinds of row; where a table covers the row's framework, the row's interval is that table's 10th–90th percentile
@@ -134,14 +143,36 @@ def recipe_interval_rows() -> dict:
                 for r in csv.DictReader(fh)}
 
 
-def bounds(framework, is_validated, interval_low=0.0, interval_high=0.0, moe=False, lowp=False) -> tuple:
+def interval_slope() -> float:
+    """How fast an interval's log-width grows with the step's overhead share (data/fitted.csv `all, interval_slope`,
+    fitted by bench/fit_profiles.py; 0, a constant width, before any fit)."""
+    return float(PF.fitted_rows().get(("all", "interval_slope"), (0.0, ""))[0])
+
+
+def overhead_share(compute_s, step_time_s) -> np.ndarray:
+    """u = 1 − compute_s / step_time_s: the share of the predicted step outside the GEMMs and the attention core
+    (memory-bound kernels, recompute, communication, bubble, optimizer, offload, host), in [0, 1]."""
+    c, s = np.asarray(compute_s, dtype=np.float64), np.asarray(step_time_s, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = 1.0 - c / s
+    return np.clip(np.where(np.isfinite(u), u, 0.0), 0.0, 1.0)
+
+
+def width_factor(overhead) -> np.ndarray:
+    """1 + interval_slope · u: the factor on a row's log-bounds for its overhead share u (module docstring)."""
+    return 1.0 + interval_slope() * np.asarray(overhead, dtype=np.float64)
+
+
+def bounds(framework, is_validated, interval_low=0.0, interval_high=0.0, moe=False, lowp=False,
+           overhead=0.0) -> tuple:
     """(low, high): the step time's 80 % interval as ratios to the predicted step, per row. The profile's
-    leave-one-source-out percentiles widened off the validated region; for MoE rows (`moe`) and low-precision dense
-    rows (`lowp`) the recipe table's spread where one covers the framework (module docstring); a calibration's
-    (interval_low/high > 0) replaces either. Always low ≤ 1 ≤ high."""
-    lo = PF.number(framework, "interval_low")
-    hi = PF.number(framework, "interval_high")
-    lo, hi = np.minimum(lo, 1.0), np.maximum(hi, 1.0)
+    leave-one-source-out percentiles, their logs × `width_factor` of the row's overhead share (`overhead_share`),
+    widened off the validated region; for MoE rows (`moe`) and low-precision dense rows (`lowp`) the recipe table's
+    spread where one covers the framework, × the same factor (module docstring); a calibration's (interval_low/high >
+    0) replaces either. Always low ≤ 1 ≤ high."""
+    k = width_factor(overhead)
+    lo = np.exp(k * np.log(np.minimum(PF.number(framework, "interval_low"), 1.0)))
+    hi = np.exp(k * np.log(np.maximum(PF.number(framework, "interval_high"), 1.0)))
     v = np.asarray(is_validated, dtype=bool)
     lo = np.where(v, lo, np.minimum(np.exp(WIDEN * np.log(lo)), FLOOR[0]))
     hi = np.where(v, hi, np.maximum(np.exp(WIDEN * np.log(hi)), FLOOR[1]))
@@ -153,7 +184,8 @@ def bounds(framework, is_validated, interval_low=0.0, interval_high=0.0, moe=Fal
             continue
         fw = np.asarray(framework) if fw is None else fw
         use = sel & (fw == f)
-        lo, hi = np.where(use, min(rlo, 1.0), lo), np.where(use, max(rhi, 1.0), hi)
+        lo = np.where(use, np.exp(k * np.log(min(rlo, 1.0))), lo)
+        hi = np.where(use, np.exp(k * np.log(max(rhi, 1.0))), hi)
     cal_lo, cal_hi = np.asarray(interval_low, dtype=np.float64), np.asarray(interval_high, dtype=np.float64)
     cal = (cal_lo > 0) & (cal_hi > 0)
     return np.where(cal, np.minimum(cal_lo, 1.0), lo), np.where(cal, np.maximum(cal_hi, 1.0), hi)

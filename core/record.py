@@ -123,7 +123,8 @@ RECORD: tuple[Column, ...] = (
     Column("predicted_time_s", "float", "s", "wall time of the run at the predicted step (× 1 + time_overhead_frac), "
            "whatever time_s comes from"),
     Column("predicted_step_time_low_s", "float", "s", "80 % interval of the predicted step, low end: the profile's "
-           "leave-one-source-out errors (data/fitted.csv), wider off the validated region (core/intervals.py)"),
+           "leave-one-source-out errors (data/fitted.csv), wider as more of the step is overhead (outside the GEMMs "
+           "and attention core) and off the validated region (core/intervals.py)"),
     Column("predicted_step_time_high_s", "float", "s", "80 % interval of the predicted step, high end"),
     Column("predicted_mfu_low", "float", "fraction", "predicted MFU at the slow end of the interval"),
     Column("predicted_mfu_high", "float", "fraction", "predicted MFU at the fast end of the interval"),

@@ -133,7 +133,19 @@ RECIPE_TABLES = {"moe": "published_runs_moe.csv", "lowp": "published_runs_lowp.c
 
 def ratios(path: Path | str) -> list[float]:
     """measured / predicted step of every run of a published-runs file."""
-    return [step_ratio(r, predicted(r)) for r in read(path)]
+    return [q for q, _ in ratios_and_overheads(path)]
+
+
+def ratios_and_overheads(path: Path | str) -> list[tuple[float, float]]:
+    """(measured / predicted step, the predicted step's overhead share: core/intervals.overhead_share) of every run of
+    a published-runs file, from one prediction each."""
+    from .intervals import overhead_share
+    out = []
+    for r in read(path):
+        rec = estimate(config_from_inputs(**{**r.inputs, "mfu": "auto"}))
+        out.append((step_ratio(r, metric_of(rec, r)),
+                    float(overhead_share(rec["compute_s"], rec["predicted_step_time_s"]))))
+    return out
 
 
 def source_weights(groups, mask=None) -> np.ndarray:
@@ -163,10 +175,14 @@ def interval_widen() -> float:
     return float(fitted_rows().get(("all", "interval_widen"), (1.0, ""))[0])
 
 
-def interval_of(q, groups, widen: float = 1.0, by_source: bool = True) -> tuple[float, float]:
+def interval_of(q, groups, widen: float = 1.0, by_source: bool = True, width=None) -> tuple[float, float]:
     """An 80 % interval of measured / predicted ratios `q`: the 10th and 90th percentiles with every source (or,
-    `by_source` false, every run) weighted equally, their logs × `widen`, and always low ≤ 1 ≤ high."""
+    `by_source` false, every run) weighted equally, their logs × `widen`, and always low ≤ 1 ≤ high. With `width`
+    (each run's core/intervals.width_factor of its overhead share) the percentiles are of the log ratios ÷ width: the
+    interval of a step without overhead, which core/intervals.bounds scales back by the row's own factor."""
     lq = np.log(np.asarray(q, dtype=np.float64))
+    if width is not None:
+        lq = lq / np.asarray(width, dtype=np.float64)
     if by_source:
         w = source_weights(groups)
         lo, hi = weighted_quantile(lq, w, 0.10), weighted_quantile(lq, w, 0.90)
@@ -178,26 +194,30 @@ def interval_of(q, groups, widen: float = 1.0, by_source: bool = True) -> tuple[
 def recipe_intervals() -> list[dict]:
     """The 80 % interval of each recipe table's runs, per framework: the 10th and 90th percentiles of measured /
     predicted step over its runs, widened by the fitted `interval_widen` (fitted on the dense profiles, not on these
-    tables; it also widens the one-source maxtext MoE table, which no nested check can test). Runs, not sources,
+    tables; it also widens the one-source maxtext MoE table, which no nested check can test), each run's log ratio
+    first divided by its overhead width factor as the profiles' are (core/intervals.py). Runs, not sources,
     weigh equally here: the tables' sources are few and uneven (one Megatron-Bridge archive, MLPerf split by submitter
     and round), and run weights cover a left-out source better (nested leave-one-source-out, bench/bench_recipes.py,
     2026-12-05, megatron's low-precision runs: 78 % of the runs and 83 % source by source, against 76 % and 76 % with
     sources weighted equally). The MoE table covers a left-out source far less (about half of the runs): its GPT-OSS
     rows, one source, run 1.07–1.62× the prediction, which the other sources do not foresee; what
     data/recipe_intervals.csv holds (bench/bench_recipes.py --write writes it, a test checks it)."""
+    from .intervals import interval_slope, width_factor
     out = []
     k = interval_widen()
     for kind, name in RECIPE_TABLES.items():
         rows = read(DATA.parent / name)
-        q = np.asarray(ratios(DATA.parent / name))
+        q, u = (np.asarray(x) for x in zip(*ratios_and_overheads(DATA.parent / name)))
+        width = width_factor(u)
         for fw in sorted({r.framework for r in rows}):
             sel = np.asarray([r.framework == fw for r in rows])
             groups = [r.group for r, s in zip(rows, sel) if s]
-            lo, hi = interval_of(q[sel], groups, k, by_source=False)
+            lo, hi = interval_of(q[sel], groups, k, by_source=False, width=width[sel])
             out.append({"framework": fw, "kind": kind, "interval_low": round(lo, 4),
                         "interval_high": round(hi, 4), "runs": int(sel.sum()),
                         "source": f"10th and 90th percentiles of measured / predicted step over the {int(sel.sum())} "
                                   f"runs of data/{name} ({len(set(groups))} sources; no profile constant fitted "
-                                  f"to them), log-bounds × {k:.2f} (interval_widen, "
-                                  f"data/fitted.csv)"})
+                                  f"to them), each log ratio ÷ its overhead width factor (interval_slope "
+                                  f"{interval_slope():.2f}: a step without overhead), log-bounds × {k:.2f} "
+                                  f"(interval_widen, data/fitted.csv)"})
     return out

@@ -337,6 +337,40 @@ def test_fp8_speed_up_of_each_published_pair_within_10_percent(base, recipe, pub
     assert _speedup(base, recipe) == pytest.approx(published, rel=0.10), src
 
 
+# Pairs whose FP8 row is a published run of its own (data/published_runs_lowp.csv), with what else its source changed
+# beside the precision (FP8 parameter gathers): the published speed-up is the two rows' tokens/s, the predicted one
+# their predicted steps. Twenty-first batch (2026-12-06), predicted before joining: PyTorch's float8 + FSDP2 blog
+# (IBM/Meta, 512 H100), Accelerate's FSDP2 float8 example, JAX-Toolbox's Pax README of 2023-10 (H100, TE).
+FP8_RUN_PAIRS = [  # (bf16 run, fp8 run, source)
+    ("ptblog-f8fsdp2-h100-512g-llama3-70b-bf16", "ptblog-f8fsdp2-h100-512g-llama3-70b-fp8",
+     "PyTorch blog 'Supercharging Training using float8 and FSDP2' Table 3, 70B"),
+    ("ptblog-f8fsdp2-h100-512g-llama3-405b-bf16", "ptblog-f8fsdp2-h100-512g-llama3-405b-fp8",
+     "PyTorch blog 'Supercharging Training using float8 and FSDP2' Table 3, 405B"),
+    ("accel-fsdp2-h100-llama31-8b-bf16", "accel-fsdp2-h100-llama31-8b-fp8-tensorwise",
+     "huggingface/accelerate examples/fsdp2/README.md @d2e6b03, 8 H100"),
+    ("jaxtb2310-pax-5b-h100-tebf16", "jaxtb2310-pax-5b-h100-tefp8", "JAX-Toolbox Pax README 23.10, 5B"),
+    ("jaxtb2310-pax-175b-h100-tebf16", "jaxtb2310-pax-175b-h100-tefp8", "JAX-Toolbox Pax README 23.10, 175B"),
+]
+# predicted speed-up off by more than 10 %: the 2023-10 Pax pairs (1.21 and 1.49 published, 1.42 and 1.65 predicted),
+# where the same README's 2024-04 pairs (FP8_PAIRS, pax-*) are within 1 %: JAX's FP8 path on GPU a release earlier
+FP8_RUN_MISSES = {"jaxtb2310-pax-5b-h100-tebf16", "jaxtb2310-pax-175b-h100-tebf16"}
+
+
+@pytest.mark.parametrize("base,fp8,src", [
+    pytest.param(*p, id=p[0], marks=[pytest.mark.xfail(strict=True, reason="known miss (see FP8_RUN_MISSES)")]
+                 if p[0] in FP8_RUN_MISSES else []) for p in FP8_RUN_PAIRS])
+def test_fp8_speed_up_of_each_published_run_pair_within_10_percent(base, fp8, src):
+    from core.validation import read
+    rows = {r.id: r for f in ("published_runs.csv", "published_runs_lowp.csv")
+            for r in read(Path(__file__).resolve().parent.parent / "data" / f)}
+    a, b = rows[base], rows[fp8]
+    assert a.metric == b.metric == "tokens_per_s_per_gpu"
+    ea, eb = (estimate(config_from_inputs(**{**r.inputs, "mfu": "auto"})) for r in (a, b))
+    assert eb["fits"]
+    assert ea["predicted_step_time_s"] / eb["predicted_step_time_s"] == pytest.approx(b.published / a.published,
+                                                                                       rel=0.10), src
+
+
 def test_fp8_is_not_a_peak_swap():
     """Only the linear layers run at the fp8 rate, with their quantisation kernels: the speed-up is well below the
     2× of the peaks (the issue's Llama-3.1-70B on 64 H100, tp 4, pp 2, 8K: the old model gave 1.72×)."""
@@ -421,8 +455,10 @@ def test_a_recipe_the_accelerator_cannot_run_is_refused(inputs):
 
 def test_the_mxfp8_gemm_rate_is_the_scripts_fit():
     """data/lowp.csv's mxfp8 gemm_factor is what bench/fit_mxfp8.py fits to the same-layout FP8-CS / MXFP8 pairs
-    (Megatron-Bridge 25.11, torchao B200), and each source left out is predicted within 6 %: published MXFP8 runs
-    4-6 % slower than tensor-wise current scaling, which the derived bytes alone made 1-2 % faster."""
+    (Megatron-Bridge 25.11 and, since the twenty-first batch, 26.02.01; torchao B200), and each source left out is
+    predicted within 6 %: published MXFP8 runs 4-7 % slower than tensor-wise current scaling, which the derived bytes
+    alone made 1-2 % faster (26.02.01's 405B GB300 pair, 0.927, was predicted 0.928 by the factor fitted before it
+    joined)."""
     import sys
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
     import fit_mxfp8
@@ -430,7 +466,7 @@ def test_the_mxfp8_gemm_rate_is_the_scripts_fit():
     before = float(LP.number("mxfp8", "gemm_factor"))
     res = fit_mxfp8.run()
     assert res["factor"] == pytest.approx(float(LP.number("mxfp8", "gemm_factor")), abs=1e-9)
-    assert len(res["rows"]) >= 5 and len(res["loso"]) == 2
+    assert len(res["rows"]) >= 6 and len(res["loso"]) >= 3
     for _, (_, rows) in res["loso"].items():
         for _, pub, pred in rows:
             assert pred == pytest.approx(pub, rel=0.06)
@@ -475,9 +511,12 @@ MOE_WITHIN = {"automodel-gptoss-120b-h100-64g",
               "dgxc2505-llama4-maverick-gb200-128g-fp8",
               "dgxc2505-llama4-maverick-gb200-512g-bf16",
               "dgxc2505-llama4-maverick-h100-512g-bf16",
-              "grc-a3ultra-mixtral-8x7b-maxtext-bf16-256g",
               "grc-a3ultra-mixtral-8x7b-nemo2407-bf16-256g",
               "grc-a4-mixtral-8x7b-nemo2502-fp8-256g",
+              "lambda-gb300-gptoss20b-fsdp64-noac-compile-bs6",
+              "lambda-gb300-gptoss20b-fsdp64-noac-compile-bs7-local",
+              "lambda-gb300-gptoss20b-fsdp64-sac-compile-bs24-local",
+              "lambda-gb300-gptoss20b-fsdp64-sac-compile-bs8",
               "mb2511-deepseek-v3-gb300-256g-bf16-tp1pp2cp1ep32vp4mbs1gbs4096",
               "mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
               "mb2511-qwen3-235b-a22b-gb200-256g-bf16-tp1pp8cp1ep32vp3mbs1gbs8192",
@@ -491,6 +530,7 @@ MOE_WITHIN = {"automodel-gptoss-120b-h100-64g",
               "mb260401-qwen3-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
               "mb2606-gpt-oss-120b-gb300-64g-mxfp8-tp1pp1cp1ep16vp1mbs4gbs1280",
               "mb2606-qwen3-235b-a22b-gb200-256g-mxfp8-tp1pp8cp1ep32vp3mbs1gbs8192",
+              "mb2606-qwen3-235b-a22b-gb300-256g-mxfp8-tp1pp4cp1ep32vp12mbs2gbs8192",
               "mb2606-qwen3-30b-a3b-b300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
               "mb2606-qwen3-30b-a3b-gb200-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512",
               "mb2606-qwen3-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
@@ -518,6 +558,7 @@ MOE_WITHIN = {"automodel-gptoss-120b-h100-64g",
               "pith79-tt-qwen3-30b-a3b-b200-fsdp8-mbs8-s8192",
               "primus-moepkg-mi355x-dsv2lite-mbs14-final",
               "rocmblog-dsv3-mi355x-64g-cf125-pdbs16",
+              "rocmblog-dsv3-mi355x-64g-cf125-pdbs8",
               "rocmblog-dsv3-mi355x-64g-cf2-pdbs8",
               "rocmblog-dsv3-mi355x-64g-cf4-pdbs8",
               "tier-v5p-mixtral-8x7b-128",
@@ -561,7 +602,8 @@ def _published(run):
 LOWP_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_lowp.csv")
 LOWP_NOT_FIT = {"nemo2407-nemotron-340b-h100-fp8",
                 "tgb200-llama31-405b-nvfp4-256g-tp4pp8vp4"}
-LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
+LOWP_WITHIN = {"accel-fsdp2-h100-llama31-8b-fp8-tensorwise",
+               "amdpt252-mi300x-llama31-8b-fp8-s4k",
                "amdpt252-mi300x-llama31-8b-fp8-s8k",
                "amdpt252-mi300x-mistral7b-fp8",
                "amdpt252-mi325x-llama31-8b-fp8-s4k",
@@ -576,7 +618,6 @@ LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "dgxc-maxtext-llama2-70b-fp8-512gpu",
                "dgxc-maxtext-llama2-70b-fp8-64gpu",
                "dgxc-maxtext-llama3-70b-fp8-1024gpu",
-               "dgxc-maxtext-llama3-70b-fp8-128gpu",
                "dgxc-maxtext-llama3-70b-fp8-2048gpu",
                "dgxc-maxtext-llama3-70b-fp8-256gpu",
                "dgxc-maxtext-llama3-70b-fp8-512gpu",
@@ -633,6 +674,29 @@ LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "mb2511-llama-3.1-8b-gb200-8g-mxfp8-tp1pp1cp1vp1mbs2gbs128",
                "mb2511-llama-3.1-8b-gb300-8g-current-tp1pp1cp1vp1mbs2gbs128",
                "mb2511-llama-3.1-8b-gb300-8g-mxfp8-tp1pp1cp1vp1mbs2gbs128",
+               "mb2602-llama-3.1-405b-gb200-256g-current-tp4pp16cp1vp4mbs1gbs1536",
+               "mb2602-llama-3.1-405b-gb200-256g-mxfp8-tp4pp16cp1vp8mbs1gbs1536",
+               "mb2602-llama-3.1-405b-gb200-256g-nvfp4-tp4pp16cp1vp8mbs1gbs1536",
+               "mb2602-llama-3.1-405b-gb300-256g-current-tp4pp8cp1vp4mbs1gbs1536",
+               "mb2602-llama-3.1-405b-gb300-256g-mxfp8-tp2pp8cp2vp4mbs1gbs1536",
+               "mb2602-llama-3.1-405b-gb300-256g-nvfp4-tp4pp8cp1vp4mbs1gbs1536",
+               "mb2602-llama-3.1-70b-gb200-64g-current-tp1pp1cp1vp1mbs2gbs256-fsdp",
+               "mb2602-llama-3.1-70b-gb200-64g-mxfp8-tp2pp4cp1vp5mbs1gbs256",
+               "mb2602-llama-3.1-70b-gb300-64g-current-tp1pp1cp1vp1mbs2gbs256-fsdp",
+               "mb2602-llama-3.1-70b-gb300-64g-mxfp8-tp1pp4cp1vp5mbs1gbs256",
+               "mb2602-llama-3.1-70b-gb300-64g-nvfp4-tp1pp4cp1vp5mbs1gbs256",
+               "mb2602-llama-3.1-70b-h100-sxm-64g-current-tp4pp8cp1vp5mbs1gbs256",
+               "mb260201-llama-3.1-405b-gb200-256g-current-tp4pp16cp1vp4mbs1gbs1536",
+               "mb260201-llama-3.1-405b-gb200-256g-mxfp8-tp4pp16cp1vp8mbs1gbs1536",
+               "mb260201-llama-3.1-405b-gb200-256g-nvfp4-tp4pp16cp1vp4mbs1gbs1536",
+               "mb260201-llama-3.1-405b-gb300-256g-current-tp2pp8cp2vp4mbs1gbs1536",
+               "mb260201-llama-3.1-405b-gb300-256g-mxfp8-tp2pp8cp2vp4mbs1gbs1536",
+               "mb260201-llama-3.1-405b-gb300-256g-nvfp4-tp4pp8cp1vp4mbs1gbs1536",
+               "mb260201-llama-3.1-70b-gb200-64g-current-tp1pp1cp1vp1mbs2gbs256-fsdp",
+               "mb260201-llama-3.1-70b-gb200-64g-mxfp8-tp2pp4cp1vp5mbs1gbs256",
+               "mb260201-llama-3.1-70b-gb300-64g-current-tp1pp1cp1vp1mbs2gbs256-fsdp",
+               "mb260201-llama-3.1-70b-gb300-64g-mxfp8-tp1pp4cp1vp1mbs2gbs256",
+               "mb260201-llama-3.1-70b-h100-sxm-64g-current-tp4pp8cp1vp5mbs1gbs256",
                "mb2604-llama-3.1-405b-gb200-256g-current-tp4pp16cp1vp4mbs1gbs1536",
                "mb2604-llama-3.1-405b-gb200-256g-mxfp8-tp4pp16cp1vp8mbs1gbs1536",
                "mb2604-llama-3.1-405b-gb200-256g-nvfp4-tp4pp16cp1vp8mbs1gbs1536",
@@ -787,6 +851,7 @@ LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "nemo2509-llama31-405b-b200-128g-fp8cs",
                "nemo2509-llama31-405b-b200-128g-mxfp8",
                "nemo2509-llama31-405b-h100-1024g-fp8cs",
+               "olmocore-h100-1b-fp8",
                "olmocore-h100-7b-fp8",
                "olmocore-h100-llama8b-fp8",
                "pax-175b-h100-sxm-tefp8",
@@ -808,7 +873,6 @@ LOWP_WITHIN = {"amdpt252-mi300x-llama31-8b-fp8-s4k",
                "tt-h100-dec24-8b-8g-cp1-s32k-fp8",
                "tt-h100-dec24-8b-8g-cp2-s64k-fp8",
                "tt-h100-jun25-70b-fp8tensorwise-vanilla",
-               "tt-h200-trainy-8b-32g-fp8",
                "tt-pr808-l3-8b-h100-8g-fp8-rowwise-compile",
                "tt-pr808-l3-8b-h100-8g-fp8-tensorwise-ag-compile"}
 
@@ -868,14 +932,16 @@ def test_recipe_interval_covers_an_unseen_source(kind, fw):
 
 def test_an_moe_and_a_low_precision_row_carry_their_tables_interval():
     """A Megatron MoE row's 80 % interval is the MoE table's spread (its runs run up to 1.5× the prediction: GPT-OSS),
-    a low-precision dense row's the low-precision table's; a dense bf16 row keeps the profile's."""
-    from core.intervals import recipe_interval_rows
+    a low-precision dense row's the low-precision table's, each log-bound × (1 + interval_slope · u) for the row's
+    overhead share u as a dense row's (core/intervals.py); a dense bf16 row keeps the profile's."""
+    from core.intervals import interval_slope, recipe_interval_rows
     moe = estimate(config_from_inputs(model="mixtral-8x7b", n_gpus=16, ep=8, mfu="auto"))
     lowp = estimate(config_from_inputs(model="llama-3.1-8b", gpu="b200", n_gpus=8, fp8_recipe="mxfp8", mfu="auto"))
     for rec, kind in ((moe, "moe"), (lowp, "lowp")):
         lo, hi = recipe_interval_rows()[("megatron", kind)]
-        assert rec["predicted_step_time_low_s"] / rec["predicted_step_time_s"] == pytest.approx(min(lo, 1.0))
-        assert rec["predicted_step_time_high_s"] / rec["predicted_step_time_s"] == pytest.approx(max(hi, 1.0))
+        k = 1.0 + interval_slope() * (1.0 - rec["compute_s"] / rec["predicted_step_time_s"])
+        assert rec["predicted_step_time_low_s"] / rec["predicted_step_time_s"] == pytest.approx(min(lo, 1.0) ** k)
+        assert rec["predicted_step_time_high_s"] / rec["predicted_step_time_s"] == pytest.approx(max(hi, 1.0) ** k)
     assert recipe_interval_rows()[("megatron", "moe")][1] > 1.25  # wider than the widened dense floor
 
 
