@@ -237,10 +237,11 @@ def main(write: bool) -> str:
     L += ["", f"{sum(abs(q - 1) <= 0.15 for q in hq)} of {len(hq)} within 15 %. Its 23 MoE layers of 128 experts "
           "1,856 wide with top-6 routing are the fine-grained MoE the GPT-OSS rows miss the same way (1.2–1.4×); the "
           "Mamba-2 mixers (in_proj/out_proj GEMMs, the SSD core at the attention kernel's rate: no published SSD "
-          "kernel efficiency) are a quarter of the active parameters. The H100 run is predicted not to fit in the 79.1 GiB "
-          "(84.9 GB) a process can allocate: the "
-          "FP8 weight copies and the MoE tensors at micro-batch 1, 8K are counted as Transformer Engine and a dropless "
-          "dispatcher keep them; what Megatron frees early is not in the ledger.", ""]
+          "kernel efficiency) are a quarter of the active parameters. Megatron-Bridge 26.04.01's H100 run (micro-batch "
+          "1, 8K, on 16 GPUs) was predicted not to fit in the 79.1 GiB (84.9 GB) a process can allocate until "
+          "2026-12-06, when the ledger stopped keeping the experts' outputs under Megatron-Core (it multiplies the "
+          "routing weights inside the experts' activation: data/frameworks.csv moe_probs); it needs 0.99 of that now.",
+          ""]
     text = "\n".join(L) + "\n"
     if write:
         sys.path.insert(0, str(ROOT / "bench"))

@@ -1003,6 +1003,30 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   |log ratio| 0.12 at u ≈ 0.13, 0.33 at u ≈ 0.56 over the 1,159 published runs), and a constant-width interval
   covered 81 % of the prospective record's lowest third in u and 64 % of its highest. The maximum-likelihood slope
   is 3: a row's log-bounds × (1 + 3u); the prospective thirds now read 74 %, 80 %, 75 % (the table above).
+- Twenty-second batch (2026-12-06, predicted with 888452e before joining, its intervals the overhead-shaped ones):
+  39 runs, median |error| 12.5 %, 22 within 15 %, 77 % covered, none predicted not to fit. Megatron-Bridge's 26.02
+  and 26.02.01 MoE tables (v0.3.0 / v0.3.1 presets): DeepSeek-V3 0.65-0.90, fastest against the prediction on B200
+  and B300 at pp 16 / ep 8 (0.65-0.74); Qwen3-30B-A3B and Qwen3-235B-A22B 0.89-1.08 on Blackwell but for 26.02's
+  rows whose preset names no dispatcher backend (alltoall assumed): Qwen3-30B-A3B on 8 B200 at micro-batch 1 2.69 and
+  on 16 H100 2.63 (26.02.01 ran the B200 layout at micro-batch 4, 1.04), Qwen3-235B on B300 2.28 and B200 1.33, on H100
+  1.19-1.65; Nemotron 3 Nano 1.05-1.23 (the hybrid table). NeMo 25.02's performance summary (FP8 delayed scaling, the
+  v2.2.0 scripts): B200 GPT-3 175B 1.06, Llama 3 8B/70B/405B 1.11-1.17, Nemotron-4 15B 1.21 and 340B 0.92, Mixtral
+  8x7B 1.04 and 8x22B 1.20; H100 GPT-3 175B 0.88; and 26.02's Llama 3.1 405B on 1,024 H100 1.02.
+- Pipeline layouts, the experts' outputs, the flex dispatchers' permute (2026-12-06). Megatron-Core's
+  --pipeline-model-parallel-layout is an input (`pp_layout`, core/schedule.layout_ranks): Megatron-Bridge and NeMo
+  run DeepSeek-V3 with the embedding and 4 layers on the first of 16 chunks and 1 layer with the MTP module and the
+  loss on the last (recipes/deepseek/deepseek_v3.py layout_map, the presets' pp_layout), so the last stage no longer
+  runs 4 layers beside the LM head and the MTP module: its 42 NVIDIA-source rows (layouts read from each row's
+  release by a helper; the two 25.11 rows are the table's 'w/o MTP', one of them on a branch): 28 of 41 within
+  15 %, median |error| 6.7 % (16 of 39 and 16.1 % before; the rest are the GB200 optimisation history's early rows
+  and DGXC 25.05's GB200 rows, slower software than the model's). The ledger keeps no expert outputs under Megatron-Core, which multiplies
+  the routing weights inside the experts' activation since core_v0.13.0 (data/frameworks.csv moe_probs; 23 % of a
+  DeepSeek-V3 layer's activations), and an MTP module's routed experts split over expert parallelism as any MoE
+  block's (they were counted whole on the last stage: 11.3B parameters). DeepEP and HybridEP permute each routed
+  copy once each way (8 bytes per element, data/kernels.csv permute_flex) where the alltoall dispatcher also sorts
+  chunks (16). MoE table: 46 % within 15 % (111 of 241; DeepSeek-V3 54 %, 27 % before); published runs predicted not
+  to fit 11 -> 7. The Nemotron 3 Nano rows with HybridEP read 1.14-1.32 (1.05-1.23): the fine-grained MoE gap of the
+  GPT-OSS rows, which the cheaper permute widens.
 - deepspeed (2026-12-06): ZeRO-1/2 gather the updated 16-bit parameters after the optimizer step
   (stage_1_and_2.py step(): all_gather_dp_groups; data/frameworks.csv param_gather after_step), so with overlap_comm
   only the reduce-scatter half of the all-reduce hides behind the backward. On the runs here the gather is small (a

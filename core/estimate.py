@@ -44,7 +44,8 @@ def stage_split(c: dict, pp) -> dict:
     all-reducing its gradient). With the embedding and the loss counted as layers in the split
     (`pp_embedding_loss_slots`, core/schedule.stage_layers) the first and last stages hold one layer fewer than the
     middle ones, and the "first" stage's figure is the larger of the first stage and the second (which holds a full
-    stage of layers and, in the 1F1B warm-up, one micro-batch fewer: it can hold the most activations). With p = 1
+    stage of layers and, in the 1F1B warm-up, one micro-batch fewer: it can hold the most activations); a custom
+    layout (`pp_layout`) puts its own counts on the first, the last and the busiest rank. With p = 1
     one GPU holds all n_params. In raw-N mode the stand-in shape's split
     is scaled to n_params (`outside_params` then scales too, so hardware FLOPs never fall below model FLOPs).
     Multi-token-prediction modules (DeepSeek-V3) train with the model (full training) and sit with the head on the
@@ -59,8 +60,8 @@ def stage_split(c: dict, pp) -> dict:
     outside = inputs + pb["lm_head"] * scale
     blocks = N - outside
     L = np.asarray(c["n_layers"], dtype=np.float64)
-    sl = SC.stage_layers(L, pp, c.get("pp_embedding_loss_slots", False))
-    share = sl["middle"] / L
+    sl = SC.stage_layers(L, pp, c.get("pp_embedding_loss_slots", False), c.get("pp_layout", ""))
+    share = sl["most"] / L
     end_share = sl["first"] / L
     one = pp == 1
     experts = np.where(np.asarray(c["n_experts"]) > 1, pb["experts"] * scale, 0.0)  # routed expert MLPs
@@ -72,8 +73,11 @@ def stage_split(c: dict, pp) -> dict:
         "outside_params": outside,
         "first_stage_params": np.where(one, N + mtp_p, np.where(sl["slots"], np.maximum(
             blocks * end_share + inputs, blocks * share), blocks * share + inputs)),
-        "last_stage_params": np.where(one, N + mtp_p, blocks * end_share + table + mtp_p),
+        "last_stage_params": np.where(one, N + mtp_p, blocks * sl["last"] / L + table + mtp_p),
         "stage_expert_params": np.where(one, experts, experts * share),
+        # the last stage's routed experts: its layers' and the MTP modules' (an MoE block each, expert-parallel too)
+        "last_stage_expert_params": np.where(one, experts, experts * sl["last"] / L) + np.where(
+            full, mtp["mtp_experts"], 0.0),
         "mtp_params": mtp_p,
         "mtp_active_params": np.where(full, mtp["mtp_active"], 0.0),
         "block_share": np.where(one, 1.0, share),
@@ -124,7 +128,8 @@ def training_split(c: dict, split: dict) -> dict:
 
 # inputs added after the column vocabulary settled (issues 19, 20): hand-built columns may lack them
 LATE_INPUTS = ("etp", "moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "moe_overlap",
-               "moe_dispatcher", "pp_embedding_loss_slots", "activation_offload_layers", "distribute_saved_activations",
+               "moe_dispatcher", "pp_embedding_loss_slots", "pp_layout", "activation_offload_layers",
+               "distribute_saved_activations",
                "fp8_recipe", "fp8_param_gather", "fp8_attention", "price_tier", "preemption_rate_per_gpu_hour",
                "failure_rate_per_gpu_hour", "storage_bytes_per_s", "restart_s", "checkpoint_interval_s",
                "power_draw_frac", "node_overhead_frac", "pue", "carbon_kg_per_kwh")
@@ -304,8 +309,8 @@ def evaluate(**c) -> dict:
     shard_gpus = n_gpus / rep
     st_first = _stage_state(c, shard_gpus, tp, pp, ep, ada, split["first_stage_params"],
                             split["stage_expert_params"], tr, "first")
-    st_last = _stage_state(c, shard_gpus, tp, pp, ep, ada, split["last_stage_params"], split["stage_expert_params"],
-                           tr, "last")
+    st_last = _stage_state(c, shard_gpus, tp, pp, ep, ada, split["last_stage_params"],
+                           split["last_stage_expert_params"], tr, "last")
     st_first, host_first = M.offload_split(st_first, c["offload"])
     st_last, host_last = M.offload_split(st_last, c["offload"])
     # fp8 parameters (Megatron --fp8-param-gather): the model's weights are the fp8 tensors (1 byte; the fp32 master
@@ -361,8 +366,8 @@ def evaluate(**c) -> dict:
     partial_dev = partial if spec["drop_device"] is None else np.minimum(np.maximum(full_layer - sum(
         (share * led[t] for t, share in spec["drop_device"].items() if t in led), 0.0), layer_input), partial)
     full = spec["full"]
-    sl = SC.stage_layers(L, pp, c["pp_embedding_loss_slots"])
-    Ls_act = sl["middle"]
+    sl = SC.stage_layers(L, pp, c["pp_embedding_loss_slots"], c["pp_layout"])
+    Ls_act = sl["most"]
     K = np.asarray(c["recompute_layers"], dtype=np.float64)
     vs = np.asarray(c["virtual_stages"], dtype=np.float64)
     phi = np.where(full, np.where(K > 0, np.minimum(K * vs, Ls_act) / Ls_act, 1.0), 0.0)  # share recomputed whole
@@ -383,7 +388,7 @@ def evaluate(**c) -> dict:
     m = np.where(steady, np.inf, SC.micro_batches(c["global_batch_used"], n_gpus, tp, pp, cp, b))
     in_flight = np.where(sl["slots"], np.maximum(SC.in_flight_of_rank(sl["first"], pp, c["virtual_stages"], 0, m,
                                                                       overlap=ov),
-                                                 SC.in_flight_of_rank(sl["middle"], pp, c["virtual_stages"], 1, m,
+                                                 SC.in_flight_of_rank(sl["second"], pp, c["virtual_stages"], 1, m,
                                                                       overlap=ov)),
                          SC.in_flight_of_rank(np.asarray(L, dtype=np.float64) / pp, pp, c["virtual_stages"], 0, m,
                                               overlap=ov))

@@ -25,6 +25,7 @@ from . import goodput as GP
 from . import lowp as LP
 from . import profiles as PF
 from . import recompute as RC
+from . import schedule as SC
 from . import tables as T
 from . import vec as VE
 from .model import ARCH_FIELDS, ARCH_RULES
@@ -239,6 +240,10 @@ INPUTS: tuple[Input, ...] = (
           "take one layer's slot (Megatron --account-for-embedding-in-pipeline-split "
           "--account-for-loss-in-pipeline-split): ⌈(L + 2)/pp⌉ layers on the middle stages, one fewer on the first "
           "and last", "layout"),
+    Input("pp_layout", "str", "", "", "pipeline split as Megatron-Core's --pipeline-model-parallel-layout: chunks "
+          "separated by '|', each of E (embedding), t (decoder layer), m (MTP layer), L (loss and LM head), with "
+          "'(…)*n' and 'x*n' repeats, chunk k on pipeline rank k mod pp (DeepSeek-V3 on 16 stages in Megatron-Bridge: "
+          "'Etttt|(tttt|)*14tmL'); empty = ⌈n_layers/pp⌉ a stage", "layout", parse=SC.expand_layout),
     Input("moe_overlap", "bool", False, "", "MoE: the expert-parallel all-to-all of one micro-batch runs while "
           "another computes (Megatron --overlap-moe-expert-parallel-comm with --delay-wgrad-compute: the forward of "
           "one micro-batch and the backward of another scheduled together, 1F1B); the pipeline's warm-up and "
@@ -504,6 +509,7 @@ WIDGETS = {
     "moe_overlap": Widget("moeov", "MoE all-to-all overlapped (1F1B)"),
     "moe_dispatcher": Widget("moedisp", "MoE dispatcher"),
     "pp_embedding_loss_slots": Widget("ppslots", "Embedding and loss take a pipeline slot each"),
+    "pp_layout": Widget("pplayout", "Pipeline layout (Megatron's --pipeline-model-parallel-layout)"),
     "gpus_per_node": Widget("gpn", "GPUs per node (blank = catalog)"),
     "dp_replicate": Widget("dprep", "HSDP replicas (dp_replicate)"),
     "dp_shard": Widget("dpshard", "HSDP shard degree (0 = dp / replicas)"),
@@ -674,6 +680,31 @@ def _parses(name):
 
 def _is(g, name, value):
     return np.asarray(g(name)) == value
+
+
+def _has_layout(g):
+    """Rows that give a pipeline layout (pp_layout not empty)."""
+    lay = np.asarray(g("pp_layout"), dtype=object)
+    if lay.ndim == 0:
+        return np.asarray(bool(lay.item()))
+    return lay.astype(bool)
+
+
+def _layout_mismatch(g):
+    """Rows whose pp_layout does not fit their pp, virtual stages, layers and MTP layers (core/schedule.layout_ranks;
+    a layout whose chunks are no multiple of pp is refused there, by name)."""
+    has = _has_layout(g)
+    if not np.any(has):
+        return has
+    lay, pp, v, L, mtp = (np.atleast_1d(x) for x in np.broadcast_arrays(
+        np.asarray(g("pp_layout"), dtype=object), g("pp"), g("virtual_stages"), g("n_layers"),
+        np.nan_to_num(np.asarray(g("n_mtp_layers"), dtype=np.float64))))
+    bad = np.zeros(lay.shape, dtype=bool)
+    for i in np.flatnonzero(np.atleast_1d(has) & (pp > 1)):
+        r = SC.layout_ranks(str(lay[i]), int(pp[i]))
+        bad[i] = (r["chunks"] != pp[i] * max(v[i], 1) or r["decoder"] != L[i] or not r["ends"]
+                  or r["mtp"] not in (0, mtp[i]))
+    return bad.reshape(np.shape(has))
 
 
 def lora_width(g):
@@ -853,6 +884,13 @@ RULES: tuple[Rule, ...] = (
          "embedding and loss slots)",
          lambda g: _is(g, "pp_embedding_loss_slots", True) & (g("pp") > 1)
          & _div(g("n_layers") + 2, g("pp") * np.maximum(g("virtual_stages"), 1))),
+    Rule("pp_layout", "needs pp > 1 and framework megatron (Megatron-Core's --pipeline-model-parallel-layout)",
+         lambda g: _has_layout(g) & ~((g("pp") > 1) & _is(g, "framework", "megatron"))),
+    Rule("pp_layout", "with embedding/loss slots: give one of them (the layout places the embedding and the loss)",
+         lambda g: _has_layout(g) & _is(g, "pp_embedding_loss_slots", True)),
+    Rule("pp_layout", "its chunks must be pp × virtual_stages, its decoder layers (t) n_layers, its MTP layers (m) "
+         "none or n_mtp_layers, with the embedding (E) once in the first chunk and the loss (L) once in the last",
+         lambda g: _layout_mismatch(g)),
     Rule("moe_overlap", "needs an MoE model with ep > 1",
          lambda g: _is(g, "moe_overlap", True) & ~((g("n_experts") > 1) & (g("ep") > 1))),
     Rule("moe_overlap", "needs pp = 1 or virtual_stages > 1 (Megatron's combined 1F1B runs on the interleaved "

@@ -800,8 +800,10 @@ def moe_spec_from_config(cfg: Config, dropout_impl: str = "native"):
 def predicted_moe_layer(cfg: Config, recompute: str) -> dict[str, float]:
     """The ledger of one MoE layer (`layer_ledger` with the configuration's experts) at tp = 1 under `recompute`;
     full recomputation keeps only the layer input."""
+    # the measured block (core/torch_blocks.py) weighs the experts' outputs as Mixtral's reference does, so they are
+    # kept whatever the framework's own multiply (data/frameworks.csv moe_probs)
     led = M.ledger(cfg.columns(), recompute="none" if recompute == "full" else recompute, tp=1,
-                   sequence_parallel=False)
+                   sequence_parallel=False, moe_probs="output")
     led = {k: float(v) for k, v in led.items()}
     if recompute == "full":
         return {k: (v if k == "norm1_input" else 0.0) for k, v in led.items()}

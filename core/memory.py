@@ -17,6 +17,7 @@ import numpy as np
 
 from . import vec as VE
 from .model import head_dims, moe_widths
+from .profiles import word
 from .tables import (BASE_FORMATS, DEEPSPEED_PREFETCH_PARAMS, DEEPSPEED_REDUCE_BUCKET, DTYPE_BYTES,  # noqa: F401
                      GATED_MLPS, OPTIMIZERS, OPTIMIZERS_TABLE, OVERHEADS, PROFILES, RECIPES, RECOMPUTE_MODES, STATE_DTYPES,
                      zero_conventions_with, LEDGER_TENSORS)
@@ -258,7 +259,8 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
                  q_lora_rank=0, kv_lora_rank=0, qk_norm="none", norms_per_layer=2, moe_d_ff=0, n_shared_experts=0,
                  shared_d_ff=0, shared_expert_gate=False, training="full", lora_rank=16, lora_targets="all",
                  mamba_layers=0, mamba_heads=0, mamba_head_dim=0, mamba_state=0, mamba_groups=0, mamba_norm=True,
-                 mamba_parallel=False, moe_load=1.0, saved_input_bytes=None, act_fp8_store=False):
+                 mamba_parallel=False, moe_load=1.0, saved_input_bytes=None, act_fp8_store=False,
+                 moe_outputs_kept=True):
     """Bytes of each tensor one transformer layer keeps for its backward pass, per GPU (vectorised).
 
     Legend: s, b, h, a, k, f, t = seq_len, micro_batch, d_model, n_heads, n_kv_heads, d_ff, tp. Activations are
@@ -286,7 +288,8 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     Mixture of experts (dropless top-k routing, as Mixtral's reference implementation): each token's d_ff-wide
     tensors exist once per chosen expert (× top_k, width f_e = moe_d_ff), plus the fp32 router probabilities
     (4·s·b·E), the gathered expert inputs and the expert outputs kept for the routing-weight multiply (top_k · 2sbh
-    each); shared experts (DeepSeekMoE, Qwen2-MoE) keep an MLP's tensors of width E_s·f_s, and a shared-expert gate
+    each; not where the weights multiply inside the experts' activation, `moe_outputs_kept` false: Megatron-Core,
+    data/frameworks.csv moe_probs); shared experts (DeepSeekMoE, Qwen2-MoE) keep an MLP's tensors of width E_s·f_s, and a shared-expert gate
     its output (2sbh) and sigmoid (2sb). `moe_load` (core.model.moe_load_factor: the busiest expert's tokens ÷ the
     balanced share, up to the capacity factor) scales the routed experts' tensors on the busiest rank. Profile
     'eager' (the transformers-style loop over experts that core/torch_blocks.py builds and measures: tests/
@@ -433,7 +436,7 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
         "mlp_dropout_mask": np.where(drop, 1.0 * sbh / t_out, 0.0),
         "router_probs": np.where(moe, 4.0 * s * b * E / t_out, 0.0),
         "expert_inputs": np.where(moe & mlp_kept, kx * load * lin_b * sbh / t_out, 0.0),
-        "expert_outputs": np.where(moe, kx * load * p * sbh / t_out, 0.0),
+        "expert_outputs": np.where(moe & np.asarray(moe_outputs_kept, dtype=bool), kx * load * p * sbh / t_out, 0.0),
         "moe_routing_indices": np.where(moe & eager, (30.0 * kx + 4.0) * s * b / t_out, 0.0),
         "moe_weighted_outputs": np.where(moe & eager, kx * load * p * sbh / t_out, 0.0),
         "shared_experts": z + shared,
@@ -472,7 +475,7 @@ LEDGER_INPUTS = ("seq_len", "micro_batch", "d_model", "n_heads", "n_kv_heads", "
 LEDGER_DEFAULTS = {"training": "full", "lora_rank": 16, "lora_targets": "all"}  # + model.ARCH_DEFAULTS
 # inputs the ledger reads whose defaults are the schema's own (core/inputs.py), not restated here
 SCHEMA_DEFAULTED = ("moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "fp8_recipe", "compute_dtype",
-                    "act_fp8_store")
+                    "act_fp8_store", "framework")
 
 
 def ledger(c, **over) -> dict:
@@ -489,7 +492,12 @@ def ledger(c, **over) -> dict:
     saved = LP.number(recipe, "saved_input_bytes") if np.any(recipe != "none") else None  # data/lowp.csv (none: 2)
     led = layer_ledger(**kw, moe_load=moe_load_factor(get("moe_capacity_factor"), get("moe_load_imbalance"),
                                                       get("moe_pad_to_capacity")), saved_input_bytes=saved,
-                       act_fp8_store=get("act_fp8_store"))
+                       act_fp8_store=get("act_fp8_store"),
+                       # the profile's routing-weight multiply (data/frameworks.csv moe_probs): on the outputs, which
+                       # keeps them, or inside the experts' activation (Megatron-Core), which does not; the eager
+                       # transformers-style loop weighs the outputs whatever the framework (over: moe_probs)
+                       moe_outputs_kept=(over.get("moe_probs", word(get("framework"), "moe_probs")) != "activation")
+                       | (np.asarray(kw["profile"]) == "eager"))
     if not np.any(np.asarray(get("mamba_layers")) > 0):
         return led
     # a hybrid's average layer: each unit's tensors × the share of layers that have it (core.model.block_counts)

@@ -264,7 +264,8 @@ def mtp_breakdown(**arch) -> dict:
     """Multi-token prediction modules (DeepSeek-V3, arXiv:2412.19437 §2.2): each is one more transformer block (an
     MoE block when the model's layers are MoE), a projection of [h; embedding] 2h×h and three RMSNorms (the two
     inputs', and the shared output head's); the embedding and the output head are shared with the main model and
-    not counted again. Returns {"mtp": total, "mtp_active": per token} (0 without MTP modules). The checkpoint on
+    not counted again. Returns {"mtp": total, "mtp_active": per token, "mtp_experts": its routed experts, which
+    expert parallelism splits as any MoE block's} (0 without MTP modules). The checkpoint on
     Hugging Face also stores a copy of the embedding and of the head per module, which training does not need."""
     a = arch_columns(arch)
     n = _f(a["n_mtp_layers"])
@@ -273,7 +274,8 @@ def mtp_breakdown(**arch) -> dict:
     norm_per = norm_params(a["d_model"], a["norm"])
     # a 1-layer model's count is its block plus one final norm; the module has 3 norms of its own
     extra = 2 * _f(a["d_model"]) ** 2 + 2 * norm_per
-    return {"mtp": n * (one["total"] + extra), "mtp_active": n * (one["active"] + extra)}
+    return {"mtp": n * (one["total"] + extra), "mtp_active": n * (one["active"] + extra),
+            "mtp_experts": n * np.where(_f(a["n_experts"]) > 1, one["experts"], 0.0)}
 
 
 def lora_params(rank, targets, active=False, **arch):

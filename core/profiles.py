@@ -41,10 +41,15 @@ GRAD_ALLREDUCE = ("overlapped", "exposed")  # the data-parallel gradient all-red
 # ZeRO-1/2's all-gather of the updated parameters: overlapped with the next forward, or after the optimizer step with
 # nothing left to hide it (DeepSpeed)
 PARAM_GATHER = ("overlapped", "after_step")
+# where an MoE layer multiplies the routing weights: on the experts' outputs in the combine (which keeps each routed
+# copy's output for the weights' gradient), or inside the experts' activation (Megatron-Core since core_v0.13.0:
+# nothing beyond the activation's own input is kept)
+MOE_PROBS = ("output", "activation")
 # the words checked when data/frameworks.csv is read: their allowed values and the value a profile omitting one takes
 # (None: it must say)
 CHECKED_WORDS = {"kernels": (PROFILES, None), "sink_window_skip": (SINK_WINDOW_SKIP, "no"),
-                 "grad_allreduce": (GRAD_ALLREDUCE, GRAD_ALLREDUCE[0]), "param_gather": (PARAM_GATHER, PARAM_GATHER[0])}
+                 "grad_allreduce": (GRAD_ALLREDUCE, GRAD_ALLREDUCE[0]), "param_gather": (PARAM_GATHER, PARAM_GATHER[0]),
+                 "moe_probs": (MOE_PROBS, MOE_PROBS[0])}
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,7 @@ class Profile:
     sequence_parallel: str = "input"  # always: activations are split over tp whatever the input says (XLA sharding)
     grad_allreduce: str = GRAD_ALLREDUCE[0]  # exposed: the data-parallel gradient all-reduce waits for the backward
     param_gather: str = PARAM_GATHER[0]  # after_step: ZeRO-1/2's parameter all-gather runs after the optimizer step
+    moe_probs: str = MOE_PROBS[0]  # activation: the routing weights multiply inside the experts (no output kept)
     numbers: dict = field(default_factory=dict)
     sources: dict = field(default_factory=dict)
 
@@ -119,7 +125,8 @@ def profiles() -> dict[str, Profile]:
                             remat_dce=kv.get("remat_dce", "no"),
                             sink_window_skip=kv["sink_window_skip"],
                             sequence_parallel=kv.get("sequence_parallel", "input"),
-                            grad_allreduce=kv["grad_allreduce"], param_gather=kv["param_gather"], numbers=nums,
+                            grad_allreduce=kv["grad_allreduce"], param_gather=kv["param_gather"],
+                            moe_probs=kv["moe_probs"], numbers=nums,
                             sources=sources[name])
     return out
 

@@ -18,6 +18,8 @@ per replica per step.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 
@@ -73,17 +75,98 @@ def micro_batches(global_batch, n_gpus, tp, pp, cp, micro_batch) -> np.ndarray:
                       / (dp_degree(n_gpus, tp, pp, cp) * np.asarray(micro_batch, dtype=np.float64)), 1.0)
 
 
-def stage_layers(n_layers, pp, embedding_loss_slots=False) -> dict:
+def stage_layers(n_layers, pp, embedding_loss_slots=False, layout="") -> dict:
     """Transformer layers per pipeline stage: ⌈L/p⌉ on every stage (the busiest), or with the embedding and the loss
     each taking one layer's slot in the split (Megatron --account-for-embedding-in-pipeline-split
-    --account-for-loss-in-pipeline-split): ⌈(L + 2)/p⌉ on the middle stages and one fewer on the first and last."""
+    --account-for-loss-in-pipeline-split): ⌈(L + 2)/p⌉ on the middle stages and one fewer on the first and last; or
+    as a custom layout places them (`layout`, Megatron's --pipeline-model-parallel-layout: `layout_ranks`). Returns
+    the decoder layers of the first rank, of the second (the one that holds a full stage beside the first's in the
+    1F1B warm-up), of the last (beside the LM head and the loss) and of the busiest (`most`; `middle` the same), and
+    `slots`: whether the split is uneven (slots or a layout)."""
     L = np.asarray(n_layers, dtype=np.float64)
     p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
     slots = np.asarray(embedding_loss_slots, dtype=bool) & (p > 1)
     mid = np.where(slots, np.ceil((L + 2.0) / p), np.ceil(L / p))
     end = np.where(slots, mid - 1.0, mid)
     mid = np.where(slots & (p == 2), end, mid)  # two stages: no middle one, both hold a layer fewer
-    return {"first": end, "middle": mid, "last": end, "slots": slots}
+    out = {"first": end, "middle": mid, "last": end, "second": mid, "most": mid, "slots": slots}
+    lay = np.asarray(layout, dtype=object)
+    if not lay.any():  # the usual case: no layout anywhere (a sweep's chunk of empty texts included)
+        return out
+    lay, p = np.broadcast_arrays(lay, p)
+    got = {k: np.broadcast_to(v, lay.shape).astype(np.float64 if k != "slots" else bool).copy()
+           for k, v in out.items()}
+    for text in {x for x in lay.ravel().tolist() if x}:
+        for pv in np.unique(p[lay == text]):
+            sel = (lay == text) & (p == pv) & (pv > 1)
+            if not sel.any():
+                continue
+            r = layout_ranks(text, int(pv))
+            for k in ("first", "second", "last", "most"):
+                got[k][sel] = r[k]
+            got["middle"][sel] = r["most"]
+            got["slots"][sel] = True
+    return got
+
+
+# Megatron-Core's pipeline layout (--pipeline-model-parallel-layout; megatron/core/transformer/
+# pipeline_parallel_layer_layout.py @d98e8a6, parse_str_to_list): chunks in order separated by '|', each a run of E
+# (embedding), t (decoder layer), m (multi-token-prediction layer), L (loss: final norm, LM head, cross-entropy);
+# ',' is cosmetic, '(…)*n' and 'x*n' repeat; chunk k runs on pipeline rank k mod pp (virtual stage k // pp)
+LAYOUT_CHARS = "EtmL"
+
+
+def expand_layout(text: str) -> list:
+    """A pipeline layout's chunks as strings of E/t/m/L, repetitions expanded (Megatron's grammar, above); a malformed
+    text is an error naming pp_layout and the reason."""
+    s = str(text).replace(",", "").replace(" ", "")
+
+    def seq(i, depth):  # from s[i] to the ')' closing this depth (or the end): the expanded text and where it stopped
+        out = []
+        while i < len(s):
+            ch = s[i]
+            if ch == ")":
+                if depth == 0:
+                    raise ValueError(f"pp_layout: unbalanced ')' in {text!r}")
+                return "".join(out), i
+            if ch == "(":
+                unit, i = seq(i + 1, depth + 1)
+                i += 1  # the ')' seq stopped at
+            elif ch in LAYOUT_CHARS or ch == "|":
+                unit, i = ch, i + 1
+            else:
+                raise ValueError(f"pp_layout: {ch!r} is not one of E (embedding), t (decoder layer), m (MTP layer), "
+                                 f"L (loss), '|' (next chunk), '(…)*n' or 'x*n' (repeat) in {text!r}")
+            if i < len(s) and s[i] == "*":
+                j = i + 1
+                while j < len(s) and s[j].isdigit():
+                    j += 1
+                if j == i + 1:
+                    raise ValueError(f"pp_layout: '*' needs a count in {text!r}")
+                unit, i = unit * int(s[i + 1:j]), j
+            out.append(unit)
+        if depth > 0:
+            raise ValueError(f"pp_layout: unbalanced '(' in {text!r}")
+        return "".join(out), i
+
+    return seq(0, 0)[0].split("|")
+
+
+@lru_cache(maxsize=256)
+def layout_ranks(text: str, pp: int) -> dict:
+    """What a layout puts on each pipeline rank (chunk k on rank k mod pp): decoder layers of the first rank, the
+    second, the last and the busiest (`most`), and of the whole layout (`decoder`), its chunks, MTP layers, and
+    whether the embedding sits in the first chunk and the loss in the last. A layout whose chunks are not a multiple
+    of pp is an error naming pp_layout."""
+    chunks = expand_layout(text)
+    if len(chunks) % pp:
+        raise ValueError(f"pp_layout: {len(chunks)} chunks is not a multiple of pp ({pp}): chunk k runs on pipeline "
+                         f"rank k mod pp")
+    per_rank = [sum(c.count("t") for c in chunks[r::pp]) for r in range(pp)]
+    joined = "".join(chunks)
+    return {"first": per_rank[0], "second": per_rank[min(1, pp - 1)], "last": per_rank[-1], "most": max(per_rank),
+            "decoder": joined.count("t"), "chunks": len(chunks), "mtp": joined.count("m"),
+            "ends": joined.count("E") == chunks[0].count("E") == 1 and joined.count("L") == chunks[-1].count("L") == 1}
 
 
 def unpaired_micro_batches(pp, virtual_stages, micro_batches) -> np.ndarray:

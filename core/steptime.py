@@ -34,10 +34,13 @@ One micro-batch through one layer on one GPU, forward, split into components (co
   profile's implementation (fused kernels, or eager PyTorch's separate kernels): norm (n_norms norms of h, QK-norm),
   rope (q and k), act (SwiGLU or GeLU over d_ff/t), resid (two residual adds, dropout masks); outside tensor
   parallelism (norms, residuals) the work is replicated on the t ranks unless sequence parallelism splits it; an MoE
-  layer's token permutation (dispatch and combine: data/kernels.csv `permute` bytes per element of each routed copy).
+  layer's token permutation (dispatch and combine: data/kernels.csv `permute` bytes per element of each routed copy,
+  `permute_flex` with the DeepEP / HybridEP dispatchers).
 Backward = (1 + trained share) × forward for GEMMs (frozen weights skip their weight gradients: LoRA, frozen_frac),
 2 × forward for memory-bound work, 2.5/3.5 of flash's forward+backward. The last stage adds the LM head (GEMM
-n = V/t) and the loss (data/kernels.csv `loss` bytes per logit); MTP modules a projection, a block and the head.
+n = V/t) and the loss (data/kernels.csv `loss` bytes per logit); MTP modules a projection, a block and the head; the
+critical stage is the busiest rank's layers plus what of those the last rank's fewer layers leave exposed (embedding
+and loss slots, or Megatron's custom layout, `pp_layout`: core/schedule.layout_ranks).
 
 Recomputation (core/recompute.py): full = every layer's forward again (under XLA less its last projection, which
 the backward never reads: profile remat_dce; with its tensor-parallel communication; with
@@ -428,6 +431,10 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     else:  # a chunk without hybrids skips the Mamba-2 terms
         dm = {"d_inner": 0.0, "in_width": 0.0}
         ssm_core = ssm_elem = ssm_in = ssm_out = 0.0
+    # the token permutation's bytes per element: the alltoall dispatcher's permute and chunk sorts, or the flex
+    # dispatchers' single permute and unpermute (data/kernels.csv permute, permute_flex)
+    permute_b = np.where(VE.isin(np.asarray(g("moe_dispatcher", "alltoall")), NODE_DEDUP_DISPATCHERS),
+                         P.element_bytes(impl, "permute_flex"), P.element_bytes(impl, "permute"))
     comp = {
         "qkv": w_attn * np.where(mla, mla_qkv, std_qkv),
         "k_proj": w_attn * np.where(mla, 0.0, lin(T, kh * hd / t, h)),
@@ -444,7 +451,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         "norm": T * (outside * npl * h * norm_b + w_attn * qk_width * P.element_bytes(impl, "rmsnorm")) / hbm,
         "rope": w_attn * T * np.where(rotary, rope_width * P.element_bytes(impl, "rope"), 0.0) / hbm,
         "act": T * act_width * act_b / hbm + w_ssm * ssm_elem
-               + moe_share * T_moe * topk * load * h * P.element_bytes(impl, "permute") / hbm,
+               + moe_share * T_moe * topk * load * h * permute_b / hbm,
         "resid": T * outside * (2.0 * P.element_bytes(impl, "residual") * h + 2.0 * h * drop) / hbm,
     }
     gemm_names = ("qkv", "out", "mlp_in", "mlp_out", "ssm_in", "ssm_out")
@@ -469,8 +476,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
                + np.maximum(r["k_proj"] - r["qkv"], 0.0) * comp["k_proj"]
                + np.maximum(r["mla_up"] - r["qkv"], 0.0) * comp["mla_up"]
                + np.maximum(r["scores"] - r["core"], 0.0) * comp["scores"])
-    sl = S.stage_layers(L, p, g("pp_embedding_loss_slots", False))
-    Ls = sl["middle"]
+    sl = S.stage_layers(L, p, g("pp_embedding_loss_slots", False), g("pp_layout", ""))
+    Ls = sl["most"]
     K = _f(g("recompute_layers", 0))
     full_share = np.where(spec["full"], np.where(K > 0, np.minimum(K * v, Ls) / Ls, 1.0), 0.0)
     # under XLA (profile remat_dce) a fully rematerialised layer skips its last projection and residual add: only
@@ -480,14 +487,21 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     layer_rec = full_share * full_fwd + (1.0 - full_share) * partial
     rec_full = spec["full"]
 
-    # --- the critical stage: ⌈L/p⌉ layers, and the LM head + loss (last stage) --------------------------------
+    # --- the critical stage: the busiest rank's layers, and the last rank's LM head + loss (and MTP) ---------------
     head_gemm = gemm(T, V / t, h)
     head_elem = T * P.element_bytes(impl, "loss") * V / t / hbm
-    # embedding/loss slots in the split (core/schedule.stage_layers): the last stage runs a layer fewer beside the
-    # head, so the critical stage is max(middle, last) = Ls layers + the head's time beyond one layer's
-    head_t = 3.0 * (head_gemm + head_elem)
-    over = np.maximum(0.0, head_t - 3.0 * layer_fwd) / np.maximum(head_t, 1e-30)
-    head_w = np.where(sl["slots"], over, 1.0)
+    if np.any(n_mtp > 0):  # multi-token prediction (DeepSeek-V3 §2.2), last stage: a projection 2h→h, a block, the head
+        mtp_gemm = gemm(T, h, 2.0 * h) + comp["qkv"] + comp["out"] + np.where(moe, moe_in + moe_out,
+                                                                            dense_in + dense_out)
+        mtp_t = n_mtp * 3.0 * (mtp_gemm + core_fwd + elem_fwd + head_gemm + head_elem)
+    else:
+        mtp_gemm = mtp_t = 0.0
+    # the last rank runs its `last` layers beside the head, the loss and the MTP modules, the busiest its Ls layers:
+    # the critical stage is Ls layers + the share w of those extras that the last rank's shortfall in layers does not
+    # cover: 1 for an even split, the head's time beyond one layer's with embedding/loss slots (a layer fewer), 0
+    # where a layout (core/schedule.layout_ranks) leaves the last rank enough room
+    extras_t = 3.0 * (head_gemm + head_elem) + mtp_t
+    head_w = np.clip(((sl["last"] - Ls) * 3.0 * layer_fwd + extras_t) / np.maximum(extras_t, 1e-30), 0.0, 1.0)
     gemm_stage = Ls * (gemm_fwd + bwd_gemm) + head_w * np.where(trained < 1, (2.0 + trained) * head_gemm,
                                                                  3.0 * head_gemm)
     core_stage = Ls * (core_fwd + core_bwd)
@@ -506,13 +520,12 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         q_bwd = np.where(lowp, T * g_out * LP.number(recipe, "bwd_bytes") / hbm, 0.0)
         elem_stage = elem_stage + Ls * (q_fwd + q_bwd)
         fwd = fwd + Ls * q_fwd
-    if np.any(n_mtp > 0):  # multi-token prediction (DeepSeek-V3 §2.2), last stage: a projection 2h→h, a block, the head
-        mtp_gemm = gemm(T, h, 2.0 * h) + comp["qkv"] + comp["out"] + np.where(moe, moe_in + moe_out,
-                                                                            dense_in + dense_out)
-        gemm_stage = gemm_stage + n_mtp * ((2.0 + np.minimum(trained, 1.0)) * mtp_gemm + 3.0 * head_gemm)
-        core_stage = core_stage + n_mtp * (core_fwd + core_bwd)
-        elem_stage = elem_stage + n_mtp * 3.0 * (elem_fwd + head_elem)
-        fwd = fwd + n_mtp * (mtp_gemm + core_fwd + elem_fwd + head_gemm + head_elem)
+    if np.any(n_mtp > 0):  # the MTP modules on the last rank, at the share w above
+        wm = head_w * n_mtp
+        gemm_stage = gemm_stage + wm * ((2.0 + np.minimum(trained, 1.0)) * mtp_gemm + 3.0 * head_gemm)
+        core_stage = core_stage + wm * (core_fwd + core_bwd)
+        elem_stage = elem_stage + wm * 3.0 * (elem_fwd + head_elem)
+        fwd = fwd + wm * (mtp_gemm + core_fwd + elem_fwd + head_gemm + head_elem)
     recompute = Ls * layer_rec
     bwd = gemm_stage + core_stage + elem_stage - fwd
 

@@ -186,7 +186,14 @@ HYBRID_RATIO = {"mb260401-nemotron3-nano-h100-16g-fp8": 1.236,  # 1.283 (GPU 0.8
                 # NeMo AutoModel (FSDP2 with TE kernels and DeepEP), batch 9: predicted 0.60 before joining (eager
                 # kernels and fp32 state assumed), 0.67 as its source states them; faster than predicted, as every
                 # MoE row of its table
-                "automodel-nemotron3-nano-h100-8g": 0.686}  # 0.666 at c2d65f0, before the fsdp refits of 2026-12-06
+                "automodel-nemotron3-nano-h100-8g": 0.738,  # 0.666 at c2d65f0, before the fsdp refits of 2026-12-06; 0.686
+                # before DeepEP's single permute (data/kernels.csv permute_flex)
+                # Megatron-Bridge 26.02.01 (v0.3.1 presets), twenty-second batch: predicted 1.05-1.23 before joining;
+                # 1.14-1.32 since their HybridEP dispatcher permutes once (data/kernels.csv permute_flex)
+                "mb260201-nemotron-3-nano-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512": 1.282,
+                "mb260201-nemotron-3-nano-30b-a3b-gb200-8g-mxfp8-tp1pp1cp1ep8vp1mbs2gbs512": 1.319,
+                "mb260201-nemotron-3-nano-30b-a3b-b300-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512": 1.218,
+                "mb260201-nemotron-3-nano-30b-a3b-h100-sxm-16g-current-tp1pp1cp1ep8vp1mbs1gbs1024": 1.137}
 
 
 def _run(run):

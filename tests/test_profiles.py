@@ -288,7 +288,11 @@ CAL_MISSES = {"DeepCompile blog", "DeepSpeed Azure blog", "JAX-Toolbox", "ALST p
               "Qwen-1 README finetune profiling", "torchtitan SimpleFSDP bucketing PR #1881 2025-11",
               "LUMI LLM scaling (spyysalo)", "Answer.AI fsdp_qlora benchmarks 2024-03",
               "torchtune README memory and training speed", "OLMo-core README",
-              "llm-foundry benchmarks README A100 80GB table", "JAX-Toolbox Pax README 23.10 release"}
+              "llm-foundry benchmarks README A100 80GB table", "JAX-Toolbox Pax README 23.10 release",
+              "DGXC Benchmarking NeMo v25.05"}
+# (2026-12-06, the DGXC v25.05 Llama 3.1 405B rows joined with the embedding and loss in the pipeline split, which
+# NeMo's recipe sets: their GB200 rows read 1.05-1.08 where its 8B and 70B rows read 0.93-1.00, so calibrating on its
+# first rows misses the others by 13.6 %)
 # (2026-12-06, twenty-first batch: JAX-Toolbox's Pax README of 2023-10 (126M-175B on A100 and H100, with and without
 # Transformer Engine, BF16 and FP8) 19.7 %: its H100 rows read 1.2-2.2 where its A100 rows read 1.05-1.47)
 # (2026-12-06, twentieth batch and the hooks' time on ZeRO-3 units only (ZeRO-2 had been charged it): GPU 0.76 ->
@@ -688,6 +692,52 @@ def test_embedding_and_loss_slots_balance_the_pipeline():
         config_from_inputs(model="llama-3.1-8b", n_gpus=8, pp=4, pp_embedding_loss_slots=True).columns()
     two = stage_layers(30, 2, True)  # two stages have no middle one: both hold a layer fewer than ⌈32/2⌉
     assert (float(two["first"]), float(two["middle"]), float(two["last"])) == (15.0, 15.0, 15.0)
+
+
+def test_a_pipeline_layout_places_layers_as_megatron_does():
+    """--pipeline-model-parallel-layout (Megatron-Core pipeline_parallel_layer_layout.py: '|' between chunks, '(…)*n'
+    repeats, chunk k on rank k mod pp). Megatron-Bridge's DeepSeek-V3 layout for 16 stages (recipes/deepseek/
+    deepseek_v3.py @9c9dd8489663, layout_map (16, 1)): the embedding and 4 layers, 14 stages of 4, the last layer with
+    the MTP module and the loss: 61 layers, the last rank 1 of them. Folded onto 4 ranks × 4 virtual stages the same
+    16 chunks put 4 + 4 + 4 + 1 = 13 layers on the last rank."""
+    from core.schedule import expand_layout, layout_ranks, stage_layers
+    dsv3 = "Etttt|(tttt|)*14tmL"
+    assert expand_layout(dsv3)[:2] == ["Etttt", "tttt"] and expand_layout(dsv3)[-1] == "tmL"
+    assert expand_layout("Ettt|(tt|)*29,m|L")[-3:] == ["tt", "m", "L"]  # Megatron's docstring example
+    r = layout_ranks(dsv3, 16)
+    assert (r["first"], r["second"], r["last"], r["most"], r["decoder"], r["chunks"], r["mtp"], r["ends"]) == \
+        (4, 4, 1, 4, 61, 16, 1, True)
+    r4 = layout_ranks(dsv3, 4)
+    assert (r4["first"], r4["last"], r4["most"]) == (16, 13, 16)
+    sl = stage_layers([61, 61], [16, 16], False, [dsv3, ""])  # a layout row beside an even split
+    assert sl["last"].tolist() == [1.0, 4.0] and sl["most"].tolist() == [4.0, 4.0] and sl["slots"].tolist() == [
+        True, False]
+    for bad in ("Etx", "(tt", "tt)", "t*"):
+        with pytest.raises(ValueError, match="pp_layout"):
+            expand_layout(bad)
+
+
+def test_a_layout_takes_the_head_off_the_critical_stage():
+    """DeepSeek-V3 on 256 B300 at pp 16 (Megatron-Bridge 26.02.01's preset): evenly split, the last stage runs
+    ⌈61/16⌉ = 4 layers beside the LM head and the MTP module; Megatron-Bridge's layout gives it 1 layer, so the busiest
+    stage is a 4-layer one with nothing beside it: the step loses the head's and the MTP module's time (their share
+    w = 0; the head is about 1.5 layers' FLOPs, so more than a fifth of the step). A layout that does not fit is
+    refused by name, and one that puts the layers where the even split does changes nothing."""
+    base = dict(model="deepseek-v3", gpu="b300", n_gpus=256, pp=16, ep=8, global_batch=4096, seq_len=4096,
+                fp8_recipe="mxfp8", recompute="selective", recompute_modules="mla_up_proj", moe_dispatcher="hybridep")
+    even, lay = _est(**base), _est(**base, pp_layout="Etttt|(tttt|)*14tmL")
+    assert lay["predicted_step_time_s"] < 0.8 * even["predicted_step_time_s"]
+    assert lay["compute_s"] < even["compute_s"]
+    with pytest.raises(ValueError, match="pp_layout: its chunks"):
+        config_from_inputs(**base, pp_layout="Ettt|(tttt|)*14tmL", mfu="auto").columns()  # 60 layers of 61
+    with pytest.raises(ValueError, match="pp_layout: needs pp > 1"):
+        config_from_inputs(model="llama-3.1-8b", n_gpus=8, pp_layout="E(tttt|)*7ttttL").columns()
+    with pytest.raises(ValueError, match="pp_layout: 5 chunks is not a multiple of pp"):
+        config_from_inputs(model="llama-3.1-8b", n_gpus=8, pp=2, pp_layout="Etttttt|(tttttttt|)*3ttL").columns()
+    # a layout no different from the even split changes nothing
+    flat = dict(model="llama-3.1-8b", n_gpus=8, pp=4, global_batch=64)
+    assert _est(**flat, pp_layout="E(tttttttt|)*3ttttttttL")["predicted_step_time_s"] == pytest.approx(
+        _est(**flat)["predicted_step_time_s"], rel=1e-12)
 
 
 def test_hybrid_sharding_keeps_a_copy_per_replica_group():

@@ -261,6 +261,52 @@ def test_the_all_to_all_carries_the_tp_ranks_sequence_shard():
     assert per_mb[1] < per_mb[0] / 2
 
 
+def test_megatron_keeps_no_expert_outputs_for_the_routing_weights():
+    """Megatron-Core multiplies the routing weights inside the experts' activation (experts.py weighted_bias_swiglu_impl
+    since ADLR/megatron-lm!2668, core_v0.13.0; data/frameworks.csv moe_probs), so no routed copy's output is kept:
+    Mixtral 8x7B at 4K on 8 GPUs keeps k·T·h 16-bit elements fewer per MoE layer than under a framework that weighs
+    the outputs (Hugging Face transformers' blocks under DeepSpeed)."""
+    from core import memory as M
+    base = dict(model="mixtral-8x7b", n_gpus=8, seq_len=4096, global_batch=8)
+    mg = M.ledger(config_from_inputs(**base).columns())
+    ds = M.ledger(config_from_inputs(**base, framework="deepspeed", zero_stage=1).columns())
+    T, k, h = 4096, 2, 4096
+    assert float(mg["expert_outputs"]) == 0.0
+    assert float(ds["expert_outputs"]) == pytest.approx(2.0 * k * T * h, rel=1e-12)
+    assert PF.word("megatron", "moe_probs") == "activation" and PF.word("fsdp", "moe_probs") == "output"
+
+
+def test_the_mtp_modules_experts_split_over_expert_parallelism():
+    """DeepSeek-V3's MTP module is one more MoE block (arXiv:2412.19437 §2.2): its 256 routed experts (3·7168·2048
+    parameters each) split over the expert-parallel ranks as every MoE layer's do, so the last stage's expert
+    parameters are its own layer's (one of the busiest rank's four, with Megatron-Bridge's 16-stage layout) and the
+    module's."""
+    from core import model as MD
+    from core.estimate import stage_split
+    c = config_from_inputs(model="deepseek-v3", gpu="b300", n_gpus=256, pp=16, ep=8, global_batch=4096,
+                           pp_layout="Etttt|(tttt|)*14tmL").columns()
+    mtp = MD.mtp_breakdown(**MD.arch_columns(c))
+    assert float(mtp["mtp_experts"]) == pytest.approx(256 * 3 * 7168 * 2048, rel=1e-12)
+    split = stage_split(c, 16)
+    assert float(split["last_stage_expert_params"]) == pytest.approx(
+        float(split["stage_expert_params"]) / 4 + float(mtp["mtp_experts"]), rel=1e-9)
+
+
+def test_the_flex_dispatchers_permute_once():
+    """DeepEP and HybridEP hand the experts their tokens sorted by local expert (one permute after or inside the
+    dispatch, one unpermute before the combine: 8 bytes per element of each routed copy) where the alltoall
+    dispatcher also sorts the received chunks both ways (16): data/kernels.csv permute_flex, permute. The same
+    layout's memory-bound time is lower with either, by the same amount."""
+    from core import profiles as P
+    assert float(P.element_bytes("fused", "permute_flex")) == 8.0 and float(P.element_bytes("fused", "permute")) == 16.0
+    base = dict(model="deepseek-v3", gpu="b200", n_gpus=256, pp=16, ep=8, global_batch=4096, seq_len=4096,
+                pp_layout="Etttt|(tttt|)*14tmL")
+    a2a, deep, hyb = (estimate(config_from_inputs(**base, moe_dispatcher=d, mfu="auto"))
+                      for d in ("alltoall", "deepep", "hybridep"))
+    assert deep["elementwise_s"] < a2a["elementwise_s"]
+    assert deep["elementwise_s"] == pytest.approx(hyb["elementwise_s"], rel=1e-12)
+
+
 def test_expert_tp_splits_the_experts_state():
     """etp (0 = tp): each expert's weights over etp ranks, its ZeRO over n/(pp·ep·etp) ranks."""
     base = dict(model="mixtral-8x7b", n_gpus=64, tp=4, ep=8, sequence_parallel=True, zero_stage=0, mfu="auto")
@@ -491,16 +537,15 @@ from core import validation as V  # noqa: E402
 MOE_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_moe.csv")
 MOE_NOT_FIT = {"deepseek-v3-pretrain-2048xh800",
                "mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
-               "mlm-moerecipes-dsv3-b200-mxfp8-256g",
-               "mlm-moerecipes-qwen3-235b-b200-mxfp8-128g",
-               "nemo2509-qwen3-235b-a22b-b200-64g-mxfp8-tokendrop",
                "primus-proj-mi355x-mixtral-8x22b-bf16-8n"}
 MOE_WITHIN = {"automodel-gptoss-120b-h100-64g",
               "automodel-gptoss-20b-h100-8g",
+              "automodel-kimi-k2-h100-256g",
               "dgxc2502-grok1-314b-h100-2048g-bf16",
               "dgxc2502-grok1-314b-h100-2048g-fp8",
               "dgxc2502-grok1-314b-h100-512g-bf16",
               "dgxc2502-grok1-314b-h100-512g-fp8",
+              "dgxc2505-deepseek-v3-h100-1024g-bf16",
               "dgxc2505-deepseek-v3-h100-512g-bf16",
               "dgxc2505-grok1-314b-gb200-128g-bf16",
               "dgxc2505-grok1-314b-gb200-128g-fp8",
@@ -517,42 +562,66 @@ MOE_WITHIN = {"automodel-gptoss-120b-h100-64g",
               "lambda-gb300-gptoss20b-fsdp64-noac-compile-bs7-local",
               "lambda-gb300-gptoss20b-fsdp64-sac-compile-bs24-local",
               "lambda-gb300-gptoss20b-fsdp64-sac-compile-bs8",
+              "mb2511-deepseek-v3-gb200-256g-bf16-tp1pp4cp1ep64vp4mbs1gbs4096",
               "mb2511-deepseek-v3-gb300-256g-bf16-tp1pp2cp1ep32vp4mbs1gbs4096",
               "mb2511-gpt-oss-120b-h100-sxm-64g-bf16-tp1pp4cp1ep8vp1mbs4gbs512",
               "mb2511-qwen3-235b-a22b-gb200-256g-bf16-tp1pp8cp1ep32vp3mbs1gbs8192",
+              "mb2602-deepseek-v3-b200-256g-mxfp8-tp1pp16cp1ep8vp1mbs1gbs4096",
+              "mb2602-deepseek-v3-b300-256g-mxfp8-tp1pp16cp1ep8vp1mbs1gbs4096",
+              "mb2602-deepseek-v3-gb200-256g-mxfp8-tp1pp4cp1ep64vp4mbs1gbs4096",
+              "mb2602-deepseek-v3-gb300-256g-mxfp8-tp1pp2cp1ep32vp8mbs2gbs4096",
               "mb2602-gpt-oss-120b-b200-64g-bf16-tp1pp1cp1ep64vp1mbs4gbs1280",
+              "mb2602-qwen3-235b-a22b-gb200-256g-mxfp8-tp1pp8cp1ep32vp1mbs1gbs8192",
+              "mb2602-qwen3-235b-a22b-gb300-256g-mxfp8-tp1pp4cp1ep32vp1mbs2gbs8192",
+              "mb2602-qwen3-30b-a3b-b300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
+              "mb2602-qwen3-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
+              "mb260201-deepseek-v3-b200-256g-mxfp8-tp1pp16cp1ep8vp1mbs1gbs4096",
+              "mb260201-deepseek-v3-b300-256g-mxfp8-tp1pp16cp1ep8vp1mbs1gbs4096",
+              "mb260201-deepseek-v3-gb200-256g-mxfp8-tp1pp4cp1ep64vp4mbs1gbs4096",
+              "mb260201-deepseek-v3-gb300-256g-mxfp8-tp1pp2cp1ep32vp8mbs2gbs4096",
+              "mb260201-qwen3-235b-a22b-gb200-256g-mxfp8-tp1pp8cp1ep32vp1mbs1gbs8192",
+              "mb260201-qwen3-235b-a22b-gb300-256g-mxfp8-tp1pp4cp1ep32vp1mbs2gbs8192",
+              "mb260201-qwen3-30b-a3b-b200-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512",
+              "mb260201-qwen3-30b-a3b-b300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
+              "mb260201-qwen3-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
+              "mb260401-deepseek-v3-b200-256g-mxfp8-tp1pp8cp1ep32vp2mbs1gbs4096",
+              "mb260401-deepseek-v3-b300-256g-mxfp8-tp1pp8cp1ep8vp1mbs2gbs4096",
+              "mb260401-deepseek-v3-gb200-256g-mxfp8-tp1pp4cp1ep64vp4mbs1gbs4096",
+              "mb260401-deepseek-v3-gb300-256g-mxfp8-tp1pp2cp1ep32vp8mbs2gbs4096",
               "mb260401-qwen3-235b-a22b-b300-256g-mxfp8-tp1pp8cp1ep8vp1mbs2gbs8192",
               "mb260401-qwen3-235b-a22b-gb200-256g-mxfp8-tp1pp8cp1ep32vp3mbs1gbs8192",
+              "mb260401-qwen3-235b-a22b-gb300-256g-mxfp8-tp1pp4cp1ep32vp12mbs2gbs8192",
               "mb260401-qwen3-235b-a22b-h100-sxm-256g-current-tp2pp8cp1ep32vp4mbs1gbs8192",
               "mb260401-qwen3-30b-a3b-b200-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512",
               "mb260401-qwen3-30b-a3b-b300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
-              "mb260401-qwen3-30b-a3b-gb200-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512",
               "mb260401-qwen3-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
-              "mb2606-gpt-oss-120b-gb300-64g-mxfp8-tp1pp1cp1ep16vp1mbs4gbs1280",
+              "mb2606-deepseek-v3-b300-256g-mxfp8-tp1pp8cp1ep8vp1mbs2gbs4096",
+              "mb2606-deepseek-v3-gb200-256g-mxfp8-tp1pp4cp1ep64vp4mbs1gbs4096",
+              "mb2606-deepseek-v3-gb300-256g-mxfp8-tp1pp2cp1ep32vp8mbs1gbs15360",
+              "mb2606-deepseek-v3-gb300-256g-mxfp8-tp1pp2cp1ep32vp8mbs1gbs4096",
               "mb2606-qwen3-235b-a22b-gb200-256g-mxfp8-tp1pp8cp1ep32vp3mbs1gbs8192",
               "mb2606-qwen3-235b-a22b-gb300-256g-mxfp8-tp1pp4cp1ep32vp12mbs2gbs8192",
               "mb2606-qwen3-30b-a3b-b300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
               "mb2606-qwen3-30b-a3b-gb200-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512",
               "mb2606-qwen3-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
-              "mb2608-gpt-oss-120b-gb300-64g-mxfp8-tp1pp1cp1ep16vp1mbs4gbs1280",
               "mb2608-qwen3-235b-a22b-gb200-256g-mxfp8-tp1pp8cp1ep32vp3mbs1gbs8192",
               "mb2608-qwen3-235b-a22b-gb300-256g-mxfp8-tp1pp4cp1ep32vp12mbs2gbs8192",
-              "mb2608-qwen3-30b-a3b-gb200-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512",
               "mb2608-qwen3-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs8gbs512",
               "mcore-moe-readme-mixtral8x7b-h100-64g",
-              "mlm-dsv3-gb200-256g-mxfp8-hybridep-final",
+              "mlm-moerecipes-dsv3-b200-mxfp8-256g",
               "mlm-moerecipes-dsv3-gb200-mxfp8-256g",
+              "mlperf60-cw-gb300-dsv3-2048g-mxfp8",
+              "mlperf60-cw-gb300-dsv3-8192g-mxfp8",
               "mlperf60-google-gb200-dsv3-256g-mxfp8",
-              "mlperf60-nv-gb200-dsv3-2048g-mxfp8",
-              "mlperf60-nv-gb200-dsv3-512g-mxfp8",
+              "mlperf60-nv-gb300-dsv3-256g-mxfp8",
+              "mlperf60-nv-gb300-dsv3-512g-mxfp8",
               "mt-guide-moe700b-4xv6e256-cf15",
               "mt-guide-moe700b-v6e256-cf10",
               "mt-guide-moe700b-v6e256-cf15",
               "mt-runmixtral-v5p128-mixtral-8x7b",
+              "nemo2502-mixtral-8x7b-b200-64g-fp8-delayed",
               "nemo2507-llama4-scout-gb200-64g-fp8cs",
-              "nemo2509-dsv3-b200-256g-mxfp8-tokendrop",
               "nemo2509-dsv3-gb200-256g-fp8cs-tokendrop",
-              "nemo2509-dsv3-h100-1024g-fp8cs-dropless",
               "nemo2509-qwen3-235b-a22b-h100-256g-fp8cs-tokendrop",
               "nemo2509-qwen3-30b-a3b-h100-16g-fp8cs-tokendrop",
               "pith79-tt-qwen3-30b-a3b-b200-fsdp8-mbs8-s8192",
@@ -574,15 +643,11 @@ MOE_WITHIN = {"automodel-gptoss-120b-h100-64g",
               "tt-deepep-dsv3-671b-h100-512g-deepep",
               "zoo-qwen3-235b-gb200-bf16-4096",
               "zoo-qwen3-235b-h100-256g-0",
-              "zoo-qwen3-235b-h100-256g-1",
               "zoo-qwen3-235b-h100-256g-3",
               "zoo-qwen3-235b-h100-longctx-131072-dropless",
               "zoo-qwen3-235b-h100-longctx-131072-forcedbalance",
-              "zoo-qwen3-235b-h100-longctx-16384-dropless",
               "zoo-qwen3-235b-h100-longctx-16384-forcedbalance",
-              "zoo-qwen3-235b-h100-longctx-32768-dropless",
               "zoo-qwen3-235b-h100-longctx-32768-forcedbalance",
-              "zoo-qwen3-235b-h100-longctx-65536-dropless",
               "zoo-qwen3-235b-h100-longctx-65536-forcedbalance"}
 
 
@@ -643,8 +708,6 @@ LOWP_WITHIN = {"accel-fsdp2-h100-llama31-8b-fp8-tensorwise",
                "dgxc2504-llama31-70b-h100-64g-fp8",
                "dgxc2504-llama31-8b-h100-128g-fp8",
                "dgxc2504-llama31-8b-h100-8g-fp8",
-               "dgxc2505-llama31-405b-gb200-128g-fp8",
-               "dgxc2505-llama31-405b-gb200-512g-fp8",
                "dgxc2505-llama31-405b-h100-512g-fp8",
                "dgxc2505-nemotron4-15b-h100-16g-fp8",
                "dgxc2505-nemotron4-340b-h100-256g-fp8",
@@ -680,6 +743,7 @@ LOWP_WITHIN = {"accel-fsdp2-h100-llama31-8b-fp8-tensorwise",
                "mb2602-llama-3.1-405b-gb300-256g-current-tp4pp8cp1vp4mbs1gbs1536",
                "mb2602-llama-3.1-405b-gb300-256g-mxfp8-tp2pp8cp2vp4mbs1gbs1536",
                "mb2602-llama-3.1-405b-gb300-256g-nvfp4-tp4pp8cp1vp4mbs1gbs1536",
+               "mb2602-llama-3.1-405b-h100-sxm-1024g-current-tp8pp8cp2vp8mbs1gbs1536",
                "mb2602-llama-3.1-70b-gb200-64g-current-tp1pp1cp1vp1mbs2gbs256-fsdp",
                "mb2602-llama-3.1-70b-gb200-64g-mxfp8-tp2pp4cp1vp5mbs1gbs256",
                "mb2602-llama-3.1-70b-gb300-64g-current-tp1pp1cp1vp1mbs2gbs256-fsdp",
@@ -834,6 +898,11 @@ LOWP_WITHIN = {"accel-fsdp2-h100-llama31-8b-fp8-tensorwise",
                "nemo2407-llama3-8b-h100-fp8",
                "nemo2407-nemotron-22b-h100-fp8",
                "nemo2407-nemotron-8b-h100-fp8",
+               "nemo2502-gpt3-175b-b200-512g-fp8-delayed",
+               "nemo2502-gpt3-175b-h100-sxm-512g-fp8-delayed",
+               "nemo2502-llama3-405b-b200-128g-fp8-delayed",
+               "nemo2502-llama3-70b-b200-64g-fp8-delayed",
+               "nemo2502-nemotron4-340b-b200-128g-fp8-delayed",
                "nemo2504-gpt3-175b-gb200-fp8cs",
                "nemo2504-llama3-70b-fsdp-gb200-fp8cs",
                "nemo2504-llama3-8b-gb200-fp8cs",

@@ -96,6 +96,16 @@ def test_records_unchanged(chunk):
             assert rec["activations_per_layer_bytes"] >= old["activations_per_layer_bytes"], inp
             assert rec["activations_bytes"] > old["activations_bytes"] or inp.get("recompute") == "full", inp
             continue
+        if cfg.model.n_experts > 1 and old.get("activations_per_layer_bytes") is not None:
+            # issue 19 (2026-12-06, decided): Megatron-Core multiplies the routing weights inside the experts'
+            # activation (data/frameworks.csv moe_probs), so its fused MoE layers keep no expert outputs: memory only,
+            # and only less of it; the parameters, FLOPs and time are as recorded
+            for k in ("n_params", "flops_per_token", "time_s"):
+                if old.get(k) is not None:
+                    assert _same(rec[k], want_time.get(k, old[k])), (inp, k)
+            assert rec["activations_per_layer_bytes"] <= old["activations_per_layer_bytes"], inp
+            assert rec["fits"] or not old["fits"], inp
+            continue
         tpu = str(inp.get("gpu", "")).startswith("tpu-") and old["overhead_bytes"] is not None
         if tpu:
             want_time.update(overhead_bytes=0.0, total_bytes=old["total_bytes"] - old["overhead_bytes"],
