@@ -170,12 +170,14 @@ def bounds(framework, is_validated, interval_low=0.0, interval_high=0.0, moe=Fal
     widened off the validated region; for MoE rows (`moe`) and low-precision dense rows (`lowp`) the recipe table's
     spread where one covers the framework, × the same factor (module docstring); a calibration's (interval_low/high >
     0) replaces either. Always low ≤ 1 ≤ high."""
+    # in logs throughout, one exp per bound at the end (the sweep evaluates this for every row)
     k = width_factor(overhead)
-    lo = np.exp(k * np.log(np.minimum(PF.number(framework, "interval_low"), 1.0)))
-    hi = np.exp(k * np.log(np.maximum(PF.number(framework, "interval_high"), 1.0)))
+    ll = k * np.log(np.minimum(PF.number(framework, "interval_low"), 1.0))
+    hh = k * np.log(np.maximum(PF.number(framework, "interval_high"), 1.0))
     v = np.asarray(is_validated, dtype=bool)
-    lo = np.where(v, lo, np.minimum(np.exp(WIDEN * np.log(lo)), FLOOR[0]))
-    hi = np.where(v, hi, np.maximum(np.exp(WIDEN * np.log(hi)), FLOOR[1]))
+    if not np.all(v):
+        ll = np.where(v, ll, np.minimum(WIDEN * ll, np.log(FLOOR[0])))
+        hh = np.where(v, hh, np.maximum(WIDEN * hh, np.log(FLOOR[1])))
     kinds = {"moe": np.asarray(moe, dtype=bool), "lowp": np.asarray(lowp, dtype=bool) & ~np.asarray(moe, dtype=bool)}
     fw = None
     for (f, name), (rlo, rhi) in recipe_interval_rows().items():
@@ -184,8 +186,9 @@ def bounds(framework, is_validated, interval_low=0.0, interval_high=0.0, moe=Fal
             continue
         fw = np.asarray(framework) if fw is None else fw
         use = sel & (fw == f)
-        lo = np.where(use, np.exp(k * np.log(min(rlo, 1.0))), lo)
-        hi = np.where(use, np.exp(k * np.log(max(rhi, 1.0))), hi)
+        ll = np.where(use, k * np.log(min(rlo, 1.0)), ll)
+        hh = np.where(use, k * np.log(max(rhi, 1.0)), hh)
+    lo, hi = np.exp(ll), np.exp(hh)
     cal_lo, cal_hi = np.asarray(interval_low, dtype=np.float64), np.asarray(interval_high, dtype=np.float64)
     cal = (cal_lo > 0) & (cal_hi > 0)
     return np.where(cal, np.minimum(cal_lo, 1.0), lo), np.where(cal, np.maximum(cal_hi, 1.0), hi)
