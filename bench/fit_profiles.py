@@ -238,12 +238,16 @@ def run(write: bool):
         for i, f in enumerate(facts[fw]):
             f["inner"] = {g: float(np.log(q[i])) for g, q in inner.items() if np.isfinite(q[i])}
     prospective = PROS.read()
-    pros_u = PROS.overheads(prospective) if prospective else None
+    pros_u, pros_kind = PROS.overheads(prospective) if prospective else (None, None)
     slope, nll = fit_slope(facts)
-    widen, coverage = fit_widen(facts, prospective, slope, pros_u)
-    _, flat = fit_widen(facts, prospective, 0.0, pros_u)  # the constant-width interval, for the report
+    means = recipe_width_means(slope)
+    shaped = prospective_shape(facts, prospective, slope, pros_u, pros_kind, means) if prospective else None
+    widen, coverage = fit_widen(facts, prospective, slope, shaped)
+    flat_shape = prospective_shape(facts, prospective, 0.0, pros_u, pros_kind, recipe_width_means(0.0)) \
+        if prospective else None  # the constant-width interval, for the report (1 for rows predicted shaped)
+    _, flat = fit_widen(facts, prospective, 0.0, flat_shape)
     out["widen"] = (widen, coverage)
-    out["pros_shape"] = prospective_shape(facts, prospective, slope, pros_u) if prospective else None
+    out["pros_shape"] = shaped
     out["slope"] = (slope, nll, flat, _coverage_by_share(prospective, pros_u, widen, flat, out["pros_shape"]))
     u_all = np.array([f["u"] for fs in facts.values() for f in fs])
     fitted.append(("all", "interval_slope", slope,
@@ -520,24 +524,47 @@ def nested_coverage(facts: dict, widen: float, slope: float = 0.0) -> tuple:
     return float(np.mean(per_src)), float(np.mean(per_run)), per_fw
 
 
-def prospective_shape(facts: dict, prospective: list, slope: float, u) -> np.ndarray:
+# the first batch predicted by code whose intervals follow the overhead share (888452e): its stored bounds are shaped
+SHAPED_FROM_BATCH = 22
+
+
+def recipe_width_means(slope: float) -> dict:
+    """{(framework, kind): the mean of (1 + slope·u) over a recipe table's runs of the framework} (runs weighted
+    equally, as core/validation.recipe_intervals takes their percentiles)."""
+    out = {}
+    for kind, name in V.RECIPE_TABLES.items():
+        rows = V.read(ROOT / "data" / name)
+        u = np.array([x for _, x in V.ratios_and_overheads(ROOT / "data" / name)])
+        for fw in sorted({r.framework for r in rows}):
+            sel = np.array([r.framework == fw for r in rows])
+            out[(fw, kind)] = float(np.mean(1.0 + slope * u[sel]))
+    return out
+
+
+def prospective_shape(facts: dict, prospective: list, slope: float, u, kind, recipe_means: dict) -> np.ndarray:
     """Each prospective row's factor on its stored log-bounds under the overhead slope: (1 + slope·u) of the row (as
-    the current code predicts it, `u`: bench/prospective.overheads) over the mean of (1 + slope·u) of its profile's runs (sources weighted equally). The
-    stored bounds are percentiles of ratios whose mean width factor that is, so this redistributes their width by the
-    overhead share without changing its average (approximate: the bounds of the day, not rebuilt)."""
+    the current code predicts it: bench/prospective.overheads) over the mean of (1 + slope·u) of the runs its stored
+    percentiles came from — its profile's runs (sources weighted equally), or for an MoE or low-precision row its
+    recipe table's runs of the framework (`recipe_means`), where one covers it. This redistributes the stored width by
+    the overhead share without changing its average (approximate: the bounds of the day, not rebuilt; a floored
+    off-region bound is scaled too). Rows of SHAPED_FROM_BATCH on were predicted with shaped bounds already: 1."""
     mean = {fw: float(np.average([1.0 + slope * f["u"] for f in fs], weights=V.source_weights([f["group"] for f in fs])))
             for fw, fs in facts.items()}
-    return np.array([(1.0 + slope * ui) / mean[r["framework"]] for r, ui in zip(prospective, u)])
+    out = []
+    for r, ui, k in zip(prospective, u, kind):
+        m = recipe_means.get((r["framework"], k), mean[r["framework"]])
+        out.append(1.0 if int(r["batch"]) >= SHAPED_FROM_BATCH else (1.0 + slope * ui) / m)
+    return np.array(out)
 
 
-def fit_widen(facts: dict, prospective: list | None = None, slope: float = 0.0, u=None) -> tuple:
+def fit_widen(facts: dict, prospective: list | None = None, slope: float = 0.0, shape=None) -> tuple:
     """The WIDEN_GRID factor that keeps the nested coverage and the prospective record's coverage (both runs weighted
     equally) furthest inside COVERAGE_BAND — the largest smallest margin to its edges, the smallest such factor — and
     the coverage at every factor of the grid: (nested sources-weighted, nested runs-weighted, per profile,
-    prospective runs-weighted). Without a prospective record, the nested coverage alone decides."""
+    prospective runs-weighted; `shape`: each prospective row's factor on its stored log-bounds, prospective_shape).
+    Without a prospective record, the nested coverage alone decides."""
     cov, best = {}, None
     lo, hi = COVERAGE_BAND
-    shape = prospective_shape(facts, prospective, slope, u) if prospective else None
     for k in WIDEN_GRID:
         n_src, n_run, per_fw = nested_coverage(facts, float(k), slope)
         p_run = PROS.coverage(prospective, float(k), shape) if prospective else n_run
@@ -552,11 +579,15 @@ def fit_widen(facts: dict, prospective: list | None = None, slope: float = 0.0, 
 
 def _coverage_by_share(prospective: list, u, widen: float, flat: dict, shape) -> list:
     """The prospective record's coverage in thirds of the overhead share, with the constant-width interval (slope 0 at
-    its own best widening) and with the fitted slope: [(u range, runs, constant, sloped)]."""
+    its own best widening) and with the fitted slope: [(u range, runs, constant, sloped)]; the rows predicted before
+    SHAPED_FROM_BATCH only (the later ones' stored bounds are shaped already and cannot be read at a constant width)."""
     if not prospective:
         return []
     w0 = min(flat, key=lambda k: -min(flat[k][1] - COVERAGE_BAND[0], COVERAGE_BAND[1] - flat[k][1],
                                        flat[k][3] - COVERAGE_BAND[0], COVERAGE_BAND[1] - flat[k][3]))
+    early = np.array([int(r["batch"]) < SHAPED_FROM_BATCH for r in prospective])
+    prospective = [r for r, e in zip(prospective, early) if e]
+    u, shape = np.asarray(u)[early], np.asarray(shape)[early]
     edges = np.quantile(u, [0.0, 1 / 3, 2 / 3, 1.0])
     out = []
     for a, b in zip(edges[:-1], edges[1:]):
@@ -1156,10 +1187,12 @@ def section(out) -> str:
         L += ["", f"The interval's width follows the step's overhead share u = 1 − compute_s / step (core/intervals.py"
               f"): its log-bounds × (1 + {slope:.2f}·u), the slope the maximum-likelihood one of a Laplace law of scale "
               f"σ_profile·(1 + b·u) over the runs' leave-one-source-out ratios (mean negative log-likelihood "
-              f"{nll[slope]:.3f}, against {nll[0.0]:.3f} for a constant width). The prospective record in thirds of u "
-              "(u as the current code predicts each run), with a constant-width interval (at its own best factor) "
-              "and with the fitted slope (its bounds as predicted then, their width redistributed by u at the same "
-              "mean: bench/fit_profiles.prospective_shape):", "",
+              f"{nll[slope]:.3f}, against {nll[0.0]:.3f} for a constant width; the fit is centred at 1, so a bias "
+              "that grows with u widens it too). The prospective record's rows predicted with constant-width bounds "
+              f"(batches before {SHAPED_FROM_BATCH}) in thirds of u (u as the current code predicts each run), with "
+              "a constant-width interval (at its own best factor) and with the fitted slope (its bounds as predicted "
+              "then, their width redistributed by u at the mean of the runs they came from — the profile's, or an "
+              "MoE or low-precision row's recipe table's: bench/fit_profiles.prospective_shape):", "",
               "| u | runs | covered, constant width | covered, width × (1 + b·u) |", "|---|---|---|---|"]
         L += [f"| {rng} | {n} | {a:.0%} | {b_:.0%} |" for rng, n, a, b_ in by_share]
     L += ["", "Per source (LOSO: the source predicted by constants fitted without it):", "",

@@ -67,16 +67,22 @@ def coverage(rows: list[dict], widen: float, shape=None) -> float:
     return float(np.mean(inside))
 
 
-def overheads(rows: list[dict]) -> np.ndarray:
-    """Each row's overhead share (core/intervals.overhead_share) as the current code predicts the run."""
+def overheads(rows: list[dict]) -> tuple:
+    """Each row's overhead share (core/intervals.overhead_share) as the current code predicts the run, and its kind:
+    'moe', 'lowp' (a low-precision dense row) or 'dense' (the kinds core/intervals.bounds takes its interval by)."""
     sys.path.insert(0, str(ROOT))
+    from core import lowp as LP
     from core.estimate import config_from_inputs, estimate
     from core.intervals import overhead_share
-    out = []
+    u, kind = [], []
     for r in rows:
-        rec = estimate(config_from_inputs(**{**json.loads(r["inputs"]), "gpu": r["gpu"], "mfu": "auto"}))
-        out.append(float(overhead_share(rec["compute_s"], rec["predicted_step_time_s"])))
-    return np.asarray(out)
+        cfg = config_from_inputs(**{**json.loads(r["inputs"]), "gpu": r["gpu"], "mfu": "auto"})
+        rec = estimate(cfg)
+        c = cfg.columns()
+        u.append(float(overhead_share(rec["compute_s"], rec["predicted_step_time_s"])))
+        kind.append("moe" if float(c["n_experts"]) > 1 else "lowp" if str(LP.effective(
+            c["fp8_recipe"], c["compute_dtype"])) != "none" else "dense")
+    return np.asarray(u), np.asarray(kind)
 
 
 def recompute(rows: list[dict]) -> list[dict]:

@@ -68,16 +68,17 @@ def stage_split(c: dict, pp) -> dict:
     mtp = MD.mtp_breakdown(**arch)
     full = np.asarray(c.get("training", "full")) == "full"  # LoRA fine-tuning loads the main model only
     mtp_p = np.where(full, mtp["mtp"], 0.0)
+    mtp_e = np.where(full, mtp["mtp_experts"], 0.0)
     return {
         "shape_params": pb["total"],
         "outside_params": outside,
         "first_stage_params": np.where(one, N + mtp_p, np.where(sl["slots"], np.maximum(
             blocks * end_share + inputs, blocks * share), blocks * share + inputs)),
         "last_stage_params": np.where(one, N + mtp_p, blocks * sl["last"] / L + table + mtp_p),
-        "stage_expert_params": np.where(one, experts, experts * share),
-        # the last stage's routed experts: its layers' and the MTP modules' (an MoE block each, expert-parallel too)
-        "last_stage_expert_params": np.where(one, experts, experts * sl["last"] / L) + np.where(
-            full, mtp["mtp_experts"], 0.0),
+        # routed experts (split over ep): the busiest stage's layers', and on the last stage (the only one at pp 1)
+        # the MTP modules' too (an MoE block each, expert-parallel as any)
+        "stage_expert_params": np.where(one, experts + mtp_e, experts * share),
+        "last_stage_expert_params": np.where(one, experts, experts * sl["last"] / L) + mtp_e,
         "mtp_params": mtp_p,
         "mtp_active_params": np.where(full, mtp["mtp_active"], 0.0),
         "block_share": np.where(one, 1.0, share),
@@ -377,7 +378,8 @@ def evaluate(**c) -> dict:
     per_layer = np.where(full, phi * ckpt_input + (1.0 - phi) * full_layer, partial)
     rec_peak = np.where(full, full_layer - ckpt_input, 0.0) * (phi > 0)
     # layers' worth the first stage holds (1F1B); with embedding/loss slots the larger of the first rank (a layer
-    # fewer) and the second (a full stage, one micro-batch fewer in flight)
+    # fewer) and the second (a full stage, one micro-batch fewer in flight); with a layout (pp_layout) the larger of the
+    # first rank and the other rank whose layers in flight peak (core/schedule.layout_ranks)
     # (the combined 1F1B of moe_overlap warms up one chunk more on the interleaved schedule: schedule.warmup_chunks)
     # (a step of m micro-batches per replica holds at most m: schedule.in_flight_of_rank; the published ledgers'
     # convention — no global batch, target_batch_tokens 0 — counts a long step's steady state, Korthikanti Eq. 5)
@@ -388,8 +390,8 @@ def evaluate(**c) -> dict:
     m = np.where(steady, np.inf, SC.micro_batches(c["global_batch_used"], n_gpus, tp, pp, cp, b))
     in_flight = np.where(sl["slots"], np.maximum(SC.in_flight_of_rank(sl["first"], pp, c["virtual_stages"], 0, m,
                                                                       overlap=ov),
-                                                 SC.in_flight_of_rank(sl["second"], pp, c["virtual_stages"], 1, m,
-                                                                      overlap=ov)),
+                                                 SC.in_flight_of_rank(sl["peak"], pp, c["virtual_stages"],
+                                                                      sl["peak_rank"], m, overlap=ov)),
                          SC.in_flight_of_rank(np.asarray(L, dtype=np.float64) / pp, pp, c["virtual_stages"], 0, m,
                                               overlap=ov))
     # activation offload: everything but the two layers in flight (the one computed, the one moving) waits on the
@@ -427,7 +429,8 @@ def evaluate(**c) -> dict:
     rec_first = np.where(pp == 1, rec_last, rec_peak)
     first = {"stored_bytes": kept_device, "recompute_peak_bytes": rec_first + 0.0 * kept_device}
     acts_first = first["stored_bytes"] + first["recompute_peak_bytes"] + np.where(pp == 1, mtp_acts, 0.0)
-    # the last pipeline stage holds one micro-batch of its ⌈L/p⌉ layers (1F1B), and the logits
+    # the last pipeline stage holds one micro-batch of its layers (⌈L/p⌉, or what slots or a layout leave it; 1F1B),
+    # and the logits
     acts_last = on_device(sl["last"]) + rec_last + mtp_acts
     state_first, state_last = sum(st_first.values()), sum(st_last.values())
     last_is_worst = (pp > 1) & (state_last + acts_last + logits > state_first + acts_first)

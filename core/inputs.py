@@ -696,15 +696,20 @@ def _layout_mismatch(g):
     has = _has_layout(g)
     if not np.any(has):
         return has
-    lay, pp, v, L, mtp = (np.atleast_1d(x) for x in np.broadcast_arrays(
-        np.asarray(g("pp_layout"), dtype=object), g("pp"), g("virtual_stages"), g("n_layers"),
-        np.nan_to_num(np.asarray(g("n_mtp_layers"), dtype=np.float64))))
+    arrs = np.broadcast_arrays(np.asarray(g("pp_layout"), dtype=object), has, g("pp"), g("virtual_stages"),
+                               g("n_layers"), np.nan_to_num(np.asarray(g("n_mtp_layers"), dtype=np.float64)))
+    shape = arrs[0].shape
+    lay, hs, pp, v, L, mtp = (np.ravel(x) for x in arrs)
     bad = np.zeros(lay.shape, dtype=bool)
-    for i in np.flatnonzero(np.atleast_1d(has) & (pp > 1)):
-        r = SC.layout_ranks(str(lay[i]), int(pp[i]))
+    for i in np.flatnonzero(hs & (pp > 1)):
+        try:
+            r = SC.layout_ranks(str(lay[i]), int(pp[i]))
+        except ValueError:  # its chunks are no multiple of pp (or its text is malformed: refused by name already)
+            bad[i] = True
+            continue
         bad[i] = (r["chunks"] != pp[i] * max(v[i], 1) or r["decoder"] != L[i] or not r["ends"]
-                  or r["mtp"] not in (0, mtp[i]))
-    return bad.reshape(np.shape(has))
+                  or r["mtp"] not in (0, mtp[i]) or not r["mtp_last"])
+    return bad.reshape(shape)
 
 
 def lora_width(g):
@@ -795,8 +800,8 @@ RULES: tuple[Rule, ...] = (
     Rule("overhead", "fixed bytes must be ≥ 0 and fragmentation_frac in [0, 1)",
          lambda g: (g("overhead_fixed_bytes") < 0) | (g("fragmentation_frac") < 0) | (g("fragmentation_frac") >= 1)),
     Rule("d_ff", "not divisible by tp", lambda g: _div(g("d_ff"), g("tp"))),
-    Rule("virtual_stages", "more than the layers of one pipeline stage",
-         lambda g: g("virtual_stages") > np.ceil(g("n_layers") / np.maximum(g("pp"), 1))),
+    Rule("virtual_stages", "more than the layers of one pipeline stage",  # a layout's own chunks: checked below
+         lambda g: (g("virtual_stages") > np.ceil(g("n_layers") / np.maximum(g("pp"), 1))) & ~_has_layout(g)),
     Rule("cp", "tp·pp·cp does not divide n_gpus", lambda g: _pos_int(g("cp")) | _div(g("n_gpus"),
                                                                                   g("tp") * g("pp") * g("cp"))),
     Rule("cp", "does not divide seq_len", lambda g: _div(g("seq_len"), g("cp"))),
@@ -889,7 +894,8 @@ RULES: tuple[Rule, ...] = (
     Rule("pp_layout", "with embedding/loss slots: give one of them (the layout places the embedding and the loss)",
          lambda g: _has_layout(g) & _is(g, "pp_embedding_loss_slots", True)),
     Rule("pp_layout", "its chunks must be pp × virtual_stages, its decoder layers (t) n_layers, its MTP layers (m) "
-         "none or n_mtp_layers, with the embedding (E) once in the first chunk and the loss (L) once in the last",
+         "none or n_mtp_layers and in the last chunk beside the loss (where the model runs them), with the embedding "
+         "(E) once in the first chunk and the loss (L) once in the last",
          lambda g: _layout_mismatch(g)),
     Rule("moe_overlap", "needs an MoE model with ep > 1",
          lambda g: _is(g, "moe_overlap", True) & ~((g("n_experts") > 1) & (g("ep") > 1))),
@@ -904,8 +910,9 @@ RULES: tuple[Rule, ...] = (
          lambda g: _is(g, "moe_dispatcher", "einsum") & ~((g("n_experts") > 1) & (g("moe_capacity_factor") > 0))),
     Rule("activation_offload_layers", "needs activation_offload (Megatron's --cpu-offloading)",
          lambda g: (g("activation_offload_layers") > 0) & ~_is(g, "activation_offload", True)),
-    Rule("activation_offload_layers", "more than a pipeline stage's layers (⌈n_layers / pp⌉)",
-         lambda g: g("activation_offload_layers") > np.ceil(g("n_layers") / np.maximum(g("pp"), 1))),
+    Rule("activation_offload_layers", "more than a pipeline stage's layers (⌈n_layers / pp⌉)",  # a layout's: its own
+         lambda g: (g("activation_offload_layers") > np.ceil(g("n_layers") / np.maximum(g("pp"), 1)))
+         & ~_has_layout(g)),
     Rule("remat_policy", "give either remat_policy (MaxText) or recompute, not both",
          lambda g: ~_is(g, "remat_policy", "none") & ~_is(g, "recompute", "none")),
     Rule("remat_policy", "unknown policy", lambda g: ~VE.isin(g("remat_policy"), RC.REMAT_NAMES)),

@@ -76,13 +76,15 @@ def min_gpus_by_stage(cfg: Config) -> dict[int, int | None]:
 
 def max_n_layers(cfg: Config) -> int:
     """Largest depth (n_layers, the rest of the shape fixed) that fits — the 'depth' shape family. Raw-N models
-    are re-priced from their shape for this search. Returns 0 if one layer does not fit."""
+    are re-priced from their shape for this search, and split evenly over the stages (a pipeline layout names its
+    layers: it cannot hold another depth). Returns 0 if one layer does not fit."""
     base = replace(cfg.model, n_params_override=0.0)
     mult = max(cfg.pp, 1)
 
     def pred(k: int) -> bool:
         m = replace(base, n_layers=k * mult)
-        return bool(_fits(cfg, n_layers=k * mult, n_params=m.n_params, n_active_params=m.n_active_params))
+        return bool(_fits(cfg, n_layers=k * mult, n_params=m.n_params, n_active_params=m.n_active_params,
+                          pp_layout=""))
     return max(_max_true(pred, 1, 1 << 16), 0) * mult
 
 

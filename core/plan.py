@@ -230,7 +230,7 @@ def _fixed_input_problem(inputs: dict, n_gpus: int) -> str | None:
     except ValueError as e:
         field = str(e).partition(":")[0]
         names = set(field.replace("·", " ").replace("/", " ").split())
-        if not names & {*LAYOUT, "n_gpus", "global_batch", "etp"}:
+        if not names & {*LAYOUT, "n_gpus", "global_batch", "etp", "pp_layout"}:  # a layout is checked per layout
             return str(e)
     return None
 

@@ -19,6 +19,7 @@ per replica per step.
 from __future__ import annotations
 
 from functools import lru_cache
+from types import MappingProxyType
 
 import numpy as np
 
@@ -80,20 +81,22 @@ def stage_layers(n_layers, pp, embedding_loss_slots=False, layout="") -> dict:
     each taking one layer's slot in the split (Megatron --account-for-embedding-in-pipeline-split
     --account-for-loss-in-pipeline-split): ⌈(L + 2)/p⌉ on the middle stages and one fewer on the first and last; or
     as a custom layout places them (`layout`, Megatron's --pipeline-model-parallel-layout: `layout_ranks`). Returns
-    the decoder layers of the first rank, of the second (the one that holds a full stage beside the first's in the
-    1F1B warm-up), of the last (beside the LM head and the loss) and of the busiest (`most`; `middle` the same), and
-    `slots`: whether the split is uneven (slots or a layout)."""
+    the decoder layers of the first rank, of the last (beside the LM head and the loss), of the busiest (`most`;
+    `middle` the same), of the rank after the first whose activations in flight peak (`peak`, on rank `peak_rank`: the
+    second with slots, a full stage one micro-batch fewer in flight), and `slots`: whether the split is uneven (slots
+    or a layout)."""
     L = np.asarray(n_layers, dtype=np.float64)
     p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
     slots = np.asarray(embedding_loss_slots, dtype=bool) & (p > 1)
     mid = np.where(slots, np.ceil((L + 2.0) / p), np.ceil(L / p))
     end = np.where(slots, mid - 1.0, mid)
     mid = np.where(slots & (p == 2), end, mid)  # two stages: no middle one, both hold a layer fewer
-    out = {"first": end, "middle": mid, "last": end, "second": mid, "most": mid, "slots": slots}
+    out = {"first": end, "middle": mid, "last": end, "most": mid, "peak": mid,
+           "peak_rank": np.ones_like(mid), "slots": slots}
     lay = np.asarray(layout, dtype=object)
     if not lay.any():  # the usual case: no layout anywhere (a sweep's chunk of empty texts included)
         return out
-    lay, p = np.broadcast_arrays(lay, p)
+    lay, p, _ = np.broadcast_arrays(lay, p, L)
     got = {k: np.broadcast_to(v, lay.shape).astype(np.float64 if k != "slots" else bool).copy()
            for k, v in out.items()}
     for text in {x for x in lay.ravel().tolist() if x}:
@@ -101,8 +104,11 @@ def stage_layers(n_layers, pp, embedding_loss_slots=False, layout="") -> dict:
             sel = (lay == text) & (p == pv) & (pv > 1)
             if not sel.any():
                 continue
-            r = layout_ranks(text, int(pv))
-            for k in ("first", "second", "last", "most"):
+            try:
+                r = layout_ranks(text, int(pv))
+            except ValueError:  # a row the rules refuse (its chunks no multiple of pp): the even split stands
+                continue
+            for k in ("first", "last", "most", "peak", "peak_rank"):
                 got[k][sel] = r[k]
             got["middle"][sel] = r["most"]
             got["slots"][sel] = True
@@ -155,8 +161,10 @@ def expand_layout(text: str) -> list:
 @lru_cache(maxsize=256)
 def layout_ranks(text: str, pp: int) -> dict:
     """What a layout puts on each pipeline rank (chunk k on rank k mod pp): decoder layers of the first rank, the
-    second, the last and the busiest (`most`), and of the whole layout (`decoder`), its chunks, MTP layers, and
-    whether the embedding sits in the first chunk and the loss in the last. A layout whose chunks are not a multiple
+    second, the last and the busiest (`most`), the rank after the first whose activations in flight peak
+    (`peak_rank`, with `peak` layers), and of the whole layout (`decoder`), its chunks, MTP layers, and
+    whether the embedding sits in the first chunk, the loss in the last and the MTP layers with it (`mtp_last`; read
+    only, shared by the cache). A layout whose chunks are not a multiple
     of pp is an error naming pp_layout."""
     chunks = expand_layout(text)
     if len(chunks) % pp:
@@ -164,9 +172,17 @@ def layout_ranks(text: str, pp: int) -> dict:
                          f"rank k mod pp")
     per_rank = [sum(c.count("t") for c in chunks[r::pp]) for r in range(pp)]
     joined = "".join(chunks)
-    return {"first": per_rank[0], "second": per_rank[min(1, pp - 1)], "last": per_rank[-1], "most": max(per_rank),
+    # the rank other than the first whose activations in flight peak: its layers × the chunks it holds at once
+    # (warmup_chunks + 1 of its v, equal chunks assumed; a step with fewer micro-batches caps them alike)
+    v = len(chunks) // pp
+    held = [per_rank[r] * (float(warmup_chunks(pp, v, r)) + 1.0) for r in range(pp)]
+    peak = max(range(1, pp), key=held.__getitem__) if pp > 1 else 0
+    return MappingProxyType({"first": per_rank[0], "second": per_rank[min(1, pp - 1)], "last": per_rank[-1],
+                             "most": max(per_rank),
+            "peak": per_rank[peak], "peak_rank": peak,
             "decoder": joined.count("t"), "chunks": len(chunks), "mtp": joined.count("m"),
-            "ends": joined.count("E") == chunks[0].count("E") == 1 and joined.count("L") == chunks[-1].count("L") == 1}
+            "mtp_last": joined.count("m") == chunks[-1].count("m"),
+            "ends": joined.count("E") == chunks[0].count("E") == 1 and joined.count("L") == chunks[-1].count("L") == 1})
 
 
 def unpaired_micro_batches(pp, virtual_stages, micro_batches) -> np.ndarray:

@@ -712,6 +712,13 @@ def test_a_pipeline_layout_places_layers_as_megatron_does():
     sl = stage_layers([61, 61], [16, 16], False, [dsv3, ""])  # a layout row beside an even split
     assert sl["last"].tolist() == [1.0, 4.0] and sl["most"].tolist() == [4.0, 4.0] and sl["slots"].tolist() == [
         True, False]
+    # a sweep's 2-D chunk with one layout over several models' depths broadcasts (a scalar layout, arrays elsewhere)
+    grid = stage_layers(np.array([[61.0], [61.0]]), np.array([[16.0, 16.0]]), False, dsv3)
+    assert grid["last"].shape == (2, 2) and float(grid["last"].max()) == 1.0
+    # the rank whose activations peak: Llama 3.1 8B split 1 / 1 / 14 / 16 over 4 ranks holds the most on rank 2
+    # (14 layers × 2 micro-batches in flight > 16 × 1 on rank 3 and 1 × 3 on rank 1)
+    r = layout_ranks("Et|t|t*14|t*16L", 4)
+    assert (r["peak"], r["peak_rank"]) == (14, 2)
     for bad in ("Etx", "(tt", "tt)", "t*"):
         with pytest.raises(ValueError, match="pp_layout"):
             expand_layout(bad)
@@ -730,14 +737,34 @@ def test_a_layout_takes_the_head_off_the_critical_stage():
     assert lay["compute_s"] < even["compute_s"]
     with pytest.raises(ValueError, match="pp_layout: its chunks"):
         config_from_inputs(**base, pp_layout="Ettt|(tttt|)*14tmL", mfu="auto").columns()  # 60 layers of 61
+    with pytest.raises(ValueError, match="pp_layout: .*in the last chunk"):  # the MTP module a stage before the loss
+        config_from_inputs(**base, pp_layout="Etttt|(tttt|)*13ttttm|tL", mfu="auto").columns()
     with pytest.raises(ValueError, match="pp_layout: needs pp > 1"):
         config_from_inputs(model="llama-3.1-8b", n_gpus=8, pp_layout="E(tttt|)*7ttttL").columns()
-    with pytest.raises(ValueError, match="pp_layout: 5 chunks is not a multiple of pp"):
+    with pytest.raises(ValueError, match="pp_layout: its chunks must be pp × virtual_stages"):  # 5 chunks on pp 2
         config_from_inputs(model="llama-3.1-8b", n_gpus=8, pp=2, pp_layout="Etttttt|(tttttttt|)*3ttL").columns()
     # a layout no different from the even split changes nothing
     flat = dict(model="llama-3.1-8b", n_gpus=8, pp=4, global_batch=64)
     assert _est(**flat, pp_layout="E(tttttttt|)*3ttttttttL")["predicted_step_time_s"] == pytest.approx(
         _est(**flat)["predicted_step_time_s"], rel=1e-12)
+
+
+def test_a_layout_sweeps_and_plans():
+    """A pipeline layout in a sweep and in `plan`: evaluated row by row, the rows whose pp the layout does not fit
+    refused by name, not a crash (a reviewer's finding: `plan` refused every layout at its one-GPU pre-check)."""
+    from core.plan import plan
+    from core.sweep import Sweep, SweepSpec
+    dsv3 = "Etttt|(tttt|)*14tmL"
+    spec = SweepSpec.from_dict({"model": "deepseek-v3", "gpu": "b300", "n_gpus": 256, "ep": 8, "global_batch": 4096,
+                                "seq_len": 4096, "pp_layout": dsv3, "pp": [8, 16], "micro_batch": [1, 2]})
+    rows = [r for b in Sweep(spec) for r in b.to_pylist()]
+    assert len(rows) == 4
+    ok = [r for r in rows if r["valid"]]
+    assert {r["pp"] for r in ok} == {16} and all("pp_layout" in (r["reason"] or "") for r in rows if not r["valid"])
+    # plan searches the layouts whose stages and virtual stages the layout's 16 chunks fill
+    out = plan(dict(model="deepseek-v3", gpu="b300", ep=8, global_batch=4096, seq_len=4096, pp_layout=dsv3), (256,),
+               top=3)
+    assert out["strategies"] and all(int(s["pp"]) * int(s["virtual_stages"]) == 16 for s in out["strategies"])
 
 
 def test_hybrid_sharding_keeps_a_copy_per_replica_group():

@@ -290,6 +290,12 @@ def test_the_mtp_modules_experts_split_over_expert_parallelism():
     split = stage_split(c, 16)
     assert float(split["last_stage_expert_params"]) == pytest.approx(
         float(split["stage_expert_params"]) / 4 + float(mtp["mtp_experts"]), rel=1e-9)
+    # without a pipeline the one stage holds every layer's experts and the module's (a reviewer's finding: counted
+    # whole, unsplit by ep, at pp 1)
+    one = stage_split(config_from_inputs(model="deepseek-v3", gpu="b300", n_gpus=256, ep=8).columns(), 1)
+    assert float(one["stage_expert_params"]) == pytest.approx(float(one["last_stage_expert_params"]), rel=1e-12)
+    assert float(one["stage_expert_params"]) == pytest.approx(float(split["stage_expert_params"]) * 61 / 4
+                                                              + float(mtp["mtp_experts"]), rel=1e-9)
 
 
 def test_the_flex_dispatchers_permute_once():
