@@ -266,7 +266,7 @@ def run(write: bool):
                    f"(data/prospective.csv) {coverage[1.0][3]:.0%} at 1, {coverage[widen][3]:.0%} at {widen:.2f}"))
     for fw, (t, key, c, h, st, (loso_q, loso_keys)) in results.items():
         q_in = t.ratios(key, c, h, st)
-        lo, hi = V.interval_of(loso_q, t.groups, widen, width=[1.0 + slope * f["u"] for f in facts[fw]])
+        lo, hi = V.interval_of(loso_q, t.groups, widen, width=IV.width_factor([f["u"] for f in facts[fw]], slope))
         e_in, e_lo = np.abs(q_in - 1), np.abs(loso_q - 1)
         out["report"][fw] = dict(n=len(t.rows), sources=len(set(t.groups)), in_median=float(np.median(e_in)),
                                  in_max=float(np.max(e_in)), loso_median=float(np.median(e_lo)),
@@ -482,7 +482,7 @@ def fit_slope(facts: dict) -> tuple:
         tot, wsum = 0.0, 0.0
         for fs in facts.values():
             lq = np.array([f["lq"] for f in fs])
-            k = 1.0 + b * np.array([f["u"] for f in fs])
+            k = IV.width_factor([f["u"] for f in fs], b)
             w = V.source_weights([f["group"] for f in fs])
             sigma = np.sum(w * np.abs(lq) / k) / np.sum(w)
             tot += float(np.sum(w * (np.log(sigma * k) + np.abs(lq) / (sigma * k))))
@@ -508,12 +508,13 @@ def nested_coverage(facts: dict, widen: float, slope: float = 0.0) -> tuple:
             if not others.any():
                 continue
             inner = np.array([f["inner"][g] for f, o in zip(fs, others) if o])
-            width = 1.0 + slope * np.array([f["u"] for f, o in zip(fs, others) if o])
+            width = IV.width_factor([f["u"] for f, o in zip(fs, others) if o], slope)
             lo, hi = V.interval_of(np.exp(inner), groups[others], widen, width=width)
             region = _region(fw, [f for f, o in zip(fs, others) if o])
             inside = []
             for f in (f for f in fs if f["group"] == g):
-                l, h = np.log(lo) * (1.0 + slope * f["u"]), np.log(hi) * (1.0 + slope * f["u"])
+                k = IV.width_factor(f["u"], slope)
+                l, h = np.log(lo) * k, np.log(hi) * k
                 if not _in_region(fw, region, f):
                     l, h = min(IV.WIDEN * l, np.log(IV.FLOOR[0])), max(IV.WIDEN * h, np.log(IV.FLOOR[1]))
                 inside.append(l <= f["lq"] <= h)
@@ -537,7 +538,7 @@ def recipe_width_means(slope: float) -> dict:
         u = np.array([x for _, x in V.ratios_and_overheads(ROOT / "data" / name)])
         for fw in sorted({r.framework for r in rows}):
             sel = np.array([r.framework == fw for r in rows])
-            out[(fw, kind)] = float(np.mean(1.0 + slope * u[sel]))
+            out[(fw, kind)] = float(np.mean(IV.width_factor(u[sel], slope)))
     return out
 
 
@@ -548,12 +549,13 @@ def prospective_shape(facts: dict, prospective: list, slope: float, u, kind, rec
     recipe table's runs of the framework (`recipe_means`), where one covers it. This redistributes the stored width by
     the overhead share without changing its average (approximate: the bounds of the day, not rebuilt; a floored
     off-region bound is scaled too). Rows of SHAPED_FROM_BATCH on were predicted with shaped bounds already: 1."""
-    mean = {fw: float(np.average([1.0 + slope * f["u"] for f in fs], weights=V.source_weights([f["group"] for f in fs])))
+    mean = {fw: float(np.average(IV.width_factor([f["u"] for f in fs], slope),
+                                 weights=V.source_weights([f["group"] for f in fs])))
             for fw, fs in facts.items()}
     out = []
     for r, ui, k in zip(prospective, u, kind):
         m = recipe_means.get((r["framework"], k), mean[r["framework"]])
-        out.append(1.0 if int(r["batch"]) >= SHAPED_FROM_BATCH else (1.0 + slope * ui) / m)
+        out.append(1.0 if int(r["batch"]) >= SHAPED_FROM_BATCH else float(IV.width_factor(ui, slope)) / m)
     return np.array(out)
 
 

@@ -158,9 +158,11 @@ def overhead_share(compute_s, step_time_s) -> np.ndarray:
     return np.clip(np.where(np.isfinite(u), u, 0.0), 0.0, 1.0)
 
 
-def width_factor(overhead) -> np.ndarray:
-    """1 + interval_slope · u: the factor on a row's log-bounds for its overhead share u (module docstring)."""
-    return 1.0 + interval_slope() * np.asarray(overhead, dtype=np.float64)
+def width_factor(overhead, slope=None) -> np.ndarray:
+    """1 + slope · u: the factor on a row's log-bounds for its overhead share u (module docstring); `slope` the fitted
+    interval_slope unless given (bench/fit_profiles.py tries its own)."""
+    b = interval_slope() if slope is None else slope
+    return 1.0 + b * np.asarray(overhead, dtype=np.float64)
 
 
 def bounds(framework, is_validated, interval_low=0.0, interval_high=0.0, moe=False, lowp=False,
