@@ -225,6 +225,8 @@ def test_fp8_attention_runs_the_core_at_the_flashattention3_fp8_rate():
     ("b300", 2250e12, 288, "ml-engineering"), ("gb300", 2500e12, 288, "Blackwell Ultra"),
     ("mi325x", 1307e12, 256, "MI325X"), ("mi355x", 2500e12, 288, "ml-engineering"),
     ("tpu-v5p", 459e12, 95, "TPU"), ("tpu-v6e", 918e12, 32, "v6e"),
+    ("a800-80gb", 312e12, 80, "A800"), ("h20", 148e12, 96, "H20"), ("v100-16gb", 125e12, 16, "V100"),
+    ("rtx-a6000", 154.8e12, 48, "RTX A6000"),
 ])
 def test_new_accelerators_in_the_catalog_with_sources(name, bf16, memory_gb, source_word):
     g = catalog()[name]
@@ -232,6 +234,15 @@ def test_new_accelerators_in_the_catalog_with_sources(name, bf16, memory_gb, sou
     assert g.memory_bytes == memory_gb * 1e9
     assert source_word in g.source + " " + g.label
     assert g.host_link_bytes_per_s > 0 and g.matmul_efficiency > 0
+
+
+def test_the_a800_is_an_a100_with_two_thirds_of_its_nvlink():
+    """The A800 is the A100 SXM4 80GB's GA100 with NVLink cut from 600 to 400 GB/s both directions (NVIDIA's export
+    variant, 2022): the same compute, memory and allocatable bytes, 200 of 300 GB/s per direction inside a node."""
+    a800, a100 = catalog()["a800-80gb"], catalog()["a100-80gb"]
+    assert a800.peak_flops_per_s("bf16") == a100.peak_flops_per_s("bf16")
+    assert a800.allocatable_bytes == a100.allocatable_bytes and a800.matmul_efficiency == a100.matmul_efficiency
+    assert a800.intra_node_bytes_per_s / a100.intra_node_bytes_per_s == pytest.approx(2 / 3)
 
 
 # --- MoE as Megatron-Core runs it ---------------------------------------------------------------------------------
