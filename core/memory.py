@@ -126,8 +126,12 @@ def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights
     `frozen_bytes` each (the weight dtype unless given), except `quantized_params` of them stored at
     `quantized_bytes` (QLoRA's NF4 blocks with their constants, `tables.BASE_FORMATS`).
     zero_convention 'deepspeed' (DeepSpeed's stage_1_and_2.py / stage3.py and their memory estimators): the
-    optimizer's gradients are an fp32 partition, 4 bytes per trained parameter ÷ d (in grad_accum); ZeRO-1/2 also
-    keep the full 16-bit gradients (not sharded), ZeRO-3 none (the gathered layer's are `param_buffer_bytes`).
+    optimizer's gradients are an fp32 partition, 4 bytes per trained parameter ÷ d (in grad_accum); ZeRO-1 also
+    keeps the full 16-bit gradients (reduced at the accumulation boundary), ZeRO-2 only its 16-bit partition (its
+    backward hooks reduce each gradient bucket as it fills, copy this rank's share into the partition buffer and
+    free the rest: stage_1_and_2.py reduce_ipg_grads, copy_grads_in_partition / clear_grad_attribute; the bucket
+    itself is `param_buffer_bytes`' — DeepSpeed's estimator, 4·N + 16·N/d, counts them whole, which a published
+    14B ZeRO-2 run on 8 × 80 GB contradicts), ZeRO-3 none (the gathered layer's are `param_buffer_bytes`).
     zero_convention 'fsdp' with 16-bit weights and an fp32 master (PyTorch FSDP's mixed precision): the sharded fp32
     parameter is the master (sharded as a master is), its 16-bit copy exists only unsharded — the gathered units
     under ZeRO-3 (`param_buffer_bytes`: no weights row for what trains), the whole stage's from the forward to the
@@ -168,8 +172,9 @@ def state_bytes(n_params, weight_dtype="bf16", grad_dtype="bf16", master_weights
         "master_bytes": mb * trained,
     }
     out = {k: v / np.where(z >= ZERO_SHARD_STAGE[k], d, 1.0) for k, v in parts.items()}
-    # DeepSpeed ZeRO-1/2: the 16-bit gradients are kept whole; the fp32 partition is sharded from stage 1 on
-    out["grads_bytes"] = np.where(ds & ((z == 1) | (z == 2)), parts["grads_bytes"], out["grads_bytes"])
+    # DeepSpeed ZeRO-1: the 16-bit gradients are kept whole (ZeRO-2 keeps its partition, sharded as the rule says);
+    # the fp32 partition is sharded from stage 1 on
+    out["grads_bytes"] = np.where(ds & (z == 1), parts["grads_bytes"], out["grads_bytes"])
     out["grad_accum_bytes"] = np.where(ds & (z >= 1), parts["grad_accum_bytes"] / d, out["grad_accum_bytes"])
     return out
 

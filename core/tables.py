@@ -203,8 +203,10 @@ ZERO_CONVENTIONS = {z.name: z for z in (
     ZeroConvention("deepspeed", "DeepSpeed's estimators (deepspeed/runtime/zero/stage_1_and_2.py "
                    "estimate_zero2_model_states_mem_needs: 4·N + 16·N/d; stage3.py "
                    "estimate_zero3_model_states_mem_needs: 4 × largest layer + 18·N/d; docs 'Memory "
-                   "Requirements'): the optimizer's gradients are an fp32 partition (4·N/d); ZeRO-1/2 also keep "
-                   "the full 16-bit gradients, ZeRO-3 none but the largest layer's, gathered with its 16-bit "
+                   "Requirements'): the optimizer's gradients are an fp32 partition (4·N/d); ZeRO-1 also keeps "
+                   "the full 16-bit gradients, ZeRO-2 its 16-bit partition (stage_1_and_2.py reduce_ipg_grads frees "
+                   "the rest as each bucket is reduced; the estimator's 4·N counts them whole), ZeRO-3 none but the "
+                   "largest layer's, gathered with its 16-bit "
                    "parameters (4 bytes per parameter of that layer), plus the prefetch bucket "
                    "(stage3_prefetch_bucket_size, 5e7 parameters by default, deepspeed/runtime/zero/config.py)"),
     ZeroConvention("fsdp", "PyTorch FSDP (Zhao et al. 2023, VLDB, §3.2-3.3; torch.distributed.fsdp docs): one "

@@ -155,13 +155,18 @@ def test_deepspeed_zero3_buffer_on_llama_405b():
 
 
 @pytest.mark.parametrize("n_gpus", [8, 64])
-def test_deepspeed_zero2_keeps_full_16bit_gradients(n_gpus):
-    """DeepSpeed's ZeRO-2 estimator (stage_1_and_2.estimate_zero2_model_states_mem_needs, no offload):
-    4·N + 16·N/d — fp16 weights and gradients in full, fp32 master, moments and gradient partition sharded."""
+def test_deepspeed_zero2_keeps_its_16bit_gradient_partition_and_zero1_all_of_them(n_gpus):
+    """DeepSpeed ZeRO-2 (stage_1_and_2.py @edaa722 reduce_ipg_grads: each filled bucket is reduced, this rank's share
+    copied into its partition buffer, the other ranks' gradients freed): 16-bit weights in full, 16-bit gradients,
+    fp32 gradient partition, master and moments ÷ d — 2·N + 18·N/d, below the estimator's 4·N + 16·N/d
+    (estimate_zero2_model_states_mem_needs counts the 16-bit gradients whole). ZeRO-1 reduces at the accumulation
+    boundary only, so it keeps them whole: 4·N + 16·N/d."""
     n = get_preset("llama-2-7b").n_params
-    rec = estimate(config_from_inputs(conventions="paper", model="llama-2-7b", n_gpus=n_gpus, zero_stage=2, zero_convention="deepspeed"))
-    assert rec["state_bytes"] == pytest.approx(4 * n + 16 * n / n_gpus, rel=1e-12)
-    assert rec["grads_bytes"] == pytest.approx(2 * n) and rec["grad_accum_bytes"] == pytest.approx(4 * n / n_gpus)
+    z2 = estimate(config_from_inputs(conventions="paper", model="llama-2-7b", n_gpus=n_gpus, zero_stage=2, zero_convention="deepspeed"))
+    assert z2["state_bytes"] == pytest.approx(2 * n + 18 * n / n_gpus, rel=1e-12)
+    assert z2["grads_bytes"] == pytest.approx(2 * n / n_gpus) and z2["grad_accum_bytes"] == pytest.approx(4 * n / n_gpus)
+    z1 = estimate(config_from_inputs(conventions="paper", model="llama-2-7b", n_gpus=n_gpus, zero_stage=1, zero_convention="deepspeed"))
+    assert z1["grads_bytes"] == pytest.approx(2 * n) and z1["state_bytes"] == pytest.approx(4 * n + 16 * n / n_gpus, rel=1e-12)
 
 
 def test_fsdp_buffers_two_units_and_a_units_gradients():
