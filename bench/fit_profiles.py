@@ -607,6 +607,23 @@ def _validated_rows(fw, facts):
 
 WHY_MISSES = """What the misses point at (read from the sources' own notes; not fitted away):
 
+- The twenty-third batch (2026-12-06, predicted with 2a9f1e3, the commit that put the A800 in the catalog): 27 runs
+  on 8-16 A800 from FlagPerf's NVIDIA cases and ms-swift's Megatron-SWIFT tables: median 8.8 %, 17 within 15 %, 96 %
+  covered. FlagScale / Megatron layouts 0.84-1.06; FlagPerf's HF-DeepSpeed ZeRO-3 rows 0.74-0.85 (faster than
+  predicted, as the other eager ZeRO-3 sources on A100); Qwen3-30B-A3B on 16 A800 (Megatron, TP 2 / EP 8, no CUDA
+  graphs) 2.0. One ZeRO-2 run (Qwen2.5-14B on 8 × 80 GB) was predicted not to fit: the ledger kept ZeRO-2's 16-bit
+  gradients whole, as DeepSpeed's estimator does, where the engine keeps its partition (stage_1_and_2.py
+  reduce_ipg_grads); fixed after the prediction (core/memory.state_bytes).
+- Megatron MoE runs without CUDA graphs are slower than those with them, relative to the model: median step ratio 1.19
+  over 95 runs without graphs, 1.08-1.09 with per-layer or full-iteration graphs; among those without, 1.04 where a
+  rank holds under one local expert per 1,000 tokens of its micro-batch and 1.23-1.32 where it holds more. Megatron's
+  MoE guide names the cause ('CPU Overhead Bottleneck': gaps between kernels where the CPU cannot launch them fast
+  enough; fixes: CUDA graphs, fewer kernel launches, a larger micro-batch; megatron/core/transformer/moe/README.md):
+  the dispatcher's host syncs and Transformer Engine's one cuBLAS launch per local expert (multi_stream_cublas_gemm).
+  Not modelled: the profile's host time is 16 kernels a layer whatever the layer; a per-MoE-layer host cost of about
+  0.75 ms would bring 16 more of 186 Megatron MoE runs within 15 % in sample, but it would be a fitted constant with
+  no measurement behind its size.
+
 - New sources, predicted before they joined (2026-12-05, with the constants that had landed, 479140d; out of sample by
   construction): 60 dense runs: 6 new sources and 20 more tpu-recipes rows. fsdp: OLMo-core's README (FSDP2 + compile
   on 8 H100, 1B–13B) 0.78–0.79 and KempnerForge's MFU scaling table (FSDP2 ± TP on 1–32 H200, pure bf16) 0.64–0.95,
