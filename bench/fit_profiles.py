@@ -243,12 +243,11 @@ def run(write: bool):
     means = recipe_width_means(slope)
     shaped = prospective_shape(facts, prospective, slope, pros_u, pros_kind, means) if prospective else None
     widen, coverage = fit_widen(facts, prospective, slope, shaped)
-    flat_shape = prospective_shape(facts, prospective, 0.0, pros_u, pros_kind, recipe_width_means(0.0)) \
-        if prospective else None  # the constant-width interval, for the report (1 for rows predicted shaped)
-    _, flat = fit_widen(facts, prospective, 0.0, flat_shape)
+    # the constant-width interval, for the report: at slope 0 every width factor is 1, so no shape
+    flat_widen, _ = fit_widen(facts, prospective, 0.0)
     out["widen"] = (widen, coverage)
     out["pros_shape"] = shaped
-    out["slope"] = (slope, nll, flat, _coverage_by_share(prospective, pros_u, widen, flat, out["pros_shape"]))
+    out["slope"] = (slope, nll, _coverage_by_share(prospective, pros_u, widen, flat_widen, shaped))
     u_all = np.array([f["u"] for fs in facts.values() for f in fs])
     fitted.append(("all", "interval_slope", slope,
                    f"fitted by bench/fit_profiles.py: the slope b of the intervals' log-width in the step's overhead "
@@ -496,8 +495,8 @@ def nested_coverage(facts: dict, widen: float, slope: float = 0.0) -> tuple:
     region built from the profile's other sources alone (their runs' ratios predicted by constants fitted without g
     and without their own source: `f["inner"][g]`, bench/fit_profiles._nested_loso), and the share of g's runs — each
     at its own leave-one-source-out ratio `f["lq"]` — it covers (each log ratio ÷ its run's 1 + slope·u before the
-    percentiles, the bounds × the covered run's own; off the region widened as core/intervals.bounds does). Returns (coverage with sources weighted equally, with runs weighted equally, {profile: source-weighted
-    coverage})."""
+    percentiles, the bounds × the covered run's own; off the region widened as core/intervals.bounds does). Returns
+    (coverage with sources weighted equally, with runs weighted equally, {profile: source-weighted coverage})."""
     per_src, per_run, per_fw = [], [], {}
     for fw, fs in facts.items():
         assert all("inner" in f for f in fs), f"{fw}: runs without their nested ratios (_nested_loso)"
@@ -579,14 +578,13 @@ def fit_widen(facts: dict, prospective: list | None = None, slope: float = 0.0, 
     return best[1], cov
 
 
-def _coverage_by_share(prospective: list, u, widen: float, flat: dict, shape) -> list:
+def _coverage_by_share(prospective: list, u, widen: float, flat_widen: float, shape) -> list:
     """The prospective record's coverage in thirds of the overhead share, with the constant-width interval (slope 0 at
-    its own best widening) and with the fitted slope: [(u range, runs, constant, sloped)]; the rows predicted before
-    SHAPED_FROM_BATCH only (the later ones' stored bounds are shaped already and cannot be read at a constant width)."""
+    its own best widening, `flat_widen`: fit_widen at slope 0) and with the fitted slope: [(u range, runs, constant,
+    sloped)]; the rows predicted before SHAPED_FROM_BATCH only (the later ones' stored bounds are shaped already and
+    cannot be read at a constant width)."""
     if not prospective:
         return []
-    w0 = min(flat, key=lambda k: -min(flat[k][1] - COVERAGE_BAND[0], COVERAGE_BAND[1] - flat[k][1],
-                                       flat[k][3] - COVERAGE_BAND[0], COVERAGE_BAND[1] - flat[k][3]))
     early = np.array([int(r["batch"]) < SHAPED_FROM_BATCH for r in prospective])
     prospective = [r for r, e in zip(prospective, early) if e]
     u, shape = np.asarray(u)[early], np.asarray(shape)[early]
@@ -595,7 +593,7 @@ def _coverage_by_share(prospective: list, u, widen: float, flat: dict, shape) ->
     for a, b in zip(edges[:-1], edges[1:]):
         sel = (u >= a) & (u <= b)
         rows = [r for r, s in zip(prospective, sel) if s]
-        out.append((f"{a:.2f}-{b:.2f}", len(rows), PROS.coverage(rows, w0),
+        out.append((f"{a:.2f}-{b:.2f}", len(rows), PROS.coverage(rows, flat_widen),
                     PROS.coverage(rows, widen, shape[sel])))
     return out
 
@@ -1069,9 +1067,9 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   runs 4 layers beside the LM head and the MTP module: its 42 NVIDIA-source rows (layouts read from each row's
   release by a helper; the two 25.11 rows are the table's 'w/o MTP', one of them on a branch): 28 of 41 within
   15 %, median |error| 6.7 % (16 of 39 and 16.1 % before; the rest are the GB200 optimisation history's early rows
-  and DGXC 25.05's GB200 rows, slower software than the model's). The ledger keeps no expert outputs under Megatron-Core, which multiplies
-  the routing weights inside the experts' activation since core_v0.13.0 (data/frameworks.csv moe_probs; 23 % of a
-  DeepSeek-V3 layer's activations), and an MTP module's routed experts split over expert parallelism as any MoE
+  and DGXC 25.05's GB200 rows, slower software than the model's). The ledger keeps no expert outputs under
+  Megatron-Core, which multiplies the routing weights inside the experts' activation since core_v0.13.0
+  (data/frameworks.csv moe_probs; 23 % of a DeepSeek-V3 layer's activations), and an MTP module's routed experts split over expert parallelism as any MoE
   block's (they were counted whole on the last stage: 11.3B parameters). DeepEP and HybridEP permute each routed
   copy once each way (8 bytes per element, data/kernels.csv permute_flex) where the alltoall dispatcher also sorts
   chunks (16). MoE table: 46 % within 15 % (111 of 241; DeepSeek-V3 54 %, 27 % before); published runs predicted not
@@ -1202,7 +1200,7 @@ def section(out) -> str:
         L.append(f"| all | | {len(pros)} | {np.median(e):.1%} | {np.mean(e <= 0.15):.0%} | "
                  f"{PROS.coverage(pros, 1.0):.0%} | {PROS.coverage(pros, k, shape):.0%} | "
                  f"{sum(not r['fits'] for r in pros)} |")
-        slope, nll, flat, by_share = out["slope"]
+        slope, nll, by_share = out["slope"]
         L += ["", f"The interval's width follows the step's overhead share u = 1 − compute_s / step (core/intervals.py"
               f"): its log-bounds × (1 + {slope:.2f}·u), the slope the maximum-likelihood one of a Laplace law of scale "
               f"σ_profile·(1 + b·u) over the runs' leave-one-source-out ratios (mean negative log-likelihood "

@@ -294,8 +294,8 @@ def layer_ledger(seq_len, micro_batch, d_model, n_heads, n_kv_heads=None, d_ff=N
     tensors exist once per chosen expert (× top_k, width f_e = moe_d_ff), plus the fp32 router probabilities
     (4·s·b·E), the gathered expert inputs and the expert outputs kept for the routing-weight multiply (top_k · 2sbh
     each; not where the weights multiply inside the experts' activation, `moe_outputs_kept` false: Megatron-Core,
-    data/frameworks.csv moe_probs); shared experts (DeepSeekMoE, Qwen2-MoE) keep an MLP's tensors of width E_s·f_s, and a shared-expert gate
-    its output (2sbh) and sigmoid (2sb). `moe_load` (core.model.moe_load_factor: the busiest expert's tokens ÷ the
+    data/frameworks.csv moe_probs); shared experts (DeepSeekMoE, Qwen2-MoE) keep an MLP's tensors of width E_s·f_s,
+    and a shared-expert gate its output (2sbh) and sigmoid (2sb). `moe_load` (core.model.moe_load_factor: the busiest expert's tokens ÷ the
     balanced share, up to the capacity factor) scales the routed experts' tensors on the busiest rank. Profile
     'eager' (the transformers-style loop over experts that core/torch_blocks.py builds and measures: tests/
     test_measure_moe.py) also keeps the routing's bookkeeping — int64 top-k indices 8Tk, the renormalisation's fp32

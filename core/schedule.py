@@ -164,8 +164,7 @@ def layout_ranks(text: str, pp: int) -> dict:
     second, the last and the busiest (`most`), the rank after the first whose activations in flight peak
     (`peak_rank`, with `peak` layers), and of the whole layout (`decoder`), its chunks, MTP layers, and
     whether the embedding sits in the first chunk, the loss in the last and the MTP layers with it (`mtp_last`; read
-    only, shared by the cache). A layout whose chunks are not a multiple
-    of pp is an error naming pp_layout."""
+    only, shared by the cache). A layout whose chunks are not a multiple of pp is an error naming pp_layout."""
     chunks = expand_layout(text)
     if len(chunks) % pp:
         raise ValueError(f"pp_layout: {len(chunks)} chunks is not a multiple of pp ({pp}): chunk k runs on pipeline "
@@ -177,12 +176,12 @@ def layout_ranks(text: str, pp: int) -> dict:
     v = len(chunks) // pp
     held = [per_rank[r] * (float(warmup_chunks(pp, v, r)) + 1.0) for r in range(pp)]
     peak = max(range(1, pp), key=held.__getitem__) if pp > 1 else 0
-    return MappingProxyType({"first": per_rank[0], "second": per_rank[min(1, pp - 1)], "last": per_rank[-1],
-                             "most": max(per_rank),
-            "peak": per_rank[peak], "peak_rank": peak,
-            "decoder": joined.count("t"), "chunks": len(chunks), "mtp": joined.count("m"),
-            "mtp_last": joined.count("m") == chunks[-1].count("m"),
-            "ends": joined.count("E") == chunks[0].count("E") == 1 and joined.count("L") == chunks[-1].count("L") == 1})
+    return MappingProxyType({
+        "first": per_rank[0], "second": per_rank[min(1, pp - 1)], "last": per_rank[-1], "most": max(per_rank),
+        "peak": per_rank[peak], "peak_rank": peak,
+        "decoder": joined.count("t"), "chunks": len(chunks), "mtp": joined.count("m"),
+        "mtp_last": joined.count("m") == chunks[-1].count("m"),
+        "ends": joined.count("E") == chunks[0].count("E") == 1 and joined.count("L") == chunks[-1].count("L") == 1})
 
 
 def unpaired_micro_batches(pp, virtual_stages, micro_batches) -> np.ndarray:

@@ -162,11 +162,13 @@ def test_deepspeed_zero2_keeps_its_16bit_gradient_partition_and_zero1_all_of_the
     (estimate_zero2_model_states_mem_needs counts the 16-bit gradients whole). ZeRO-1 reduces at the accumulation
     boundary only, so it keeps them whole: 4·N + 16·N/d."""
     n = get_preset("llama-2-7b").n_params
-    z2 = estimate(config_from_inputs(conventions="paper", model="llama-2-7b", n_gpus=n_gpus, zero_stage=2, zero_convention="deepspeed"))
+    z2, z1 = (estimate(config_from_inputs(conventions="paper", model="llama-2-7b", n_gpus=n_gpus, zero_stage=z,
+                                          zero_convention="deepspeed")) for z in (2, 1))
     assert z2["state_bytes"] == pytest.approx(2 * n + 18 * n / n_gpus, rel=1e-12)
-    assert z2["grads_bytes"] == pytest.approx(2 * n / n_gpus) and z2["grad_accum_bytes"] == pytest.approx(4 * n / n_gpus)
-    z1 = estimate(config_from_inputs(conventions="paper", model="llama-2-7b", n_gpus=n_gpus, zero_stage=1, zero_convention="deepspeed"))
-    assert z1["grads_bytes"] == pytest.approx(2 * n) and z1["state_bytes"] == pytest.approx(4 * n + 16 * n / n_gpus, rel=1e-12)
+    assert z2["grads_bytes"] == pytest.approx(2 * n / n_gpus)
+    assert z2["grad_accum_bytes"] == pytest.approx(4 * n / n_gpus)
+    assert z1["grads_bytes"] == pytest.approx(2 * n)
+    assert z1["state_bytes"] == pytest.approx(4 * n + 16 * n / n_gpus, rel=1e-12)
 
 
 def test_fsdp_buffers_two_units_and_a_units_gradients():
