@@ -69,16 +69,32 @@ def stage_split(c: dict, pp) -> dict:
     full = np.asarray(c.get("training", "full")) == "full"  # LoRA fine-tuning loads the main model only
     mtp_p = np.where(full, mtp["mtp"], 0.0)
     mtp_e = np.where(full, mtp["mtp_experts"], 0.0)
+    first = np.where(one, N + mtp_p, np.where(sl["slots"], np.maximum(blocks * end_share + inputs, blocks * share),
+                                               blocks * share + inputs))
+    last = np.where(one, N + mtp_p, blocks * sl["last"] / L + table + mtp_p)
+    first_e = np.where(one, experts + mtp_e, experts * share)
+    last_e = np.where(one, experts, experts * sl["last"] / L) + mtp_e
+    # a DualPipe schedule's first rank also holds the last chunk (core/schedule.both_ends): DualPipe's whole last
+    # stage (two stages per GPU: schedule.PARAM_COPIES), DualPipeV's V its LM head and MTP modules beside the first
+    # chunk (its two chunks are the planner's virtual stages, the blocks already counted); the last rank then holds
+    # middle chunks only
+    sched = np.asarray(c.get("pp_schedule", "1f1b"))
+    ends = SC.both_ends(sched, pp)
+    if np.any(ends):
+        two = SC.param_copies(sched) > 1
+        first = np.where(ends, first + np.where(two, last, table + mtp_p), first)
+        first_e = np.where(ends, first_e + np.where(two, last_e, mtp_e), first_e)
+        last = np.where(ends, blocks * share, last)
+        last_e = np.where(ends, experts * share, last_e)
     return {
         "shape_params": pb["total"],
         "outside_params": outside,
-        "first_stage_params": np.where(one, N + mtp_p, np.where(sl["slots"], np.maximum(
-            blocks * end_share + inputs, blocks * share), blocks * share + inputs)),
-        "last_stage_params": np.where(one, N + mtp_p, blocks * sl["last"] / L + table + mtp_p),
+        "first_stage_params": first,
+        "last_stage_params": last,
         # routed experts (split over ep): the busiest stage's layers', and on the last stage (the only one at pp 1)
         # the MTP modules' too (an MoE block each, expert-parallel as any)
-        "stage_expert_params": np.where(one, experts + mtp_e, experts * share),
-        "last_stage_expert_params": np.where(one, experts, experts * sl["last"] / L) + mtp_e,
+        "stage_expert_params": first_e,
+        "last_stage_expert_params": last_e,
         "mtp_params": mtp_p,
         "mtp_active_params": np.where(full, mtp["mtp_active"], 0.0),
         "block_share": np.where(one, 1.0, share),
@@ -128,7 +144,7 @@ def training_split(c: dict, split: dict) -> dict:
 
 
 # inputs added after the column vocabulary settled (issues 19, 20): hand-built columns may lack them
-LATE_INPUTS = ("etp", "moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "moe_overlap",
+LATE_INPUTS = ("etp", "pp_schedule", "moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "moe_overlap",
                "moe_dispatcher", "pp_embedding_loss_slots", "pp_layout", "activation_offload_layers",
                "distribute_saved_activations",
                "fp8_recipe", "fp8_param_gather", "fp8_attention", "price_tier", "preemption_rate_per_gpu_hour",
@@ -308,7 +324,10 @@ def evaluate(**c) -> dict:
     # hybrid sharding (HSDP, hpZ): ZeRO shards over the dp / dp_replicate ranks of one replica
     rep = np.where(np.asarray(c["dp_replicate"]) >= 1, c["dp_replicate"], 1)
     shard_gpus = n_gpus / rep
-    st_first = _stage_state(c, shard_gpus, tp, pp, ep, ada, split["first_stage_params"],
+    # DualPipe's two copies of a stage (schedule.PARAM_COPIES) are two more data-parallel replicas of it: ZeRO shards
+    # their optimizer state (and, by stage, gradients and weights) over both, so the sharded parts do not double
+    copies = SC.param_copies(np.asarray(c["pp_schedule"]))
+    st_first = _stage_state(c, shard_gpus * copies, tp, pp, ep, ada, split["first_stage_params"],
                             split["stage_expert_params"], tr, "first")
     st_last = _stage_state(c, shard_gpus, tp, pp, ep, ada, split["last_stage_params"],
                            split["last_stage_expert_params"], tr, "last")
@@ -388,12 +407,14 @@ def evaluate(**c) -> dict:
                                       dtype=np.float64))
     steady = ~gb_given & (np.asarray(c.get("target_batch_tokens", 0), dtype=np.float64) <= 0)
     m = np.where(steady, np.inf, SC.micro_batches(c["global_batch_used"], n_gpus, tp, pp, cp, b))
+    # (a zero-bubble or DualPipe schedule holds its own count: schedule.schedule_held)
+    sched = np.asarray(c["pp_schedule"])
     in_flight = np.where(sl["slots"], np.maximum(SC.in_flight_of_rank(sl["first"], pp, c["virtual_stages"], 0, m,
-                                                                      overlap=ov),
+                                                                      overlap=ov, schedule=sched),
                                                  SC.in_flight_of_rank(sl["peak"], pp, c["virtual_stages"],
-                                                                      sl["peak_rank"], m, overlap=ov)),
+                                                                      sl["peak_rank"], m, overlap=ov, schedule=sched)),
                          SC.in_flight_of_rank(np.asarray(L, dtype=np.float64) / pp, pp, c["virtual_stages"], 0, m,
-                                              overlap=ov))
+                                              overlap=ov, schedule=sched))
     # activation offload: everything but the two layers in flight (the one computed, the one moving) waits on the
     # host; with activation_offload_layers K only K of the stage's Ls layers move (Megatron --cpu-offloading-num-layers):
     # the share K/Ls of what the stage holds, the rest stays; a MaxText *_offloaded policy keeps each layer's input on
@@ -433,12 +454,18 @@ def evaluate(**c) -> dict:
     # and the logits
     acts_last = on_device(sl["last"]) + rec_last + mtp_acts
     state_first, state_last = sum(st_first.values()), sum(st_last.values())
-    last_is_worst = (pp > 1) & (state_last + acts_last + logits > state_first + acts_first)
+    # a DualPipe schedule's first rank computes the loss too (schedule.both_ends): the logits and the MTP modules'
+    # activations are its, and its last rank holds middle chunks without them
+    ends = SC.both_ends(sched, pp)
+    if np.any(ends):
+        acts_first = np.where(ends, acts_first + mtp_acts + np.maximum(rec_last - rec_first, 0.0), acts_first)
+        acts_last = np.where(ends, acts_last - mtp_acts, acts_last)
+    last_is_worst = (pp > 1) & ~ends & (state_last + acts_last + logits > state_first + acts_first)
     st = {k: np.where(last_is_worst, st_last[k], st_first[k]) for k in st_first}
     state = np.where(last_is_worst, state_last, state_first)
     offloaded = np.where(last_is_worst, host_last, host_first) + act_host
     activations = np.where(last_is_worst, acts_last, acts_first)
-    logits_here = np.where(pp > 1, np.where(last_is_worst, logits, 0.0), logits)
+    logits_here = np.where(pp > 1, np.where(last_is_worst | ends, logits, 0.0), logits)
 
     # low-precision weight copies (core/lowp.py): per local parameter; under ZeRO-3 only the gathered layer's
     # (the bytes per parameter depend on the family: core.lowp.weight_copy_bytes; rows without a recipe have none)

@@ -208,6 +208,10 @@ INPUTS: tuple[Input, ...] = (
     Input("pp", "int", 1, "count", "pipeline-parallel degree (stages)", "layout", lo=1, hi=MAX_INT),
     Input("virtual_stages", "int", 1, "count", "interleaved pipeline: model chunks per GPU (1 = plain 1F1B)",
           "layout", lo=1, hi=MAX_INT),
+    Input("pp_schedule", "choice", "1f1b", "", "pipeline schedule: " + "; ".join(
+          f"{k}: {w}" for k, w in SC.SCHEDULE_WORDS.items()) + " (the bubble, the activations in flight and the "
+          "parameters each keeps: core/schedule.py; which a framework runs: data/frameworks.csv pp_schedules)",
+          "layout", choices=SC.SCHEDULES),
     Input("zero_stage", "int", None, "", "ZeRO stage: 1 shards optimizer + master (Megatron's distributed optimizer), "
           "2 + gradients, 3 + weights (FSDP); by default the framework's (data/frameworks.csv default_zero_stage: "
           "megatron 1, fsdp 3, deepspeed 1, maxtext 3)",
@@ -500,7 +504,7 @@ WIDGETS = {
     "inter_node_bytes_per_s": Widget("c_inter", "inter-node GB/s per GPU (NIC)", _G, lo=0.001, hi=1e5),
     "seq_len": Widget("seq", "Sequence length", step=1024), "micro_batch": Widget("mb", "Micro-batch"),
     "n_gpus": Widget("gpus", "GPUs"), "tp": Widget("tp", "TP"), "pp": Widget("pp", "PP"),
-    "virtual_stages": Widget("vs", "Interleaved virtual stages"), "zero_stage": Widget("zero", "ZeRO stage"),
+    "virtual_stages": Widget("vs", "Interleaved virtual stages"), "pp_schedule": Widget("ppsched", "Pipeline schedule"), "zero_stage": Widget("zero", "ZeRO stage"),
     "sequence_parallel": Widget("sp", "Sequence parallelism (with TP)"), "cp": Widget("cp", "CP"),
     "ep": Widget("ep", "EP"), "etp": Widget("etp", "expert TP (0 = tp)"),
     "moe_capacity_factor": Widget("moecf", "MoE capacity factor (0 = dropless)", step=0.25),
@@ -899,10 +903,30 @@ RULES: tuple[Rule, ...] = (
          lambda g: _layout_mismatch(g)),
     Rule("moe_overlap", "needs an MoE model with ep > 1",
          lambda g: _is(g, "moe_overlap", True) & ~((g("n_experts") > 1) & (g("ep") > 1))),
-    Rule("moe_overlap", "needs pp = 1 or virtual_stages > 1 (Megatron's combined 1F1B runs on the interleaved "
-         "schedule), and no full recompute",
-         lambda g: _is(g, "moe_overlap", True) & (((g("pp") > 1) & ~(g("virtual_stages") > 1))
+    Rule("moe_overlap", "needs pp = 1, virtual_stages > 1 (Megatron's combined 1F1B runs on the interleaved "
+         "schedule) or a DualPipe schedule (which pairs a forward and a backward chunk by design), and no full recompute",
+         lambda g: _is(g, "moe_overlap", True) & (((g("pp") > 1) & ~(g("virtual_stages") > 1)
+                                                   & ~VE.isin(g("pp_schedule"), SC.BOTH_ENDS))
                                                   | _is(g, "recompute", "full"))),
+    Rule("pp_schedule", "the framework does not run this pipeline schedule (data/frameworks.csv pp_schedules: megatron "
+         "1f1b zb1p zb2p dualpipe, fsdp 1f1b dualpipev, deepspeed and maxtext 1f1b)",
+         lambda g: ~PF.supports_schedule(g("framework"), g("pp_schedule"))),
+    Rule("pp_schedule", "a schedule other than 1f1b needs pp > 1",
+         lambda g: ~_is(g, "pp_schedule", "1f1b") & ~(g("pp") > 1)),
+    Rule("pp_schedule", "zb1p, zb2p and dualpipe run one model chunk per GPU (virtual_stages 1); dualpipev a V of two "
+         "(virtual_stages 2)",
+         lambda g: (VE.isin(g("pp_schedule"), ("zb1p", "zb2p", "dualpipe")) & (g("virtual_stages") != 1))
+         | (_is(g, "pp_schedule", "dualpipev") & (g("virtual_stages") != 2))),
+    Rule("pp_schedule", "dualpipe needs an even pp (deepseek-ai/DualPipe dualpipe.py l.332 @3da1bbe)",
+         lambda g: _is(g, "pp_schedule", "dualpipe") & ((g("pp") % 2) != 0)),
+    Rule("pp_schedule", "DualPipe and DualPipeV need at least 2 × pp micro-batches per step, an even number for "
+         "DualPipe (global_batch / (data-parallel ranks × micro_batch); dualpipe.py l.333, dualpipev.py l.318)",
+         lambda g: VE.isin(g("pp_schedule"), SC.BOTH_ENDS) & (g("global_batch_used") >= 1) & (
+             (g("global_batch_used") / (np.maximum(_dp(g), 1) * g("micro_batch")) < 2 * g("pp"))
+             | (_is(g, "pp_schedule", "dualpipe")
+                & (np.round(g("global_batch_used") / (np.maximum(_dp(g), 1) * g("micro_batch"))) % 2 != 0)))),
+    Rule("pp_schedule", "a pipeline layout (pp_layout) is Megatron-Core's, for its 1F1B schedules",
+         lambda g: _has_layout(g) & ~_is(g, "pp_schedule", "1f1b")),
     Rule("moe_dispatcher", "deepep and hybridep need an MoE model with ep > 1",
          lambda g: VE.isin(g("moe_dispatcher"), T.NODE_DEDUP_DISPATCHERS)
          & ~((g("n_experts") > 1) & (g("ep") > 1))),

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from . import vec as VE
+from .schedule import SCHEDULES
 from .tables import GPU_ATTENTION_KERNELS, PROFILES  # PROFILES: the kernels a step runs (the `profile` input)
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -67,6 +68,7 @@ class Profile:
     unit_hook_stages: tuple  # the ZeRO stages whose units run host hooks per micro-batch (unit_host_s applies)
     default_zero_stage: int  # the stage a question that names none gets (data/frameworks.csv, with its source)
     layouts: tuple
+    pp_schedules: tuple  # the pipeline schedules it runs (core/schedule.py SCHEDULES)
     zero_convention: str
     dp_overlap: str  # yes | no | stage3 (only ZeRO-3 overlaps: DeepSpeed's overlap_comm default)
     tp_overlap: str  # yes | no
@@ -107,10 +109,14 @@ def profiles() -> dict[str, Profile]:
                 raise ValueError(f"data/frameworks.csv {name} {key}: {kv[key]!r} is not one of {allowed}")
         nums = {k: float(kv[k]) for k in NUMERIC if k in kv}
         nums.setdefault("kernels_per_layer_compiled", nums.get("kernels_per_layer", 0.0))
-        for k in ("window_block", "unit_hook_stages"):
+        for k in ("window_block", "unit_hook_stages", "pp_schedules"):
             if k not in kv:
                 raise ValueError(f"data/frameworks.csv {name}: no {k} row")
         nums.setdefault("window_block_tpu", nums["window_block"])  # a framework that runs only on GPUs
+        bad = [x for x in kv["pp_schedules"].split() if x not in SCHEDULES]
+        if bad or "1f1b" not in kv["pp_schedules"].split():
+            raise ValueError(f"data/frameworks.csv {name} pp_schedules: {kv['pp_schedules']!r} must hold 1f1b and "
+                             f"only {SCHEDULES}")
         for k, d in FITTED_DEFAULTS.items():
             nums[k] = fitted.get((name, k), (d, ""))[0]
             sources[name][k] = fitted.get((name, k), (d, "not fitted (default)"))[1]
@@ -120,7 +126,8 @@ def profiles() -> dict[str, Profile]:
                             zero_stages=tuple(int(z) for z in kv["zero_stages"].split()),
                             unit_hook_stages=tuple(int(z) for z in kv["unit_hook_stages"].split() if z != "none"),
                             default_zero_stage=_default_zero(name, kv),
-                            layouts=tuple(kv["layouts"].split()), zero_convention=kv["zero_convention"],
+                            layouts=tuple(kv["layouts"].split()), pp_schedules=tuple(kv["pp_schedules"].split()),
+                            zero_convention=kv["zero_convention"],
                             dp_overlap=kv["dp_overlap"], tp_overlap=kv["tp_overlap"],
                             remat_dce=kv.get("remat_dce", "no"),
                             sink_window_skip=kv["sink_window_skip"],
@@ -277,6 +284,15 @@ def unit_hooks(framework, zero_stage) -> np.ndarray:
 def supports_zero(framework, zero_stage) -> np.ndarray:
     """True where the framework runs that ZeRO stage (data/frameworks.csv zero_stages)."""
     return _at_stages(framework, zero_stage, lambda p: p.zero_stages)
+
+
+def supports_schedule(framework, schedule) -> np.ndarray:
+    """True where the framework runs that pipeline schedule (data/frameworks.csv pp_schedules)."""
+    fw, sched = np.broadcast_arrays(np.asarray(framework), np.asarray(schedule))
+    ok = np.zeros(fw.shape, dtype=bool)
+    for n, p in profiles().items():
+        ok = ok | ((fw == n) & VE.isin(sched, p.pp_schedules))
+    return ok
 
 
 def supports(framework, layout: str) -> np.ndarray:

@@ -15,6 +15,12 @@ per replica per step.
 - The warm-up count is `warmup_chunks`, the one owner of Megatron's num_warmup_microbatches
   (megatron/core/pipeline_parallel/schedules.py @d98e8a6, l.957-970): p − r − 1 micro-batches for 1F1B,
   (p − r − 1)·2 + (v − 1)·p chunks interleaved, + 1 with the overlap.
+- Other schedules (`pp_schedule`, SCHEDULES): the zero-bubble schedules of Qi et al. 2024 (arXiv:2401.10241), which
+  split the backward into B (input gradients) and W (weight gradients) and move the Ws into the bubble, and
+  DeepSeek's bidirectional DualPipe and its V-shaped half, DualPipeV (deepseek-ai/DualPipe README @3da1bbe). Each
+  names its bubble (`bubble_time`, in F, B and W: one micro-batch's forward, input-gradient and weight-gradient
+  times on the critical stage), the micro-batches' activations its busiest rank holds (`schedule_held`) and the
+  parameters it keeps (`both_ends`, `PARAM_COPIES`).
 """
 from __future__ import annotations
 
@@ -22,6 +28,82 @@ from functools import lru_cache
 from types import MappingProxyType
 
 import numpy as np
+
+
+# pp_schedule: the pipeline schedules the planner can time, their meaning and where each comes from
+SCHEDULES = ("1f1b", "zb1p", "zb2p", "dualpipe", "dualpipev")
+SCHEDULE_WORDS = MappingProxyType({
+    "1f1b": "1F1B; interleaved 1F1B with virtual_stages > 1 (Narayanan et al. 2021 §2.2)",
+    "zb1p": "zero bubble at 1F1B's activation memory (ZB-H1 / ZB-1p, Qi et al. 2024 Table 2, §5.1)",
+    "zb2p": "zero bubble with up to 2p − 1 micro-batches in flight (ZB-H2 / ZB-2p, Qi et al. 2024 Table 2, §5.1)",
+    "dualpipe": "DeepSeek's bidirectional DualPipe: two pipeline stages per GPU, both directions' micro-batches "
+                "(DeepSeek-V3 report §3.2.1, Table 2)",
+    "dualpipev": "DualPipeV, DualPipe cut in half: a V of two chunks per GPU (virtual_stages 2; deepseek-ai/DualPipe "
+                 "README)",
+})
+# schedules whose first rank also holds the pipeline's last chunk (the LM head and the loss): DualPipe's rank r runs
+# stages r and p − 1 − r, DualPipeV's V puts chunks r and 2p − 1 − r on rank r
+BOTH_ENDS = ("dualpipe", "dualpipev")
+# model-parameter copies a GPU keeps relative to one stage's: DualPipe holds two stages ("Parameter Per Device 2×",
+# README table; "DualPipe requires keeping two copies of the model parameters", DeepSeek-V3 §3.2.1); DualPipeV's 2×
+# is two chunks of half a stage each, the planner's virtual_stages 2
+PARAM_COPIES = MappingProxyType({"dualpipe": 2.0})
+
+
+def bubble_time(schedule, pp, virtual_stages, micro_batches, t_mb, t_f, t_w) -> np.ndarray:
+    """Seconds a step's pipeline idles, from one micro-batch's time t_mb on the critical stage, its forward t_f and
+    its weight-gradient GEMMs t_w (B, the input gradients, is the rest: t_mb − t_f − t_w):
+    - 1f1b: (p − 1)/v · t_mb (Narayanan et al. 2021 §2.2);
+    - zb1p: (p − 1)(F + B) − (min(m, p) − 1)·W: ZB-H1's (p − 1)(F + B − W) from p micro-batches on (Qi et al.
+      2024 Table 2), and with m ≤ p their Appendix H's (m + p − 1)(F + B) + W − m(F + B + W);
+    - zb2p: the same with min(m, 2p − 1), at least 0: ZB-H2's (p − 1)(F + B − 2W) from 2p − 1 on (Table 2). The
+      paper's automatic search (ZB-2p) finds less (Table 5: below 1 % of the step in 11 of 12 settings): this is
+      the handcrafted schedule's bubble at the same memory, the conservative end;
+    - dualpipe: (p/2 − 1)(F&B + B − 3W) with B the full backward and F&B = F + B, the overlapped pair's compute
+      (its communication hidden; DeepSeek-V3 Table 2);
+    - dualpipev: the same over 2p stages of half a GPU's work each: (p − 1)(F&B + B − 3W)/2 (README table)."""
+    sched = np.asarray(schedule)
+    p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
+    m = np.maximum(np.asarray(micro_batches, dtype=np.float64), 1.0)
+    t, f, w = (np.asarray(x, dtype=np.float64) for x in (t_mb, t_f, t_w))
+    fb = np.maximum(t - w, 0.0)  # F + B (input gradients)
+    one = bubble_share(pp, virtual_stages) * t
+    zb1 = np.maximum((p - 1.0) * fb - (np.minimum(m, p) - 1.0) * w, 0.0)
+    zb2 = np.maximum((p - 1.0) * fb - (np.minimum(m, 2.0 * p - 1.0) - 1.0) * w, 0.0)
+    pair = np.maximum(2.0 * t - f - 3.0 * w, 0.0)  # F&B + B − 3W with F&B = F + B, B = t − F
+    dual = np.maximum(p / 2.0 - 1.0, 0.0) * pair
+    dualv = (p - 1.0) * pair / 2.0
+    return np.select([sched == "zb1p", sched == "zb2p", sched == "dualpipe", sched == "dualpipev"],
+                     [zb1, zb2, dual, dualv], one)
+
+
+def schedule_held(schedule, pp, default_held) -> np.ndarray:
+    """Micro-batches' worth of a stage's activations a pipeline rank holds at its peak under each schedule other than
+    1F1B (whose count, Megatron's warm-up + 1, is `default_held`), the same on every rank:
+    - zb1p p and zb2p 2p − 1: Qi et al. 2024 §2.3 give worker i (from 1) (p − i + 1)·M_B + (i − 1)·M_W under ZB-H1
+      and (2p − 2i + 1)·M_B + (2i − 2)·M_W under ZB-H2, M_W (what W keeps) below M_B (Table 1): the first worker's
+      p and 2p − 1 are every worker's bound, which the planner counts (the paper's Table 4 memory: ZB-1p 1-2 GB above
+      1F1B on every setting);
+    - dualpipe p + 1 stages' (DeepSeek-V3 Table 2, 'Activation PP + 1'); dualpipev 2p + 1 chunks of half a stage,
+      p + 1/2 (README table, over its 2p stages)."""
+    sched = np.asarray(schedule)
+    p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
+    return np.select([sched == "zb1p", sched == "zb2p", sched == "dualpipe", sched == "dualpipev"],
+                     [p, 2.0 * p - 1.0, p + 1.0, p + 0.5], default_held)
+
+
+def both_ends(schedule, pp) -> np.ndarray:
+    """True where the first pipeline rank also holds the last chunk, its LM head and loss (BOTH_ENDS), pp > 1."""
+    return np.isin(np.asarray(schedule), BOTH_ENDS) & (np.asarray(pp) > 1)
+
+
+def param_copies(schedule) -> np.ndarray:
+    """Stages' worth of parameters a GPU keeps (PARAM_COPIES; 1 for the others)."""
+    sched = np.asarray(schedule)
+    out = np.ones(sched.shape)
+    for name, k in PARAM_COPIES.items():
+        out = np.where(sched == name, k, out)
+    return out
 
 
 def bubble_share(pp, virtual_stages) -> np.ndarray:
@@ -46,18 +128,21 @@ def warmup_chunks(pp, virtual_stages, rank=0, overlap=False) -> np.ndarray:
     return np.where(v > 1, inter, p - r - 1.0)
 
 
-def in_flight_of_rank(stage_layers, pp, virtual_stages, rank, micro_batches=None, overlap=False) -> np.ndarray:
+def in_flight_of_rank(stage_layers, pp, virtual_stages, rank, micro_batches=None, overlap=False,
+                      schedule="1f1b") -> np.ndarray:
     """Layers' worth of one micro-batch's activations pipeline rank r holds at its peak, for a rank of
     `stage_layers` layers: the warm-up and the one computing — (p − r) micro-batches for 1F1B; interleaved
     warmup_chunks + 1 chunks of stage_layers/v, i.e. stage_layers · (p + (p − 1 − 2r)/v) without the overlap; with
     never more than the step's m micro-batches (Megatron caps the warm-up at the step's m·v chunks:
     schedules.py `num_warmup_microbatches = min(num_warmup_microbatches, total_num_microbatches)`), so with fewer
     micro-batches than stages (m < p) min(p − r, m) for 1F1B, and m interleaved (which Megatron runs only with
-    m ≥ p: schedules.py refuses fewer)."""
+    m ≥ p: schedules.py refuses fewer). Another `schedule` holds its own count (`schedule_held`), capped at m
+    alike."""
     n = np.asarray(stage_layers, dtype=np.float64)
     p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
     v = np.maximum(np.asarray(virtual_stages, dtype=np.float64), 1.0)
     held = (warmup_chunks(pp, virtual_stages, rank, overlap) + 1.0) / np.where(v > 1, v, 1.0)  # micro-batches' worth
+    held = schedule_held(schedule, pp, held)
     if micro_batches is None:
         return n * held
     m = np.maximum(np.asarray(micro_batches, dtype=np.float64), 1.0)

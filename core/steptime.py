@@ -659,6 +659,12 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # --- pipeline (core/schedule.py) ------------------------------------------------------------------------------
     # the bubble's micro-batches are the unpaired ones: their all-to-all is exposed in full
     t_mb = t_mb_compute + Ls * (tp_exposed + cp_layer + ep_layer)
+    # what the zero-bubble and DualPipe schedules (pp_schedule, core/schedule.bubble_time) split a micro-batch into:
+    # the forward (its compute and a third of the layers' collectives: one forward, two backward per sublayer) and W,
+    # the weight-gradient GEMMs of what trains (one per forward GEMM, the head's included); B is the rest
+    sched = np.asarray(g("pp_schedule", "1f1b"))
+    t_f = fwd + Ls * (tp_exposed + cp_layer + ep_layer) / 3.0
+    t_w = np.minimum(trained, 1.0) * (Ls * gemm_fwd + head_w * head_gemm)
     pp_bw = C.group_bus_bandwidth(p, t * cp * d, **link)
     p2p = C.collective_time_s("p2p", act_bytes / t, p, pp_bw, lat)
 
@@ -705,7 +711,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     return _context_out(locals(), opt_off + param_fetch + act_off)
 
 
-_CONTEXT = ("m", "fwd", "bwd", "gemm_stage", "core_stage", "elem_stage", "recompute", "Ls", "tp_exposed", "cp_layer",
+_CONTEXT = ("m", "sched", "t_f", "t_w", "fwd", "bwd", "gemm_stage", "core_stage", "elem_stage", "recompute", "Ls", "tp_exposed", "cp_layer",
             "ep_mb", "ep_hidden", "dp_exposed", "dp_hidden", "tp_hidden", "cost", "t_mb", "p", "v", "p2p", "hbm", "host")
 
 
@@ -745,8 +751,9 @@ TERMS: tuple[Term, ...] = (
     Term("dp_comm_s", "exposed data-parallel communication (gradient reduction; ZeRO-3/FSDP parameter gathers per "
          "unit and micro-batch, each with its ring's latency) and the slowdown of the kernels it overlaps", "#2ca02c",
          lambda x: x["dp_exposed"] + x["cost"] * x["dp_hidden"]),
-    Term("pp_bubble_s", "pipeline bubble: (pp − 1)/virtual_stages × one micro-batch's time (core/schedule.py)",
-         "#d62728", lambda x: S.bubble_share(x["p"], x["v"]) * x["t_mb"]),
+    Term("pp_bubble_s", "pipeline bubble: (pp − 1)/virtual_stages × one micro-batch's time under 1F1B, less under the "
+         "zero-bubble and DualPipe schedules (pp_schedule; core/schedule.py)", "#d62728",
+         lambda x: S.bubble_time(x["sched"], x["p"], x["v"], x["m"], x["t_mb"], x["t_f"], x["t_w"])),
     Term("pp_comm_s", "pipeline stage-to-stage sends", "#ff9896",
          lambda x: x["m"] * S.sends_per_micro_batch(x["v"]) * x["p2p"]),
     Term("optimizer_s", "optimizer step on the GPU: the state of what trains (frozen weights excluded) read and "
