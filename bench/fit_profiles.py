@@ -605,6 +605,22 @@ def _validated_rows(fw, facts):
 
 WHY_MISSES = """What the misses point at (read from the sources' own notes; not fitted away):
 
+- The twenty-fourth batch (2026-12-06, predicted with 162314d): 12 runs from three new sources, median 50 %, 1 within
+  15 %, 2 covered. XTuner's DeepSeek-V2 236B on 128 A100 under DeepSpeed ZeRO-3 without expert parallelism: 3.0-9.0
+  × slower than predicted (the HF model loops over its 160 experts in Python, one ZeRO-3 gather per expert module;
+  XTuner's fused expert shards halve that): the planner's DeepSpeed host time is per layer, not per module, and it
+  has no input for an expert loop. ms-swift's swift-sft example scripts (Qwen2.5 3B/7B, 4 A100 or H20, 16K-64K
+  packed rows): 0.51-0.77, faster than predicted, because a packed row's attention runs per sample (varlen flash
+  attention) and the planner has no input for document lengths: the rows count one causal sequence of the packed
+  length. open_lm's dense baselines (41M-830M, FSDP on A100): 1.12-1.66, with their micro-batch assumed from the
+  doc's one example command.
+- Pipeline schedules (pp_schedule, 2026-12-06): the Zero Bubble paper's Table 4 (ZB-1p, ZB-2p and interleaved 1F1B
+  beside the 1F1B rows already joined) joined with the input: the speed-ups over 1F1B within 3 % (ZB-1p), 0-4 % below
+  (ZB-2p: the planner counts ZB-H2's bubble, the automatic search finds less) and 3-6 % below (1F1B-I); the ledger
+  within 1-9 % of the table's memory for all four schedules. Not prospective (the formulas were written with the
+  table in view); nothing is fitted to it. DeepSeek-V3's run is now described with DualPipe: its two stages per GPU
+  raise the ledger to 1.32 × the H800's memory (1.15 with the interleaved stand-in): still predicted not to fit.
+
 - The twenty-third batch (2026-12-06, predicted with 2a9f1e3, the commit that put the A800 in the catalog): 27 runs
   on 8-16 A800 from FlagPerf's NVIDIA cases and ms-swift's Megatron-SWIFT tables: median 8.8 %, 17 within 15 %, 96 %
   covered. FlagScale / Megatron layouts 0.84-1.06; FlagPerf's HF-DeepSpeed ZeRO-3 rows 0.74-0.85 (faster than
