@@ -222,6 +222,12 @@ def _config_inputs(cfg) -> dict:
     return d
 
 
+def _schedule(cfg) -> str:
+    """The pipeline schedule and virtual stages where they are not plain 1F1B (core/schedule.py)."""
+    v = f" v={cfg.virtual_stages}" if cfg.virtual_stages > 1 else ""
+    return v + (f" ({cfg.pp_schedule})" if cfg.pp_schedule != "1f1b" else "")
+
+
 def _replicas(cfg, rec) -> str:
     """' (R replicas × S shards)' where hybrid sharding splits the data-parallel ranks."""
     rep = int(cfg.dp_replicate or 1)
@@ -250,7 +256,7 @@ def render_estimate(cfg, rec, params, ledger) -> str:
     L.append(f"gpu {g.name}: {fmt_bytes(g.memory_bytes)} ({fmt_bytes(g.memory_bytes, 'GiB')}) {said}"
              f"{usable}, "
              f"{fmt_si(rec['peak_flops_per_s'], 'FLOP/s')} {cfg.compute_dtype} peak; {cfg.n_gpus} GPUs, tp={cfg.tp} "
-             f"pp={cfg.pp} dp={rec['dp']}{_replicas(cfg, rec)} ZeRO-{cfg.zero_stage}{_convention(cfg)}")
+             f"pp={cfg.pp}{_schedule(cfg)} dp={rec['dp']}{_replicas(cfg, rec)} ZeRO-{cfg.zero_stage}{_convention(cfg)}")
     if g.name == "custom" and g.note:
         L.append(f"  note: {g.note}")
     L.append("")

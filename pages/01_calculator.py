@@ -46,6 +46,7 @@ if rec["host_bytes"] > 0:
 st.markdown(f"**{fmt.inert(m.name)}** ({fmt.count(rec['n_params'])} parameters) · {cfg.n_gpus:,} × "
             f"{cfg.gpu.label or cfg.gpu.name} · {cfg.seq_len:,} tokens × micro-batch {cfg.micro_batch} · "
             f"{inputs['recipe']} · ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}, dp={rec['dp']}"
+            + (f", schedule {cfg.pp_schedule}" if cfg.pp_schedule != "1f1b" else "")
             + (f"  \n{fmt.inert(m.shape_note, 600)}" if m.shape_note else ""))
 
 kpis = X.kpis(cfg, rec, unit)

@@ -122,7 +122,8 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
     parts = " + ".join(f"{k[:-6]} {fmt.mem(rec[k], unit)}" for k in
                        ("weights_bytes", "grads_bytes", "grad_accum_bytes", "optimizer_bytes", "master_bytes",
                         "activations_bytes", "logits_bytes", "overhead_bytes") if rec[k] > 0)
-    sh = f"ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}, dp={rec['dp']}"
+    sh = f"ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}, dp={rec['dp']}" \
+        + (f", {cfg.pp_schedule} schedule" if cfg.pp_schedule != "1f1b" else "")
     scale = {"full": "", "causal": " × ½ (causal)", "none": " × 0 (not counted)"}[cfg.attention_flops]
     price = rec["price_per_gpu_hour"]
     price_text = "no price (type one in the sidebar)" if price != price else f"${price:,.2f}"
