@@ -144,7 +144,7 @@ def training_split(c: dict, split: dict) -> dict:
 
 
 # inputs added after the column vocabulary settled (issues 19, 20): hand-built columns may lack them
-LATE_INPUTS = ("etp", "pp_schedule", "moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "moe_overlap",
+LATE_INPUTS = ("etp", "pp_schedule", "document_tokens", "moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "moe_overlap",
                "moe_dispatcher", "pp_embedding_loss_slots", "pp_layout", "activation_offload_layers",
                "distribute_saved_activations",
                "fp8_recipe", "fp8_param_gather", "fp8_attention", "price_tier", "preemption_rate_per_gpu_hour",
@@ -504,9 +504,10 @@ def evaluate(**c) -> dict:
     host_fits = np.isnan(host_cap) | (host <= host_cap)
 
     # --- compute, time, cost -------------------------------------------------------------------------------
-    attn_kw = dict(attn_width=F.attention_width(h, c["n_heads"], c["head_dim"], c["v_head_dim"]),
-                   sliding_window=c["sliding_window"], global_every=c["global_every"],
-                   chunked_attention=c["chunked_attention"])
+    # packed rows with document masking (document_tokens): the attention the kernels run follows the documents
+    attn_pattern = F.document_window(c["document_tokens"], s_full, c["sliding_window"], c["global_every"],
+                                     c["chunked_attention"], c["flash_attention"])
+    attn_kw = dict(attn_width=F.attention_width(h, c["n_heads"], c["head_dim"], c["v_head_dim"]), **attn_pattern)
     attn = F.attention_flops_per_token(La, h, s_full, c["attention_flops"], **attn_kw)
     if np.any(n_mtp > 0):  # each MTP module: a global-attention block, and the shared LM head once more
         attn = attn + F.attention_flops_per_token(n_mtp, h, s_full, c["attention_flops"],
@@ -534,7 +535,7 @@ def evaluate(**c) -> dict:
     train_flops = fpt * tokens
 
     # --- the predicted step (core/steptime.py) -------------------------------------------------------------
-    step = ST.step_parts({**c, "tp": tp, "pp": pp, "cp": cp, "ep": ep, "n_gpus": n_gpus,
+    step = ST.step_parts({**c, **attn_pattern, "tp": tp, "pp": pp, "cp": cp, "ep": ep, "n_gpus": n_gpus,
                           "weight_dtype_bytes": np.where(lora, gathered, wb),
                           "grad_dtype_bytes": grad_b,
                           "trained_frac": trained_frac,

@@ -27,6 +27,24 @@ def local_keys(seq_len, window, chunked=False) -> np.ndarray:
     return np.where(on, np.where(np.asarray(chunked, dtype=bool), chunk, band), s)
 
 
+def document_window(document_tokens, seq_len, sliding_window, global_every, chunked_attention, flash=True) -> dict:
+    """The attention pattern of packed rows (several documents in one sequence, attention kept inside each:
+    document masking): the mean document length d < s makes every layer block-diagonal causal chunks of d tokens,
+    as Llama 4's chunked attention (`local_keys`), where flash kernels run each document as its own sequence
+    (flash-attn's flash_attn_varlen_func with cu_seqlens; Transformer Engine's THD format; FlexAttention's
+    document mask, whose block mask skips the blocks across documents). A model's own window or chunks of w > d
+    give way to the documents; where the documents are longer than the window the window's layers keep it and the
+    global layers stay global (an over-count: their keys are the document's). Without flash (a dense mask over all
+    s × s scores) nothing changes. Returns the effective `sliding_window`, `global_every` and `chunked_attention`."""
+    s = np.asarray(seq_len, dtype=np.float64)
+    d = np.asarray(document_tokens, dtype=np.float64)
+    win = np.asarray(sliding_window, dtype=np.float64)
+    windowed = (win > 0) & (win < s)
+    docs = (d > 0) & (d < s) & np.asarray(flash, dtype=bool) & (~windowed | (d < win))
+    return {"sliding_window": np.where(docs, d, win), "global_every": np.where(docs, 0, global_every),
+            "chunked_attention": np.where(docs, True, np.asarray(chunked_attention, dtype=bool))}
+
+
 def attention_flops_per_token(n_layers, d_model, seq_len, attention_flops="full", attn_width=None,
                               sliding_window=0, global_every=0, chunked_attention=False):
     """Attention score and value matmuls per token, forward + backward: 12·L·h·s (seed 001; PaLM appendix B,

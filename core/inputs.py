@@ -202,6 +202,10 @@ INPUTS: tuple[Input, ...] = (
     # --- parallel layout and batch -------------------------------------------------------------------------------------
     Input("seq_len", "int", 4096, "count (tokens)", "sequence length s", "layout", lo=1, hi=MAX_INT),
     Input("micro_batch", "int", 1, "count (sequences)", "micro-batch b per GPU", "layout", lo=1, hi=MAX_INT),
+    Input("document_tokens", "int", 0, "count (tokens)", "packed rows: the mean length of the documents packed into "
+          "one sequence, with attention kept inside each (document masking: flash-attn varlen, Transformer Engine "
+          "THD, FlexAttention's document mask); attention's FLOPs and time follow the documents, as block-diagonal "
+          "causal chunks (core/flops.document_window); 0 = each row is one document", "layout", lo=0, hi=MAX_INT),
     Input("n_gpus", "int", 8, "count", "accelerators in the job (default: one node of 8)", "layout", lo=1,
           hi=MAX_INT),
     Input("tp", "int", 1, "count", "tensor-parallel degree", "layout", lo=1, hi=MAX_INT),
@@ -504,6 +508,7 @@ WIDGETS = {
     "inter_node_bytes_per_s": Widget("c_inter", "inter-node GB/s per GPU (NIC)", _G, lo=0.001, hi=1e5),
     "seq_len": Widget("seq", "Sequence length", step=1024), "micro_batch": Widget("mb", "Micro-batch"),
     "n_gpus": Widget("gpus", "GPUs"), "tp": Widget("tp", "TP"), "pp": Widget("pp", "PP"),
+    "document_tokens": Widget("doctok", "Packed rows: mean document length (0 = unpacked)"),
     "virtual_stages": Widget("vs", "Interleaved virtual stages"), "pp_schedule": Widget("ppsched", "Pipeline schedule"), "zero_stage": Widget("zero", "ZeRO stage"),
     "sequence_parallel": Widget("sp", "Sequence parallelism (with TP)"), "cp": Widget("cp", "CP"),
     "ep": Widget("ep", "EP"), "etp": Widget("etp", "expert TP (0 = tp)"),
@@ -908,6 +913,11 @@ RULES: tuple[Rule, ...] = (
          lambda g: _is(g, "moe_overlap", True) & (((g("pp") > 1) & ~(g("virtual_stages") > 1)
                                                    & ~VE.isin(g("pp_schedule"), SC.BOTH_ENDS))
                                                   | _is(g, "recompute", "full"))),
+    Rule("document_tokens", "must be ≥ 0 and at most seq_len (a document longer than the row is not packed)",
+         lambda g: (g("document_tokens") < 0) | (g("document_tokens") > g("seq_len"))),
+    Rule("document_tokens", "needs flash_attention (a dense mask computes every score of the row: give 0)",
+         lambda g: (g("document_tokens") > 0) & (g("document_tokens") < g("seq_len"))
+         & ~np.asarray(g("flash_attention"), dtype=bool)),
     Rule("pp_schedule", "the framework does not run this pipeline schedule (data/frameworks.csv pp_schedules: megatron "
          "1f1b zb1p zb2p dualpipe, fsdp 1f1b dualpipev, deepspeed and maxtext 1f1b)",
          lambda g: ~PF.supports_schedule(g("framework"), g("pp_schedule"))),
