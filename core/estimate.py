@@ -880,6 +880,7 @@ GPU_STEP_FIELDS = ("memory_bandwidth_bytes_per_s", "intra_node_bytes_per_s", "in
                    "host_link_bytes_per_s", "gpus_per_grace", "ici_axes", "ici_wrap", "family_index",
                    "fa2_attention_efficiency", "flex_over_fa2",
                    "gpus_per_node", "sm_count", "mxu_dim", "head_dim_64_factor", "matmul_efficiency", "attention_efficiency",
+                   "grouped_gemm_efficiency",
                    "attention_in_step", "native_fa2", "causal_ratio",
                    "sustained_fraction",
                    "hbm_efficiency", "intra_node_efficiency", "inter_node_efficiency", "collective_latency_s",

@@ -57,6 +57,9 @@ class Accelerator:
     # FlashAttention-3 figure (core/steptime.HEAD_DIM_64_FACTOR)
     head_dim_64_factor: float = math.nan
     matmul_efficiency: float = 0.8
+    # bf16 grouped GEMM as PyTorch's torch._grouped_mm runs it (MoE experts under torchtitan), a fraction of the peak
+    # where measured (data/accelerators.csv grouped_gemm_efficiency); NaN: at the dense rate
+    grouped_gemm_efficiency: float = math.nan
     attention_efficiency: float = 0.55
     # measured inside a training step (data/efficiency.csv): the sustained fraction is already in it (core/steptime.py)
     attention_in_step: bool = False
@@ -222,6 +225,7 @@ def catalog() -> dict[str, Accelerator]:
                 mxu_dim=_f(row, "mxu_dim"),
                 head_dim_64_factor=_f(row, "head_dim_64_factor"),
                 matmul_efficiency=_f(row, "matmul_efficiency"),
+                grouped_gemm_efficiency=_f(row, "grouped_gemm_efficiency"),
                 **{k: v for k, v in fam[row["family"]].items()
                    if k not in ("source", "attention_measured_on", "attention_carries_to")},
                 price_date=row["price_date"],

@@ -46,11 +46,15 @@ PARAM_GATHER = ("overlapped", "after_step")
 # copy's output for the weights' gradient), or inside the experts' activation (Megatron-Core since core_v0.13.0:
 # nothing beyond the activation's own input is kept)
 MOE_PROBS = ("output", "activation")
+# how an MoE layer's experts multiply: one GEMM kernel at the dense matmul rate (Transformer Engine's grouped or
+# per-expert cuBLAS GEMMs, XLA), or PyTorch's torch._grouped_mm at the chip's measured grouped rate where there is one
+# (data/accelerators.csv grouped_gemm_efficiency)
+MOE_GEMM = ("dense", "torch_grouped_mm")
 # the words checked when data/frameworks.csv is read: their allowed values and the value a profile omitting one takes
 # (None: it must say)
 CHECKED_WORDS = {"kernels": (PROFILES, None), "sink_window_skip": (SINK_WINDOW_SKIP, "no"),
                  "grad_allreduce": (GRAD_ALLREDUCE, GRAD_ALLREDUCE[0]), "param_gather": (PARAM_GATHER, PARAM_GATHER[0]),
-                 "moe_probs": (MOE_PROBS, MOE_PROBS[0])}
+                 "moe_probs": (MOE_PROBS, MOE_PROBS[0]), "moe_gemm": (MOE_GEMM, MOE_GEMM[0])}
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,7 @@ class Profile:
     grad_allreduce: str = GRAD_ALLREDUCE[0]  # exposed: the data-parallel gradient all-reduce waits for the backward
     param_gather: str = PARAM_GATHER[0]  # after_step: ZeRO-1/2's parameter all-gather runs after the optimizer step
     moe_probs: str = MOE_PROBS[0]  # activation: the routing weights multiply inside the experts (no output kept)
+    moe_gemm: str = MOE_GEMM[0]  # torch_grouped_mm: the experts at the chip's measured grouped-GEMM rate
     numbers: dict = field(default_factory=dict)
     sources: dict = field(default_factory=dict)
 
@@ -133,7 +138,7 @@ def profiles() -> dict[str, Profile]:
                             sink_window_skip=kv["sink_window_skip"],
                             sequence_parallel=kv.get("sequence_parallel", "input"),
                             grad_allreduce=kv["grad_allreduce"], param_gather=kv["param_gather"],
-                            moe_probs=kv["moe_probs"], numbers=nums,
+                            moe_probs=kv["moe_probs"], moe_gemm=kv["moe_gemm"], numbers=nums,
                             sources=sources[name])
     return out
 

@@ -298,8 +298,15 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     def gemm(m_, n_, k_, batch=1.0):
         return gemm_time_s(m_, n_, k_, peak, eff, sms, hbm, batch=batch, mxu=mxu)
 
-    def lin(m_, n_, k_, batch=1.0):  # a linear layer's GEMM: at the low-precision rate under a recipe
-        return gemm_time_s(m_, n_, k_, peak_lin, eff_lin, sms, hbm, dtype_bytes=lin_bytes, batch=batch, mxu=mxu)
+    def lin(m_, n_, k_, batch=1.0, eff_=None):  # a linear layer's GEMM: at the low-precision rate under a recipe
+        return gemm_time_s(m_, n_, k_, peak_lin, eff_lin if eff_ is None else eff_, sms, hbm, dtype_bytes=lin_bytes,
+                           batch=batch, mxu=mxu)
+
+    # the routed experts' GEMMs: PyTorch's torch._grouped_mm (profile moe_gemm) runs bf16 experts at the chip's measured
+    # grouped rate (data/accelerators.csv grouped_gemm_efficiency), the other stacks at the dense one
+    grouped = _f(g("grouped_gemm_efficiency", np.nan))
+    eff_exp = np.where((np.asarray(P.word(fw, "moe_gemm")) == "torch_grouped_mm") & ~lowp & (grouped > 0), grouped,
+                       eff_lin)
 
     # --- one layer's forward components --------------------------------------------------------------------------
     gated = np.where(swiglu, 2.0, 1.0)
@@ -317,7 +324,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         tok_e = ep * T_moe * topk * etp * load / np.where(moe, E, 1.0)
         shared_in = np.where(n_shared > 0, lin(T, gated * n_shared * fs / t, h), 0.0)
         shared_out = np.where(n_shared > 0, lin(T, h, n_shared * fs / t), 0.0)
-        moe_in = lin(tok_e, gated * fe / etp, h, E / ep) + gemm(T_moe, E, h) + shared_in
+        moe_in = lin(tok_e, gated * fe / etp, h, E / ep, eff_exp) + gemm(T_moe, E, h) + shared_in
         # GShard-style einsum dispatch (moe_dispatcher einsum; MaxText dense_matmul, src/maxtext/layers/moe.py
         # @e591f30c l.2588-2825: "BSM,BSEC -> EBCM" and "EBCM,BSEC -> BSM" with one-hot masks over capacity buffers
         # of C = capacity_factor·S·k/E slots per sequence): two GEMMs of S × E·C × h per sequence, on the rank's
@@ -332,7 +339,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
             moe_in = moe_in + ein_t
         else:
             ein_t = 0.0
-        moe_out = lin(tok_e, h, fe / etp, E / ep) + shared_out
+        moe_out = lin(tok_e, h, fe / etp, E / ep, eff_exp) + shared_out
     else:  # a chunk without MoE rows skips the experts' GEMMs (a dense layer never reads them: n_moe = 0)
         moe_in = moe_out = ein_t = 0.0
     mixed = (moe & (n_dense > 0) & (n_moe > 0)) | has_ssm  # layers differ: the components are the layers' average
