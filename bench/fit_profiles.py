@@ -619,7 +619,8 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   (ZB-2p: the planner counts ZB-H2's bubble, the automatic search finds less) and 3-6 % below (1F1B-I); the ledger
   within 1-9 % of the table's memory for all four schedules. Not prospective (the formulas were written with the
   table in view); nothing is fitted to it. DeepSeek-V3's run is now described with DualPipe: its two stages per GPU
-  raise the ledger to 1.32 × the H800's memory (1.15 with the interleaved stand-in): still predicted not to fit.
+  (their parameters and state) raise the ledger to 1.35 × the H800's memory (1.15 with the interleaved stand-in):
+  still predicted not to fit.
 
 - The twenty-third batch (2026-12-06, predicted with 2a9f1e3, the commit that put the A800 in the catalog): 27 runs
   on 8-16 A800 from FlagPerf's NVIDIA cases and ms-swift's Megatron-SWIFT tables: median 8.8 %, 17 within 15 %, 96 %

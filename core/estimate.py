@@ -76,8 +76,9 @@ def stage_split(c: dict, pp) -> dict:
     last_e = np.where(one, experts, experts * sl["last"] / L) + mtp_e
     # a DualPipe schedule's first rank also holds the last chunk (core/schedule.both_ends): DualPipe's whole last
     # stage (two stages per GPU: schedule.PARAM_COPIES), DualPipeV's V its LM head and MTP modules beside the first
-    # chunk (its two chunks are the planner's virtual stages, the blocks already counted); the last rank then holds
-    # middle chunks only
+    # chunk (its two chunks are the planner's virtual stages, the blocks already counted). The first rank is the
+    # busiest then (DualPipe's last rank holds stages p − 1 and 0, the same load; DualPipeV's middle chunks only), and
+    # the "last" figures stand for a middle rank
     sched = np.asarray(c.get("pp_schedule", "1f1b"))
     ends = SC.both_ends(sched, pp)
     if np.any(ends):
@@ -200,6 +201,8 @@ def derived_columns(c: dict) -> dict:
                   / np.maximum(np.asarray(c["tp"]) * np.asarray(c["pp"]) * np.asarray(c["cp"]), 1))
     c["global_batch_used"] = np.where(np.isnan(gb), default_global_batch(dp, c["micro_batch"], c["seq_len"],
                                                                          c.get("target_batch_tokens", 0)), gb)
+    # a long step's steady state (no global batch, no target: the published ledgers' convention): no step count
+    c["batch_steady"] = np.isnan(gb) & (np.asarray(c.get("target_batch_tokens", 0), dtype=np.float64) <= 0)
     return c
 
 
@@ -324,10 +327,9 @@ def evaluate(**c) -> dict:
     # hybrid sharding (HSDP, hpZ): ZeRO shards over the dp / dp_replicate ranks of one replica
     rep = np.where(np.asarray(c["dp_replicate"]) >= 1, c["dp_replicate"], 1)
     shard_gpus = n_gpus / rep
-    # DualPipe's two copies of a stage (schedule.PARAM_COPIES) are two more data-parallel replicas of it: ZeRO shards
-    # their optimizer state (and, by stage, gradients and weights) over both, so the sharded parts do not double
-    copies = SC.param_copies(np.asarray(c["pp_schedule"]))
-    st_first = _stage_state(c, shard_gpus * copies, tp, pp, ep, ada, split["first_stage_params"],
+    # (DualPipe's first rank holds two stages, stage_split: their state as any stage's, over the same ZeRO group —
+    # "Parameter Per Device 2×"; no source says the frameworks shard a stage's state over its two copies)
+    st_first = _stage_state(c, shard_gpus, tp, pp, ep, ada, split["first_stage_params"],
                             split["stage_expert_params"], tr, "first")
     st_last = _stage_state(c, shard_gpus, tp, pp, ep, ada, split["last_stage_params"],
                            split["last_stage_expert_params"], tr, "last")
@@ -455,10 +457,11 @@ def evaluate(**c) -> dict:
     acts_last = on_device(sl["last"]) + rec_last + mtp_acts
     state_first, state_last = sum(st_first.values()), sum(st_last.values())
     # a DualPipe schedule's first rank computes the loss too (schedule.both_ends): the logits and the MTP modules'
-    # activations are its, and its last rank holds middle chunks without them
+    # activations are its (beside a recompute working set: it runs one micro-batch's forward next to another's
+    # backward), and the rank compared with it holds middle chunks without them
     ends = SC.both_ends(sched, pp)
     if np.any(ends):
-        acts_first = np.where(ends, acts_first + mtp_acts + np.maximum(rec_last - rec_first, 0.0), acts_first)
+        acts_first = np.where(ends, acts_first + mtp_acts, acts_first)
         acts_last = np.where(ends, acts_last - mtp_acts, acts_last)
     last_is_worst = (pp > 1) & ~ends & (state_last + acts_last + logits > state_first + acts_first)
     st = {k: np.where(last_is_worst, st_last[k], st_first[k]) for k in st_first}

@@ -930,13 +930,17 @@ RULES: tuple[Rule, ...] = (
     Rule("pp_schedule", "dualpipe needs an even pp (deepseek-ai/DualPipe dualpipe.py l.332 @3da1bbe)",
          lambda g: _is(g, "pp_schedule", "dualpipe") & ((g("pp") % 2) != 0)),
     Rule("pp_schedule", "DualPipe and DualPipeV need at least 2 × pp micro-batches per step, an even number for "
-         "DualPipe (global_batch / (data-parallel ranks × micro_batch); dualpipe.py l.333, dualpipev.py l.318)",
-         lambda g: VE.isin(g("pp_schedule"), SC.BOTH_ENDS) & (g("global_batch_used") >= 1) & (
+         "DualPipe (global_batch / (data-parallel ranks × micro_batch), the given one or the one target_batch_tokens "
+         "sets: give a global batch that meets it; dualpipe.py l.333, dualpipev.py l.318)",
+         lambda g: VE.isin(g("pp_schedule"), SC.BOTH_ENDS) & (g("global_batch_used") >= 1) & ~np.asarray(g("batch_steady"), dtype=bool) & (
              (g("global_batch_used") / (np.maximum(_dp(g), 1) * g("micro_batch")) < 2 * g("pp"))
              | (_is(g, "pp_schedule", "dualpipe")
                 & (np.round(g("global_batch_used") / (np.maximum(_dp(g), 1) * g("micro_batch"))) % 2 != 0)))),
     Rule("pp_schedule", "a pipeline layout (pp_layout) is Megatron-Core's, for its 1F1B schedules",
          lambda g: _has_layout(g) & ~_is(g, "pp_schedule", "1f1b")),
+    Rule("pp_schedule", "DualPipe and DualPipeV place the embedding and the loss on the first rank themselves: "
+         "pp_embedding_loss_slots is Megatron's 1F1B split",
+         lambda g: VE.isin(g("pp_schedule"), SC.BOTH_ENDS) & _is(g, "pp_embedding_loss_slots", True)),
     Rule("moe_dispatcher", "deepep and hybridep need an MoE model with ep > 1",
          lambda g: VE.isin(g("moe_dispatcher"), T.NODE_DEDUP_DISPATCHERS)
          & ~((g("n_experts") > 1) & (g("ep") > 1))),

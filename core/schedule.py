@@ -50,27 +50,30 @@ BOTH_ENDS = ("dualpipe", "dualpipev")
 PARAM_COPIES = MappingProxyType({"dualpipe": 2.0})
 
 
-def bubble_time(schedule, pp, virtual_stages, micro_batches, t_mb, t_f, t_w) -> np.ndarray:
-    """Seconds a step's pipeline idles, from one micro-batch's time t_mb on the critical stage, its forward t_f and
-    its weight-gradient GEMMs t_w (B, the input gradients, is the rest: t_mb − t_f − t_w):
+def bubble_time(schedule, pp, virtual_stages, micro_batches, t_mb, t_f, t_w, t_compute=None) -> np.ndarray:
+    """Seconds a step's pipeline idles, from one micro-batch's time t_mb on the critical stage (its exposed
+    communication included), its forward's compute t_f and its weight-gradient GEMMs t_w (B, the input gradients,
+    is the rest: t_mb − t_f − t_w); `t_compute` is the micro-batch's compute alone (t_mb when not given):
     - 1f1b: (p − 1)/v · t_mb (Narayanan et al. 2021 §2.2);
     - zb1p: (p − 1)(F + B) − (min(m, p) − 1)·W: ZB-H1's (p − 1)(F + B − W) from p micro-batches on (Qi et al.
       2024 Table 2), and with m ≤ p their Appendix H's (m + p − 1)(F + B) + W − m(F + B + W);
-    - zb2p: the same with min(m, 2p − 1), at least 0: ZB-H2's (p − 1)(F + B − 2W) from 2p − 1 on (Table 2). The
+    - zb2p: the same with min(m, 2p − 1), at least 0: ZB-H2's (p − 1)(F + B − 2W) from 2p − 1 on (Table 2), and
+      between p and 2p − 1 micro-batches a straight line between the two (an interpolation no source gives). The
       paper's automatic search (ZB-2p) finds less (Table 5: below 1 % of the step in 11 of 12 settings): this is
       the handcrafted schedule's bubble at the same memory, the conservative end;
-    - dualpipe: (p/2 − 1)(F&B + B − 3W) with B the full backward and F&B = F + B, the overlapped pair's compute
-      (its communication hidden; DeepSeek-V3 Table 2);
+    - dualpipe: (p/2 − 1)(F&B + B − 3W) with B the full backward and F&B = F + B, compute alone (DualPipe overlaps
+      each chunk's communication with the paired chunk's compute; DeepSeek-V3 Table 2, §3.2.1);
     - dualpipev: the same over 2p stages of half a GPU's work each: (p − 1)(F&B + B − 3W)/2 (README table)."""
     sched = np.asarray(schedule)
     p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
     m = np.maximum(np.asarray(micro_batches, dtype=np.float64), 1.0)
     t, f, w = (np.asarray(x, dtype=np.float64) for x in (t_mb, t_f, t_w))
+    tc = t if t_compute is None else np.asarray(t_compute, dtype=np.float64)
     fb = np.maximum(t - w, 0.0)  # F + B (input gradients)
     one = bubble_share(pp, virtual_stages) * t
     zb1 = np.maximum((p - 1.0) * fb - (np.minimum(m, p) - 1.0) * w, 0.0)
     zb2 = np.maximum((p - 1.0) * fb - (np.minimum(m, 2.0 * p - 1.0) - 1.0) * w, 0.0)
-    pair = np.maximum(2.0 * t - f - 3.0 * w, 0.0)  # F&B + B − 3W with F&B = F + B, B = t − F
+    pair = np.maximum(2.0 * tc - f - 3.0 * w, 0.0)  # F&B + B − 3W with F&B = F + B, B = t_c − F
     dual = np.maximum(p / 2.0 - 1.0, 0.0) * pair
     dualv = (p - 1.0) * pair / 2.0
     return np.select([sched == "zb1p", sched == "zb2p", sched == "dualpipe", sched == "dualpipev"],
@@ -83,7 +86,7 @@ def schedule_held(schedule, pp, default_held) -> np.ndarray:
     - zb1p p and zb2p 2p − 1: Qi et al. 2024 §2.3 give worker i (from 1) (p − i + 1)·M_B + (i − 1)·M_W under ZB-H1
       and (2p − 2i + 1)·M_B + (2i − 2)·M_W under ZB-H2, M_W (what W keeps) below M_B (Table 1): the first worker's
       p and 2p − 1 are every worker's bound, which the planner counts (the paper's Table 4 memory: ZB-1p 1-2 GB above
-      1F1B on every setting);
+      1F1B on every setting; ZB-2p's search may keep up to 2p, §5.1, where ZB-H2 keeps 2p − 1);
     - dualpipe p + 1 stages' (DeepSeek-V3 Table 2, 'Activation PP + 1'); dualpipev 2p + 1 chunks of half a stage,
       p + 1/2 (README table, over its 2p stages)."""
     sched = np.asarray(schedule)

@@ -667,10 +667,10 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # the bubble's micro-batches are the unpaired ones: their all-to-all is exposed in full
     t_mb = t_mb_compute + Ls * (tp_exposed + cp_layer + ep_layer)
     # what the zero-bubble and DualPipe schedules (pp_schedule, core/schedule.bubble_time) split a micro-batch into:
-    # the forward (its compute and a third of the layers' collectives: one forward, two backward per sublayer) and W,
-    # the weight-gradient GEMMs of what trains (one per forward GEMM, the head's included); B is the rest
+    # W, the weight-gradient GEMMs of what trains (one per forward GEMM, the head's included), the forward's compute
+    # (t_f) and the micro-batch's compute alone (t_c: DualPipe hides the communication behind the paired chunk)
     sched = np.asarray(g("pp_schedule", "1f1b"))
-    t_f = fwd + Ls * (tp_exposed + cp_layer + ep_layer) / 3.0
+    t_f, t_c = fwd, t_mb_compute
     t_w = np.minimum(trained, 1.0) * (Ls * gemm_fwd + head_w * head_gemm)
     pp_bw = C.group_bus_bandwidth(p, t * cp * d, **link)
     p2p = C.collective_time_s("p2p", act_bytes / t, p, pp_bw, lat)
@@ -718,7 +718,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     return _context_out(locals(), opt_off + param_fetch + act_off)
 
 
-_CONTEXT = ("m", "sched", "t_f", "t_w", "fwd", "bwd", "gemm_stage", "core_stage", "elem_stage", "recompute", "Ls", "tp_exposed", "cp_layer",
+_CONTEXT = ("m", "sched", "t_f", "t_w", "t_c", "fwd", "bwd", "gemm_stage", "core_stage", "elem_stage", "recompute", "Ls", "tp_exposed", "cp_layer",
             "ep_mb", "ep_hidden", "dp_exposed", "dp_hidden", "tp_hidden", "cost", "t_mb", "p", "v", "p2p", "hbm", "host")
 
 
@@ -760,7 +760,7 @@ TERMS: tuple[Term, ...] = (
          lambda x: x["dp_exposed"] + x["cost"] * x["dp_hidden"]),
     Term("pp_bubble_s", "pipeline bubble: (pp − 1)/virtual_stages × one micro-batch's time under 1F1B, less under the "
          "zero-bubble and DualPipe schedules (pp_schedule; core/schedule.py)", "#d62728",
-         lambda x: S.bubble_time(x["sched"], x["p"], x["v"], x["m"], x["t_mb"], x["t_f"], x["t_w"])),
+         lambda x: S.bubble_time(x["sched"], x["p"], x["v"], x["m"], x["t_mb"], x["t_f"], x["t_w"], x["t_c"])),
     Term("pp_comm_s", "pipeline stage-to-stage sends", "#ff9896",
          lambda x: x["m"] * S.sends_per_micro_batch(x["v"]) * x["p2p"]),
     Term("optimizer_s", "optimizer step on the GPU: the state of what trains (frozen weights excluded) read and "
