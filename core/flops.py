@@ -36,8 +36,10 @@ def document_window(document_tokens, seq_len, sliding_window, global_every, chun
     give way to the documents; where the documents are longer than the window the window's layers keep it and the
     global layers stay global (an over-count: their keys are the document's). Without flash (a dense mask over all
     s × s scores) nothing changes. Returns the effective `sliding_window`, `global_every` and `chunked_attention`."""
-    s = np.asarray(seq_len, dtype=np.float64)
     d = np.asarray(document_tokens, dtype=np.float64)
+    if not np.any(d > 0):  # unpacked rows (the usual case): the model's own pattern
+        return {"sliding_window": sliding_window, "global_every": global_every, "chunked_attention": chunked_attention}
+    s = np.asarray(seq_len, dtype=np.float64)
     win = np.asarray(sliding_window, dtype=np.float64)
     windowed = (win > 0) & (win < s)
     docs = (d > 0) & (d < s) & np.asarray(flash, dtype=bool) & (~windowed | (d < win))

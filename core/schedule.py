@@ -65,12 +65,14 @@ def bubble_time(schedule, pp, virtual_stages, micro_batches, t_mb, t_f, t_w, t_c
       each chunk's communication with the paired chunk's compute; DeepSeek-V3 Table 2, §3.2.1);
     - dualpipev: the same over 2p stages of half a GPU's work each: (p − 1)(F&B + B − 3W)/2 (README table)."""
     sched = np.asarray(schedule)
+    one = bubble_share(pp, virtual_stages) * np.asarray(t_mb, dtype=np.float64)
+    if not np.any(sched != "1f1b"):  # the usual case: a sweep's chunk of 1F1B rows skips the other schedules
+        return one
     p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
     m = np.maximum(np.asarray(micro_batches, dtype=np.float64), 1.0)
     t, f, w = (np.asarray(x, dtype=np.float64) for x in (t_mb, t_f, t_w))
     tc = t if t_compute is None else np.asarray(t_compute, dtype=np.float64)
     fb = np.maximum(t - w, 0.0)  # F + B (input gradients)
-    one = bubble_share(pp, virtual_stages) * t
     zb1 = np.maximum((p - 1.0) * fb - (np.minimum(m, p) - 1.0) * w, 0.0)
     zb2 = np.maximum((p - 1.0) * fb - (np.minimum(m, 2.0 * p - 1.0) - 1.0) * w, 0.0)
     pair = np.maximum(2.0 * tc - f - 3.0 * w, 0.0)  # F&B + B − 3W with F&B = F + B, B = t_c − F
@@ -90,6 +92,8 @@ def schedule_held(schedule, pp, default_held) -> np.ndarray:
     - dualpipe p + 1 stages' (DeepSeek-V3 Table 2, 'Activation PP + 1'); dualpipev 2p + 1 chunks of half a stage,
       p + 1/2 (README table, over its 2p stages)."""
     sched = np.asarray(schedule)
+    if not np.any(sched != "1f1b"):
+        return default_held
     p = np.maximum(np.asarray(pp, dtype=np.float64), 1.0)
     return np.select([sched == "zb1p", sched == "zb2p", sched == "dualpipe", sched == "dualpipev"],
                      [p, 2.0 * p - 1.0, p + 1.0, p + 0.5], default_held)

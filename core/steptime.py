@@ -302,11 +302,6 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         return gemm_time_s(m_, n_, k_, peak_lin, eff_lin if eff_ is None else eff_, sms, hbm, dtype_bytes=lin_bytes,
                            batch=batch, mxu=mxu)
 
-    # the routed experts' GEMMs: PyTorch's torch._grouped_mm (profile moe_gemm) runs bf16 experts at the chip's measured
-    # grouped rate (data/accelerators.csv grouped_gemm_efficiency), the other stacks at the dense one
-    grouped = _f(g("grouped_gemm_efficiency", np.nan))
-    eff_exp = np.where((np.asarray(P.word(fw, "moe_gemm")) == "torch_grouped_mm") & ~lowp & (grouped > 0), grouped,
-                       eff_lin)
 
     # --- one layer's forward components --------------------------------------------------------------------------
     gated = np.where(swiglu, 2.0, 1.0)
@@ -321,6 +316,11 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # balanced share, and every rank waits for it at the combine
     load = moe_load_factor(g("moe_capacity_factor", 0.0), g("moe_load_imbalance", 1.0), g("moe_pad_to_capacity", False))
     if np.any(moe):
+        # the routed experts' GEMMs: PyTorch's torch._grouped_mm (profile moe_gemm) runs bf16 experts at the chip's
+        # measured grouped rate (data/accelerators.csv grouped_gemm_efficiency), the other stacks at the dense one
+        grouped = _f(g("grouped_gemm_efficiency", np.nan))
+        eff_exp = np.where((np.asarray(P.word(fw, "moe_gemm")) == "torch_grouped_mm") & ~lowp & (grouped > 0),
+                           grouped, eff_lin)
         tok_e = ep * T_moe * topk * etp * load / np.where(moe, E, 1.0)
         shared_in = np.where(n_shared > 0, lin(T, gated * n_shared * fs / t, h), 0.0)
         shared_out = np.where(n_shared > 0, lin(T, h, n_shared * fs / t), 0.0)
