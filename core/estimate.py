@@ -514,7 +514,8 @@ def evaluate(**c) -> dict:
     attn = F.attention_flops_per_token(La, h, s_full, c["attention_flops"], **attn_kw)
     if np.any(n_mtp > 0):  # each MTP module: a global-attention block, and the shared LM head once more
         attn = attn + F.attention_flops_per_token(n_mtp, h, s_full, c["attention_flops"],
-                                                  attn_width=attn_kw["attn_width"])
+                                                  attn_width=attn_kw["attn_width"],
+                                                  global_keys=attn_pattern["global_keys"])
     vh = np.asarray(c["vocab_size"], dtype=np.float64) * np.asarray(h, dtype=np.float64)
     n_flop = np.asarray(c["n_active_params"], dtype=np.float64) + split["mtp_active_params"] + n_mtp * vh
     trained = np.where(lora, 0.0, np.where(tr["frozen_frac"] == 0, n_flop, n_flop * (1.0 - tr["frozen_frac"])))

@@ -29,26 +29,35 @@ def local_keys(seq_len, window, chunked=False) -> np.ndarray:
 
 def document_window(document_tokens, seq_len, sliding_window, global_every, chunked_attention, flash=True) -> dict:
     """The attention pattern of packed rows (several documents in one sequence, attention kept inside each:
-    document masking): the mean document length d < s makes every layer block-diagonal causal chunks of d tokens,
-    as Llama 4's chunked attention (`local_keys`), where flash kernels run each document as its own sequence
-    (flash-attn's flash_attn_varlen_func with cu_seqlens; Transformer Engine's THD format; FlexAttention's
-    document mask, whose block mask skips the blocks across documents). A model's own window or chunks of w > d
-    give way to the documents; where the documents are longer than the window the window's layers keep it and the
-    global layers stay global (an over-count: their keys are the document's). Without flash (a dense mask over all
-    s × s scores) nothing changes. Returns the effective `sliding_window`, `global_every` and `chunked_attention`."""
+    document masking). With flash kernels each document runs as its own sequence (flash-attn's flash_attn_varlen_func
+    with cu_seqlens; Transformer Engine's THD format; FlexAttention's document mask, whose block mask skips the blocks
+    across documents), so a document length d < s (the token-weighted mean Σd²/Σd, for which the count is exact when
+    the documents fill the row) makes a layer block-diagonal causal chunks of d, as Llama 4's chunked attention
+    (`local_keys`): every layer of a model without a window, or with a window (or chunks) wider than d; with a
+    narrower window its local layers run their band (or chunks) inside each document, a sequence of d
+    (`local_len`), and its global layers take the documents' chunks (`global_keys`). Without flash (a dense mask over all s × s scores) nothing
+    changes. Returns the effective `sliding_window`, `global_every`, `chunked_attention`, `global_keys` (keys per
+    query of a global layer, as local_keys counts them; s without documents), `local_len` (the sequence a local
+    layer's window runs over: d inside documents, else s) and `document_chunks` (the pattern comes from the
+    documents: a varlen kernel skips the other documents whatever else the layer does)."""
     d = np.asarray(document_tokens, dtype=np.float64)
-    if not np.any(d > 0):  # unpacked rows (the usual case): the model's own pattern
-        return {"sliding_window": sliding_window, "global_every": global_every, "chunked_attention": chunked_attention}
     s = np.asarray(seq_len, dtype=np.float64)
+    if not np.any(d > 0):  # unpacked rows (the usual case): the model's own pattern
+        return {"sliding_window": sliding_window, "global_every": global_every, "chunked_attention": chunked_attention,
+                "global_keys": s, "local_len": s, "document_chunks": False}
     win = np.asarray(sliding_window, dtype=np.float64)
     windowed = (win > 0) & (win < s)
-    docs = (d > 0) & (d < s) & np.asarray(flash, dtype=bool) & (~windowed | (d < win))
-    return {"sliding_window": np.where(docs, d, win), "global_every": np.where(docs, 0, global_every),
-            "chunked_attention": np.where(docs, True, np.asarray(chunked_attention, dtype=bool))}
+    on = (d > 0) & (d < s) & np.asarray(flash, dtype=bool)
+    every = on & (~windowed | (d < win))  # every layer chunks of d
+    return {"sliding_window": np.where(every, d, win), "global_every": np.where(every, 0, global_every),
+            "chunked_attention": np.where(every, True, np.asarray(chunked_attention, dtype=bool)),
+            "global_keys": np.where(on, local_keys(s, np.where(on, d, s), True), s),
+            "local_len": np.where(on & ~every, d, s), "document_chunks": on}
 
 
 def attention_flops_per_token(n_layers, d_model, seq_len, attention_flops="full", attn_width=None,
-                              sliding_window=0, global_every=0, chunked_attention=False):
+                              sliding_window=0, global_every=0, chunked_attention=False, global_keys=None,
+                              local_len=None, document_chunks=False):
     """Attention score and value matmuls per token, forward + backward: 12·L·h·s (seed 001; PaLM appendix B,
     as in nanoGPT's estimate_mfu). 'causal' halves it (only the lower triangle is computed; Megatron-LM's
     convention since 2025); 'none' drops it (the seeds' 6ND planning number).
@@ -58,8 +67,11 @@ def attention_flops_per_token(n_layers, d_model, seq_len, attention_flops="full"
     2/3's local layers) leaves each query w_s keys: the causal count of a sequence is w_s·s − w_s²/2 scores instead
     of s²/2, so a windowed layer counts s_eff = (2·w_s·s − w_s²)/s in place of s (continuous at w_s = s).
     `global_every` k > 0 keeps every k-th layer global (⌊L/k⌋ layers); `chunked_attention`: the window is Llama 4's
-    chunks (`local_keys`)."""
+    chunks (`local_keys`). `global_keys`: a global layer's keys per query where documents limit them, `local_len` the
+    sequence a window runs over (`document_window`; s when not given); `document_chunks` is read by the step time
+    only."""
     L, h, s = (np.asarray(x, dtype=np.float64) for x in (n_layers, d_model, seq_len))
+    gk = s if global_keys is None else np.asarray(global_keys, dtype=np.float64)
     w = h if attn_width is None else np.asarray(attn_width, dtype=np.float64)
     mode = np.asarray(attention_flops)
     scale = np.select([mode == "full", mode == "causal", mode == "none"], [1.0, 0.5, 0.0], np.nan)
@@ -67,10 +79,10 @@ def attention_flops_per_token(n_layers, d_model, seq_len, attention_flops="full"
     every = np.asarray(global_every, dtype=np.float64)
     windowed = (win > 0) & (win < s)
     if not np.any(windowed):
-        return 12.0 * L * w * s * scale
+        return 12.0 * L * w * gk * scale
     n_global = np.where(every > 0, np.floor(L / np.maximum(every, 1.0)), 0.0)
-    s_eff = local_keys(s, win, chunked_attention)
-    return np.where(windowed, 12.0 * w * ((L - n_global) * s_eff + n_global * s) * scale, 12.0 * L * w * s * scale)
+    s_eff = local_keys(s if local_len is None else local_len, win, chunked_attention)
+    return np.where(windowed, 12.0 * w * ((L - n_global) * s_eff + n_global * gk) * scale, 12.0 * L * w * gk * scale)
 
 
 def ssm_flops_per_token(mamba_layers, d_model, mamba_heads=0, mamba_head_dim=0, mamba_state=0, mamba_groups=0,

@@ -202,8 +202,8 @@ INPUTS: tuple[Input, ...] = (
     # --- parallel layout and batch -------------------------------------------------------------------------------------
     Input("seq_len", "int", 4096, "count (tokens)", "sequence length s", "layout", lo=1, hi=MAX_INT),
     Input("micro_batch", "int", 1, "count (sequences)", "micro-batch b per GPU", "layout", lo=1, hi=MAX_INT),
-    Input("document_tokens", "int", 0, "count (tokens)", "packed rows: the mean length of the documents packed into "
-          "one sequence, with attention kept inside each (document masking: flash-attn varlen, Transformer Engine "
+    Input("document_tokens", "int", 0, "count (tokens)", "packed rows: the token-weighted mean length Σd²/Σd of the "
+          "documents packed into one sequence, with attention kept inside each (document masking: flash-attn varlen, Transformer Engine "
           "THD, FlexAttention's document mask); attention's FLOPs and time follow the documents, as block-diagonal "
           "causal chunks (core/flops.document_window); 0 = each row is one document", "layout", lo=0, hi=MAX_INT),
     Input("n_gpus", "int", 8, "count", "accelerators in the job (default: one node of 8)", "layout", lo=1,
@@ -915,6 +915,10 @@ RULES: tuple[Rule, ...] = (
                                                   | _is(g, "recompute", "full"))),
     Rule("document_tokens", "must be ≥ 0 and at most seq_len (a document longer than the row is not packed)",
          lambda g: (g("document_tokens") < 0) | (g("document_tokens") > g("seq_len"))),
+    Rule("document_tokens", "FlashAttention in Triton (attention_kernel triton) has no variable-length path: it "
+         "computes the whole row (give 0)",
+         lambda g: (g("document_tokens") > 0) & (g("document_tokens") < g("seq_len"))
+         & _is(g, "attention_kernel", "triton")),
     Rule("document_tokens", "needs flash_attention (a dense mask computes every score of the row: give 0)",
          lambda g: (g("document_tokens") > 0) & (g("document_tokens") < g("seq_len"))
          & ~np.asarray(g("flash_attention"), dtype=bool)),

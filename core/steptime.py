@@ -366,11 +366,14 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     skip = np.asarray(P.word(fw, "sink_window_skip"))
     sink_skip = (skip == "yes") | ((skip == "tpu") & on_tpu) | (kernel == "flex")
     # FlashAttention in Triton has no sliding window (causal masks only): it computes a window's layers in full
-    windowed = (window > 0) & (window < s) & (~np.asarray(g("attention_sinks", False), dtype=bool) | sink_skip) \
-        & (kernel != "triton")
+    # (packed documents, document_chunks: a varlen kernel runs each document as its own sequence, sinks or not)
+    docs = np.asarray(g("document_chunks", False), dtype=bool)
+    windowed = (window > 0) & (window < s) & (~np.asarray(g("attention_sinks", False), dtype=bool) | sink_skip
+                                              | docs) & (kernel != "triton")
     n_global = np.where(every > 0, np.floor(L / np.maximum(every, 1.0)), 0.0)
     chunked = np.asarray(g("chunked_attention", False), dtype=bool)
-    s_eff = np.where(windowed, local_keys(s, window, chunked), s) if np.any(windowed) else s
+    s_loc = _f(g("local_len", s))  # a window inside packed documents runs over each document (flops.document_window)
+    s_eff = np.where(windowed, local_keys(s_loc, window, chunked), s) if np.any(windowed) else s
     # the kernel's efficiency follows the keys a query block iterates: s/c for global layers, the window (or chunk)
     # for local ones, which run like short attention (attention_length_factor at their average keys). A sliding
     # band is computed in whole tiles (window_tile_keys: FlashAttention's 128 keys on a GPU, the framework's splash
@@ -382,12 +385,15 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     if np.any(windowed):
         block = np.where(on_tpu, P.number(fw, "window_block_tpu"), P.number(fw, "window_block"))
 
-        def tiles(w):
-            keys = np.minimum(window_tile_keys(s, w, block), s)
+        def tiles(w, length):
+            keys = np.minimum(window_tile_keys(length, w, block), length)
             return 2.0 * keys / s / startup_factor(np.minimum(keys, s / cp))
-        band = tiles(window) * per_global / tiles(s)
+        band = tiles(window, s_loc) * per_global / tiles(s, s)
         chunk = (s_eff / s) / attention_length_factor(np.minimum(s_eff, s / cp), c["causal_ratio"])
-        window_factor = np.where(windowed, ((L - n_global) * np.where(chunked, chunk, band) + n_global * per_global)
+        # a global layer of packed rows attends within its documents (flops.document_window global_keys)
+        gk = _f(g("global_keys", s))
+        per_doc = (gk / s) / attention_length_factor(np.minimum(gk, s / cp), c["causal_ratio"])
+        window_factor = np.where(windowed, ((L - n_global) * np.where(chunked, chunk, band) + n_global * per_doc)
                                  / L, per_global)
     else:
         window_factor = per_global

@@ -94,26 +94,38 @@ def test_chunked_attention_counts_block_diagonal_chunks_not_a_band():
 
 
 def test_packed_documents_attend_as_block_diagonal_chunks():
-    """Packed rows with document masking (document_tokens d): flash kernels run each document as its own sequence
-    (flash-attn varlen cu_seqlens, TE THD, FlexAttention's document mask), so every layer counts block-diagonal
-    causal chunks of d (core/flops.document_window): Llama 3.1 8B at 32K in documents of 4K does the attention of
-    8 sequences of 4K; d ≥ s or d = 0 changes nothing; a window wider than the documents gives way to them
-    (Gemma 2's 4K band in 1K documents: every layer chunks of 1K); without flash the input is refused."""
+    """Packed rows with document masking (document_tokens d, the token-weighted mean length): flash kernels run each
+    document as its own sequence (flash-attn varlen cu_seqlens, TE THD, FlexAttention's document mask), so every layer
+    counts block-diagonal causal chunks of d (core/flops.document_window): Llama 3.1 8B at 32K in documents of 4K does
+    the attention of 8 sequences of 4K, FLOPs and time alike; d ≥ s or d = 0 changes nothing. With a window (Gemma 2's
+    4K band, every other layer global): documents below the window make every layer chunks of d, FLOPs and time as an
+    explicit chunked window; longer ones leave the band inside each document and chunk the global layers, with no jump
+    at d = w; without flash, or with the Triton kernel (no varlen path), the input is refused."""
     from core.flops import local_keys
     base = dict(model="llama-3.1-8b", n_gpus=8, seq_len=32768, global_batch=8)
     one, docs = (estimate(config_from_inputs(**base, document_tokens=d)) for d in (0, 4096))
     assert float(docs["attention_flops_per_token"]) == pytest.approx(
-        float(one["attention_flops_per_token"]) * float(local_keys(32768, 4096, True)) / 32768)
+        float(one["attention_flops_per_token"]) * 4096 / 32768)
     assert float(local_keys(32768, 4096, True)) == 4096.0  # 8 whole chunks: s_eff = c
-    assert docs["predicted_step_time_s"] < one["predicted_step_time_s"]
+    eight = estimate(config_from_inputs(**{**base, "seq_len": 4096, "global_batch": 64}))
+    assert float(docs["compute_s"]) < 0.9 * float(one["compute_s"])
+    assert float(docs["attention_flops_per_token"]) == pytest.approx(float(eight["attention_flops_per_token"]))
     whole = estimate(config_from_inputs(**base, document_tokens=32768))
     assert float(whole["predicted_step_time_s"]) == float(one["predicted_step_time_s"])
     g2 = dict(model="gemma-2-9b", n_gpus=8, seq_len=8192, global_batch=8)
     pat = estimate(config_from_inputs(**g2, document_tokens=1024))
     ref = estimate(config_from_inputs(**g2, sliding_window=1024, global_every=0, chunked_attention=True))
-    assert float(pat["attention_flops_per_token"]) == pytest.approx(float(ref["attention_flops_per_token"]))
+    for k in ("attention_flops_per_token", "predicted_step_time_s"):
+        assert float(pat[k]) == pytest.approx(float(ref[k]))
+    at = [float(estimate(config_from_inputs(**g2, document_tokens=d))["attention_flops_per_token"])
+          for d in (4095, 4096, 4097, 6144)]
+    assert at[0] == pytest.approx(at[1], rel=1e-3) == pytest.approx(at[2], rel=1e-3)  # continuous at d = w
+    unpacked = float(estimate(config_from_inputs(**g2))["attention_flops_per_token"])
+    assert at[1] < at[3] < unpacked  # the global layers shrink with the documents
     with pytest.raises(ValueError, match="document_tokens"):
         config_from_inputs(**base, document_tokens=4096, flash_attention=False)
+    with pytest.raises(ValueError, match="document_tokens"):
+        config_from_inputs(**base, document_tokens=4096, framework="fsdp", attention_kernel="triton")
     with pytest.raises(ValueError, match="document_tokens"):
         config_from_inputs(**base, document_tokens=40000)
 
