@@ -617,9 +617,10 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
 - Pipeline schedules (pp_schedule, 2026-12-06): the Zero Bubble paper's Table 4 (ZB-1p, ZB-2p and interleaved 1F1B
   beside the 1F1B rows already joined) joined with the input: the speed-ups over 1F1B within 3 % (ZB-1p), 0-4 % below
   (ZB-2p: the planner counts ZB-H2's bubble, the automatic search finds less) and 3-6 % below (1F1B-I); the ledger
-  within 1-9 % of the table's memory for all four schedules. Not prospective (the formulas were written with the
-  table in view); nothing is fitted to it; megatron's leave-one-source-out median is 6.3 % with these 36 rows and
-  7.1 % without them. DeepSeek-V3's run is now described with DualPipe: its two stages per GPU
+  within 1-9 % of the table's memory for all four schedules; its Appendix H (Table 12: ZB-2p with m ≤ p, 9 rows)
+  0-6 % above the published speed-ups, the memory within 8 %. Not prospective (the formulas were written with the
+  paper in view); nothing is fitted to them; megatron's leave-one-source-out median was 6.3 % with the 36 Table 4
+  rows and 7.1 % without them. DeepSeek-V3's run is now described with DualPipe: its two stages per GPU
   (their parameters and state) raise the ledger to 1.35 × the H800's memory (1.15 with the interleaved stand-in):
   still predicted not to fit.
 
