@@ -16,6 +16,7 @@ import numpy as np
 from . import inputs as I
 from . import memory as M
 from . import profiles as PF
+from . import schedule as SC
 from .record import STEP_PART_WORDS, STEP_PARTS, TOTAL_PARTS
 from .spec import CHUNK_ROWS, MAX_ROWS
 from .advisor import DEFAULT_MARGIN as ADV_DEFAULT_MARGIN
@@ -223,9 +224,8 @@ def _config_inputs(cfg) -> dict:
 
 
 def _schedule(cfg) -> str:
-    """The pipeline schedule and virtual stages where they are not plain 1F1B (core/schedule.py)."""
-    v = f" v={cfg.virtual_stages}" if cfg.virtual_stages > 1 else ""
-    return v + (f" ({cfg.pp_schedule})" if cfg.pp_schedule != "1f1b" else "")
+    """The virtual stages and the pipeline schedule where they are not plain 1F1B (core/schedule.label)."""
+    return (f" v={cfg.virtual_stages}" if cfg.virtual_stages > 1 else "") + SC.label(cfg.pp_schedule)
 
 
 def _replicas(cfg, rec) -> str:

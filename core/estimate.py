@@ -75,14 +75,14 @@ def stage_split(c: dict, pp) -> dict:
     first_e = np.where(one, experts + mtp_e, experts * share)
     last_e = np.where(one, experts, experts * sl["last"] / L) + mtp_e
     # a DualPipe schedule's first rank also holds the last chunk (core/schedule.both_ends): DualPipe's whole last
-    # stage (two stages per GPU: schedule.PARAM_COPIES), DualPipeV's V its LM head and MTP modules beside the first
+    # stage (two stages per GPU: schedule.TWO_STAGES), DualPipeV's V its LM head and MTP modules beside the first
     # chunk (its two chunks are the planner's virtual stages, the blocks already counted). The first rank is the
     # busiest then (DualPipe's last rank holds stages p − 1 and 0, the same load; DualPipeV's middle chunks only), and
     # the "last" figures stand for a middle rank
     sched = np.asarray(c.get("pp_schedule", "1f1b"))
     ends = SC.both_ends(sched, pp)
     if np.any(ends):
-        two = SC.param_copies(sched) > 1
+        two = np.isin(sched, SC.TWO_STAGES)
         first = np.where(ends, first + np.where(two, last, table + mtp_p), first)
         first_e = np.where(ends, first_e + np.where(two, last_e, mtp_e), first_e)
         last = np.where(ends, blocks * share, last)

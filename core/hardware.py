@@ -243,7 +243,9 @@ def _attention_at_each_chips_gemm_rate(cat: dict[str, Accelerator], fams: dict |
     Blackwell's an assumption taken as measured on B200); the chips of the same silicon at other clocks or power
     (attention_carries_to) run the same kernels at their own GEMMs' rate relative to that chip's: × their matmul
     efficiency ÷ the measured chip's (GB200's 1822 of 2500 TFLOP/s against B200's 1745 of 2250, MI325X at 1000 W
-    against MI300X at 750 W; assumed). The family's other chips keep the figures as they are."""
+    against MI300X at 750 W; assumed). The measured chip's grouped-GEMM rate (data/accelerators.csv
+    grouped_gemm_efficiency) carries the same way to a chip without its own. The family's other chips keep the
+    figures as they are."""
     fams = efficiency_table() if fams is None else fams
     for family, f in fams.items():
         ref, carries = f["attention_measured_on"], f["attention_carries_to"]
@@ -256,8 +258,11 @@ def _attention_at_each_chips_gemm_rate(cat: dict[str, Accelerator], fams: dict |
         for name in carries:
             g = cat[name]
             k = g.matmul_efficiency / cat[ref].matmul_efficiency
+            grouped = g.grouped_gemm_efficiency if math.isfinite(g.grouped_gemm_efficiency) \
+                else cat[ref].grouped_gemm_efficiency * k
             cat[name] = replace(g, attention_efficiency=g.attention_efficiency * k,
-                                fa2_attention_efficiency=g.fa2_attention_efficiency * k)
+                                fa2_attention_efficiency=g.fa2_attention_efficiency * k,
+                                grouped_gemm_efficiency=grouped)
     return cat
 
 

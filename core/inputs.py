@@ -670,6 +670,11 @@ def _div(a, b):
     return np.mod(a, np.maximum(b, 1)) != 0
 
 
+def _micro_batches(g):
+    """Micro-batches per data-parallel replica per step (core/schedule.micro_batches)."""
+    return SC.micro_batches(g("global_batch_used"), g("n_gpus"), g("tp"), g("pp"), g("cp"), g("micro_batch"))
+
+
 def _dp(g):
     """The rules' data-parallel degree ⌊n_gpus / (tp·pp·cp)⌋ (0 where the layout exceeds the GPUs: another rule
     refuses that; core/schedule.dp_degree, for valid rows, is at least 1)."""
@@ -937,9 +942,8 @@ RULES: tuple[Rule, ...] = (
          "DualPipe (global_batch / (data-parallel ranks × micro_batch), the given one or the one target_batch_tokens "
          "sets: give a global batch that meets it; dualpipe.py l.333, dualpipev.py l.318)",
          lambda g: VE.isin(g("pp_schedule"), SC.BOTH_ENDS) & (g("global_batch_used") >= 1) & ~np.asarray(g("batch_steady"), dtype=bool) & (
-             (g("global_batch_used") / (np.maximum(_dp(g), 1) * g("micro_batch")) < 2 * g("pp"))
-             | (_is(g, "pp_schedule", "dualpipe")
-                & (np.round(g("global_batch_used") / (np.maximum(_dp(g), 1) * g("micro_batch"))) % 2 != 0)))),
+             (_micro_batches(g) < 2 * g("pp"))
+             | (_is(g, "pp_schedule", "dualpipe") & (np.round(_micro_batches(g)) % 2 != 0)))),
     Rule("pp_schedule", "a pipeline layout (pp_layout) is Megatron-Core's, for its 1F1B schedules",
          lambda g: _has_layout(g) & ~_is(g, "pp_schedule", "1f1b")),
     Rule("pp_schedule", "DualPipe and DualPipeV place the embedding and the loss on the first rank themselves: "

@@ -20,7 +20,7 @@ per replica per step.
   DeepSeek's bidirectional DualPipe and its V-shaped half, DualPipeV (deepseek-ai/DualPipe README @3da1bbe). Each
   names its bubble (`bubble_time`, in F, B and W: one micro-batch's forward, input-gradient and weight-gradient
   times on the critical stage), the micro-batches' activations its busiest rank holds (`schedule_held`) and the
-  parameters it keeps (`both_ends`, `PARAM_COPIES`).
+  parameters it keeps (`both_ends`, `TWO_STAGES`).
 """
 from __future__ import annotations
 
@@ -44,10 +44,10 @@ SCHEDULE_WORDS = MappingProxyType({
 # schedules whose first rank also holds the pipeline's last chunk (the LM head and the loss): DualPipe's rank r runs
 # stages r and p − 1 − r, DualPipeV's V puts chunks r and 2p − 1 − r on rank r
 BOTH_ENDS = ("dualpipe", "dualpipev")
-# model-parameter copies a GPU keeps relative to one stage's: DualPipe holds two stages ("Parameter Per Device 2×",
-# README table; "DualPipe requires keeping two copies of the model parameters", DeepSeek-V3 §3.2.1); DualPipeV's 2×
-# is two chunks of half a stage each, the planner's virtual_stages 2
-PARAM_COPIES = MappingProxyType({"dualpipe": 2.0})
+# schedules whose GPUs keep two whole stages: DualPipe ("Parameter Per Device 2×", README table; "DualPipe requires
+# keeping two copies of the model parameters", DeepSeek-V3 §3.2.1); DualPipeV's 2× is two chunks of half a stage
+# each, the planner's virtual_stages 2
+TWO_STAGES = ("dualpipe",)
 
 
 def bubble_time(schedule, pp, virtual_stages, micro_batches, t_mb, t_f, t_w, t_compute=None) -> np.ndarray:
@@ -104,13 +104,9 @@ def both_ends(schedule, pp) -> np.ndarray:
     return np.isin(np.asarray(schedule), BOTH_ENDS) & (np.asarray(pp) > 1)
 
 
-def param_copies(schedule) -> np.ndarray:
-    """Stages' worth of parameters a GPU keeps (PARAM_COPIES; 1 for the others)."""
-    sched = np.asarray(schedule)
-    out = np.ones(sched.shape)
-    for name, k in PARAM_COPIES.items():
-        out = np.where(sched == name, k, out)
-    return out
+def label(schedule) -> str:
+    """How a layout's summary names its schedule: nothing for 1F1B, else ' (<name> schedule)' (the CLI, the app)."""
+    return "" if str(schedule) == "1f1b" else f" ({schedule} schedule)"
 
 
 def bubble_share(pp, virtual_stages) -> np.ndarray:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from core import intervals as IV
 from core import memory as M
+from core import schedule as SC
 from core.estimate import Config
 from core.inputs import INPUTS
 from core.limits import LIMIT_WORDS
@@ -122,8 +123,7 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
     parts = " + ".join(f"{k[:-6]} {fmt.mem(rec[k], unit)}" for k in
                        ("weights_bytes", "grads_bytes", "grad_accum_bytes", "optimizer_bytes", "master_bytes",
                         "activations_bytes", "logits_bytes", "overhead_bytes") if rec[k] > 0)
-    sh = f"ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}, dp={rec['dp']}" \
-        + (f", {cfg.pp_schedule} schedule" if cfg.pp_schedule != "1f1b" else "")
+    sh = f"ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}, dp={rec['dp']}" + SC.label(cfg.pp_schedule)
     scale = {"full": "", "causal": " × ½ (causal)", "none": " × 0 (not counted)"}[cfg.attention_flops]
     price = rec["price_per_gpu_hour"]
     price_text = "no price (type one in the sidebar)" if price != price else f"${price:,.2f}"
