@@ -96,11 +96,7 @@ def main(write: bool) -> str:
           f"EP-32 Qwen3 row {q_of['zoo-qwen3-235b-h100-256g-0']:.2f}. GPT-OSS 120B's {len(oss16)} BF16 rows run "
           f"{statistics.median(oss16):.2f}× slower than predicted at the median ({rng(oss16)}) on every GPU "
           "generation (64-wide heads with sinks — flash attention at head dim 64 now runs at FlashAttention-3's "
-          "measured 0.75 of its head-128 rate, FlashAttention-4's 0.66 on B200 and GB200 —, 128 small experts with top-4 routing, biases, a 201k vocabulary; "
-          "since 2026-12-06 the alltoall dispatcher's host time per local expert, fitted by bench/fit_moe_host.py, "
-          "takes its 16-expert (EP-8) B200 and B300 rows from 1.24–1.41 to 0.95–1.02 (the 25.11 B200 row 1.28) and "
-          "overshoots the H100 ones (micro-batch 1, 4 stages, 80 micro-batches) to 0.81–0.83, and leaves the EP-64 "
-          "rows, 2 local experts each, at 1.02–1.46); its "
+          "measured 0.75 of its head-128 rate, FlashAttention-4's 0.66 on B200 and GB200 —, 128 small experts with top-4 routing, biases, a 201k vocabulary); its "
           "two MXFP8 rows of the 26.08 table, on a newer recipe "
           "(full-iteration CUDA graphs, HybridEP, a fused grouped MLP, the all-to-all overlap), are "
           f"{oss8.get('gb300', float('nan')):.2f} (GB300) and {oss8.get('gb200', float('nan')):.2f} (GB200): the gap "
@@ -239,7 +235,7 @@ def main(write: bool) -> str:
           "data/published_runs_hybrid.csv), measured / predicted step:", ""]
     _, hq = _runs_table(L, "published_runs_hybrid.csv")
     L += ["", f"{sum(abs(q - 1) <= 0.15 for q in hq)} of {len(hq)} within 15 %. Its 23 MoE layers of 128 experts "
-          "1,856 wide with top-6 routing are the fine-grained MoE the GPT-OSS rows miss the same way; the "
+          "1,856 wide with top-6 routing are the fine-grained MoE the GPT-OSS rows miss the same way (1.2–1.4×); the "
           "Mamba-2 mixers (in_proj/out_proj GEMMs, the SSD core at the attention kernel's rate: no published SSD "
           "kernel efficiency) are a quarter of the active parameters. Megatron-Bridge 26.04.01's H100 run (micro-batch "
           "1, 8K, on 16 GPUs) was predicted not to fit in the 79.1 GiB (84.9 GB) a process can allocate until "

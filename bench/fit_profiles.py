@@ -1161,9 +1161,9 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
 - megatron (2026-12-06, the twenty-fifth batch): FP8-LM's Table 5 BF16 rows (Megatron-LM with Transformer Engine on
   H100 in 2023: GPT 7B, 13B, 175B) run 7-18 % slower than predicted; their global batch and (175B) virtual stages are
   assumed from the authors' example scripts. Alone they move the GPU sustained fraction from 0.75 (fitted without
-  them) to 0.73 and Megatron's step host time from 46 to 32 ms, and with them the leave-one-source-out medians
-  (megatron 6.3 -> 6.8 %, fsdp 7.7 -> 9.1 %: fsdp takes the GPU family's fraction). Their BF16 -> FP8 speed-ups are
-  predicted within 4 % (7B, 13B; tests/test_recipes.py FP8_RUN_PAIRS).
+  them) to 0.73, which fsdp takes too. With the twenty-sixth batch (InternEvo's A100 rows up to 1,024 GPUs, 17.4 %
+  left out; VectorLM's A100 FSDP rows, 9.3 %) the leave-one-source-out medians went megatron 6.3 -> 7.2 % and fsdp
+  7.7 -> 9.2 %. Their BF16 -> FP8 speed-ups are predicted within 4 % (7B, 13B; tests/test_recipes.py FP8_RUN_PAIRS).
 """
 
 

@@ -239,9 +239,7 @@ INPUTS: tuple[Input, ...] = (
     Input("moe_dispatcher", "choice", "alltoall", "", "MoE token dispatcher (Megatron --moe-token-dispatcher-type "
           "alltoall, or flex with --moe-flex-dispatcher-backend deepep | hybridep): across nodes DeepEP and HybridEP "
           "send a token once per destination node, where NVLink forwards it to that node's experts; NCCL's "
-          "all-to-all sends every routed copy; Megatron's alltoall synchronises the stream before the experts, "
-          "after which each local expert costs host time (data/frameworks.csv expert_host_s, per MoE layer and "
-          "micro-batch). einsum: GShard-style one-hot einsums dispatch to and combine from "
+          "all-to-all sends every routed copy. einsum: GShard-style one-hot einsums dispatch to and combine from "
           "capacity buffers, grouped per sequence as MaxText's dense path groups them (sparse_matmul false): "
           "2·E·C·h FLOPs per token each, C = capacity_factor·S·k/E per sequence of S tokens, every buffer slot computed "
           "(padded to capacity); the masks' memory (b·S·E·C elements each) is not in the ledger", "layout",

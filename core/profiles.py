@@ -23,14 +23,14 @@ import numpy as np
 
 from . import vec as VE
 from .schedule import SCHEDULES
-from .tables import GPU_ATTENTION_KERNELS, MOE_DISPATCHERS, PROFILES  # PROFILES: the kernels a step runs (the `profile` input)
+from .tables import GPU_ATTENTION_KERNELS, PROFILES  # PROFILES: the kernels a step runs (the `profile` input)
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 ELEMENTWISE_OPS = ("rmsnorm", "layernorm", "swiglu", "gelu", "rope", "residual", "loss")
 # the numbers of a profile (everything else is a word or a list)
 NUMERIC = ("kernels_per_layer", "kernels_per_layer_compiled", "host_s_per_kernel",
            "cpu_optimizer_params_per_s_per_node", "cpu_optimizer_params_per_s_per_grace", "window_block",
-           "window_block_tpu", "expert_host_s")
+           "window_block_tpu")
 # fitted by bench/fit_profiles.py (data/fitted.csv); the value each takes before any fit
 FITTED_DEFAULTS = {"sustained_scale": 1.0, "overlap_cost": 0.0, "unit_host_s": 0.0, "step_host_s": 0.0,
                    "interval_low": 0.85, "interval_high": 1.15, "calibrated_low": 0.90, "calibrated_high": 1.10}
@@ -83,8 +83,6 @@ class Profile:
     param_gather: str = PARAM_GATHER[0]  # after_step: ZeRO-1/2's parameter all-gather runs after the optimizer step
     moe_probs: str = MOE_PROBS[0]  # activation: the routing weights multiply inside the experts (no output kept)
     moe_gemm: str = MOE_GEMM[0]  # torch_grouped_mm: the experts at the chip's measured grouped-GEMM rate
-    # the MoE dispatchers after whose stream synchronisation each local expert's host work is exposed (expert_host_s)
-    expert_host_dispatchers: tuple = ()
     numbers: dict = field(default_factory=dict)
     sources: dict = field(default_factory=dict)
 
@@ -116,7 +114,6 @@ def profiles() -> dict[str, Profile]:
                 raise ValueError(f"data/frameworks.csv {name} {key}: {kv[key]!r} is not one of {allowed}")
         nums = {k: float(kv[k]) for k in NUMERIC if k in kv}
         nums.setdefault("kernels_per_layer_compiled", nums.get("kernels_per_layer", 0.0))
-        nums.setdefault("expert_host_s", 0.0)  # a profile whose dispatchers never synchronise before the experts
         for k in ("window_block", "unit_hook_stages", "pp_schedules"):
             if k not in kv:
                 raise ValueError(f"data/frameworks.csv {name}: no {k} row")
@@ -125,9 +122,6 @@ def profiles() -> dict[str, Profile]:
         if bad or "1f1b" not in kv["pp_schedules"].split():
             raise ValueError(f"data/frameworks.csv {name} pp_schedules: {kv['pp_schedules']!r} must hold 1f1b and "
                              f"only {SCHEDULES}")
-        bad = [x for x in kv.get("expert_host_dispatchers", "").split() if x not in MOE_DISPATCHERS]
-        if bad:
-            raise ValueError(f"data/frameworks.csv {name} expert_host_dispatchers: {bad} not in {MOE_DISPATCHERS}")
         for k, d in FITTED_DEFAULTS.items():
             nums[k] = fitted.get((name, k), (d, ""))[0]
             sources[name][k] = fitted.get((name, k), (d, "not fitted (default)"))[1]
@@ -144,8 +138,7 @@ def profiles() -> dict[str, Profile]:
                             sink_window_skip=kv["sink_window_skip"],
                             sequence_parallel=kv.get("sequence_parallel", "input"),
                             grad_allreduce=kv["grad_allreduce"], param_gather=kv["param_gather"],
-                            moe_probs=kv["moe_probs"], moe_gemm=kv["moe_gemm"],
-                            expert_host_dispatchers=tuple(kv.get("expert_host_dispatchers", "").split()), numbers=nums,
+                            moe_probs=kv["moe_probs"], moe_gemm=kv["moe_gemm"], numbers=nums,
                             sources=sources[name])
     return out
 
@@ -296,17 +289,6 @@ def unit_hooks(framework, zero_stage) -> np.ndarray:
 def supports_zero(framework, zero_stage) -> np.ndarray:
     """True where the framework runs that ZeRO stage (data/frameworks.csv zero_stages)."""
     return _at_stages(framework, zero_stage, lambda p: p.zero_stages)
-
-
-def expert_host_applies(framework, dispatcher) -> np.ndarray:
-    """True where the framework's MoE dispatcher synchronises the stream before the experts, so that each local
-    expert's host work is exposed (data/frameworks.csv expert_host_dispatchers; expert_host_s per expert)."""
-    fw, disp = np.broadcast_arrays(np.asarray(framework), np.asarray(dispatcher))
-    ok = np.zeros(fw.shape, dtype=bool)
-    for n, p in profiles().items():
-        if p.expert_host_dispatchers:
-            ok = ok | ((fw == n) & VE.isin(disp, p.expert_host_dispatchers))
-    return ok
 
 
 def supports_schedule(framework, schedule) -> np.ndarray:

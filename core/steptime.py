@@ -5,8 +5,7 @@ published (data/accelerators.csv `matmul_efficiency`; data/efficiency.csv per ch
 each row; how the framework executes (which elementwise kernels are fused, which attention kernel runs, how
 collectives overlap, host work per kernel) is its profile (core/profiles.py, data/frameworks.csv, data/kernels.csv);
 the few fitted constants (`sustained_fraction`, each profile's `overlap_cost` and `unit_host_s`) are fitted by
-bench/fit_profiles.py, Megatron's `expert_host_s` by bench/fit_moe_host.py, and evaluated leave-one-source-out
-(bench/RESULTS.md). The structure follows Narayanan et al.
+bench/fit_profiles.py and evaluated leave-one-source-out (bench/RESULTS.md). The structure follows Narayanan et al.
 2021 (arXiv:2104.04473) §2–3 and Korthikanti et al. 2022 (arXiv:2205.05198) §4–5; docs/formulas.md gives every
 term with its source.
 
@@ -63,9 +62,7 @@ NCCL kernels take SMs and HBM bandwidth) times the hidden time. Pipeline: core/s
 
 Host: each layer's kernels cost the profile's `host_s_per_kernel` of CPU; what exceeds the GPU's time for the layer
 is exposed (eager PyTorch on small layers); plus `unit_host_s` per sharded unit and micro-batch where the stage runs
-hooks (data/frameworks.csv unit_hook_stages; fitted), `expert_host_s` per local expert of an MoE layer and
-micro-batch where the dispatcher synchronises the stream before the experts (Megatron-Core's alltoall; fitted) and
-`step_host_s` per step (fitted). XLA
+hooks (data/frameworks.csv unit_hook_stages; fitted) and `step_host_s` per step (fitted). XLA
 dispatches one program: none. CUDA graphs (megatron, `cuda_graphs`): per layer, no launch time per kernel; the full
 iteration, no per-step host time either. Offload
 (ZeRO-Offload, ZeRO-Infinity, activation offload): host ↔ device transfers at the host link's rate
@@ -698,16 +695,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     unit_host = _f(c["fit_unit_host_s"]) if "fit_unit_host_s" in c else P.number(fw, "unit_host_s")
     step_host = (_f(c["fit_step_host_s"]) if "fit_step_host_s" in c else P.number(fw, "step_host_s")) \
         * (graphs != "full_iteration")
-    # an MoE layer whose dispatcher synchronises the stream before the experts (data/frameworks.csv
-    # expert_host_dispatchers: Megatron-Core's alltoall) exposes each local expert's host work: `expert_host_s` per
-    # local expert (E/ep), MoE layer and micro-batch, forward and backward (fitted by bench/fit_moe_host.py)
-    if np.any(moe):
-        per_expert = _f(c["fit_expert_host_s"]) if "fit_expert_host_s" in c else P.number(fw, "expert_host_s")
-        syncs = P.expert_host_applies(fw, g("moe_dispatcher", "alltoall"))
-        expert_host = np.where(moe & syncs, moe_share * (_f(E) / ep) * per_expert, 0.0)
-    else:
-        expert_host = 0.0
-    host = m * (Ls * (host_layer + expert_host / eff_scale) + units * unit_host / eff_scale) + step_host / eff_scale
+    host = m * (Ls * host_layer + units * unit_host / eff_scale) + step_host / eff_scale
 
     # --- offload: host link transfers and the CPU optimizer ----------------------------------------------------
     off = np.asarray(g("offload", "none"))
@@ -786,8 +774,7 @@ TERMS: tuple[Term, ...] = (
          lambda x: 2.0 * x["state_bytes"] / x["hbm"]),
     Term("offload_s", "host offload: the CPU optimizer step and host-link transfers not hidden behind compute",
          "#c5b0d5", lambda x: x["offload"]),
-    Term("host_s", "host (CPU) time not hidden behind the GPU: kernel launches of small layers, sharding hooks, "
-         "MoE experts' host work after a synchronising dispatcher",
+    Term("host_s", "host (CPU) time not hidden behind the GPU: kernel launches of small layers, sharding hooks",
          "#7f7f7f", lambda x: x["host"]),
 )
 STEP_PARTS = tuple(t.name for t in TERMS)

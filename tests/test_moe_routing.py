@@ -189,31 +189,3 @@ def test_einsum_dispatch_needs_capacity_buffers():
     ok = estimate(config_from_inputs(model="mixtral-8x7b", gpu="h100-sxm", n_gpus=8, zero_stage=3, framework="maxtext",
                                      moe_dispatcher="einsum", moe_capacity_factor=1.25))
     assert bool(ok["valid"])
-
-
-def test_the_alltoall_dispatchers_host_time_per_local_expert():
-    """Megatron-Core's alltoall dispatcher synchronises the stream before the experts (token_dispatcher.py), after
-    which each local expert's host work is exposed: `expert_host_s` (fitted by bench/fit_moe_host.py) per local
-    expert (E/ep), MoE layer and micro-batch. Qwen3-235B-A22B (94 MoE layers, 128 experts) on 64 B200, ep 8, pp 4:
-    16 local experts on the busiest stage's 24 layers (94 over 4 stages), 16 micro-batches. The flex dispatchers do not pay it, nor do the other
-    profiles, nor a dense model."""
-    from core import profiles as PF
-    per_expert = PF.number("megatron", "expert_host_s")
-    assert 0 < per_expert < 2e-3  # a fraction of a millisecond per expert
-    assert "bench/fit_moe_host.py" in PF.profiles()["megatron"].sources["expert_host_s"]
-    base = dict(model="qwen3-235b-a22b", gpu="b200", n_gpus=64, ep=8, pp=4, seq_len=4096, micro_batch=1,
-                global_batch=256, recompute="full", mfu="auto")
-    a2a = estimate(config_from_inputs(**base, moe_dispatcher="alltoall"))
-    flex = estimate(config_from_inputs(**base, moe_dispatcher="hybridep"))
-    m, stage_layers, local = 256 / 16, 24, 128 / 8
-    assert a2a["micro_batches"] == m
-    assert a2a["host_s"] - flex["host_s"] == pytest.approx(m * stage_layers * local * per_expert, rel=1e-6)
-    assert PF.profiles()["megatron"].expert_host_dispatchers == ("alltoall",)
-    for fw in ("fsdp", "deepspeed", "maxtext"):
-        assert not PF.expert_host_applies(fw, "alltoall")
-    # ep 16 halves the local experts and the time (the flex twin again gives the rest of the host time)
-    a16, f16 = (estimate(config_from_inputs(**{**base, "ep": 16}, moe_dispatcher=d)) for d in ("alltoall", "hybridep"))
-    assert a16["host_s"] - f16["host_s"] == pytest.approx(m * stage_layers * local / 2 * per_expert, rel=1e-6)
-    dense = dict(model="llama-3.1-8b", n_gpus=8, seq_len=4096, mfu="auto")
-    assert estimate(config_from_inputs(**dense))["host_s"] == estimate(
-        config_from_inputs(**dense, moe_dispatcher="alltoall"))["host_s"]
