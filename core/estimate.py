@@ -145,7 +145,8 @@ def training_split(c: dict, split: dict) -> dict:
 
 
 # inputs added after the column vocabulary settled (issues 19, 20): hand-built columns may lack them
-LATE_INPUTS = ("etp", "pp_schedule", "document_tokens", "moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "moe_overlap",
+LATE_INPUTS = ("etp", "pp_schedule", "document_tokens", "moe_capacity_factor", "moe_load_imbalance",
+               "moe_pad_to_capacity", "moe_overlap",
                "moe_dispatcher", "pp_embedding_loss_slots", "pp_layout", "activation_offload_layers",
                "distribute_saved_activations",
                "fp8_recipe", "fp8_param_gather", "fp8_attention", "price_tier", "preemption_rate_per_gpu_hour",
@@ -405,9 +406,7 @@ def evaluate(**c) -> dict:
     # (a step of m micro-batches per replica holds at most m: schedule.in_flight_of_rank; the published ledgers'
     # convention — no global batch, target_batch_tokens 0 — counts a long step's steady state, Korthikanti Eq. 5)
     ov = np.asarray(c["moe_overlap"], dtype=bool) & (pp > 1)
-    gb_given = np.isfinite(np.asarray(np.nan if c.get("global_batch") is None else c["global_batch"],
-                                      dtype=np.float64))
-    steady = ~gb_given & (np.asarray(c.get("target_batch_tokens", 0), dtype=np.float64) <= 0)
+    steady = np.asarray(c["batch_steady"], dtype=bool)  # derived_columns
     m = np.where(steady, np.inf, SC.micro_batches(c["global_batch_used"], n_gpus, tp, pp, cp, b))
     # (a zero-bubble or DualPipe schedule holds its own count: schedule.schedule_held)
     sched = np.asarray(c["pp_schedule"])

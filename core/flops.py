@@ -35,11 +35,12 @@ def document_window(document_tokens, seq_len, sliding_window, global_every, chun
     the documents fill the row) makes a layer block-diagonal causal chunks of d, as Llama 4's chunked attention
     (`local_keys`): every layer of a model without a window, or with a window (or chunks) wider than d; with a
     narrower window its local layers run their band (or chunks) inside each document, a sequence of d
-    (`local_len`), and its global layers take the documents' chunks (`global_keys`). Without flash (a dense mask over all s × s scores) nothing
-    changes. Returns the effective `sliding_window`, `global_every`, `chunked_attention`, `global_keys` (keys per
-    query of a global layer, as local_keys counts them; s without documents), `local_len` (the sequence a local
-    layer's window runs over: d inside documents, else s) and `document_chunks` (the pattern comes from the
-    documents: a varlen kernel skips the other documents whatever else the layer does)."""
+    (`local_len`), and its global layers take the documents' chunks (`global_keys`). Without flash (a dense mask
+    over all s × s scores) nothing changes. Returns the effective `sliding_window`, `global_every`,
+    `chunked_attention`, `global_keys` (keys per query of a global layer, as local_keys counts them; s without
+    documents), `local_len` (the sequence a local layer's window runs over: d inside documents, else s) and
+    `document_chunks` (the pattern comes from the documents: a varlen kernel skips the other documents whatever else
+    the layer does)."""
     d = np.asarray(document_tokens, dtype=np.float64)
     s = np.asarray(seq_len, dtype=np.float64)
     if not np.any(d > 0):  # unpacked rows (the usual case): the model's own pattern

@@ -203,9 +203,10 @@ INPUTS: tuple[Input, ...] = (
     Input("seq_len", "int", 4096, "count (tokens)", "sequence length s", "layout", lo=1, hi=MAX_INT),
     Input("micro_batch", "int", 1, "count (sequences)", "micro-batch b per GPU", "layout", lo=1, hi=MAX_INT),
     Input("document_tokens", "int", 0, "count (tokens)", "packed rows: the token-weighted mean length Σd²/Σd of the "
-          "documents packed into one sequence, with attention kept inside each (document masking: flash-attn varlen, Transformer Engine "
-          "THD, FlexAttention's document mask); attention's FLOPs and time follow the documents, as block-diagonal "
-          "causal chunks (core/flops.document_window); 0 = each row is one document", "layout", lo=0, hi=MAX_INT),
+          "documents packed into one sequence, with attention kept inside each (document masking: flash-attn varlen, "
+          "Transformer Engine THD, FlexAttention's document mask); attention's FLOPs and time follow the documents, "
+          "as block-diagonal causal chunks (core/flops.document_window); 0 = each row is one document", "layout",
+          lo=0, hi=MAX_INT),
     Input("n_gpus", "int", 8, "count", "accelerators in the job (default: one node of 8)", "layout", lo=1,
           hi=MAX_INT),
     Input("tp", "int", 1, "count", "tensor-parallel degree", "layout", lo=1, hi=MAX_INT),
@@ -509,7 +510,8 @@ WIDGETS = {
     "seq_len": Widget("seq", "Sequence length", step=1024), "micro_batch": Widget("mb", "Micro-batch"),
     "n_gpus": Widget("gpus", "GPUs"), "tp": Widget("tp", "TP"), "pp": Widget("pp", "PP"),
     "document_tokens": Widget("doctok", "Packed rows: mean document length (0 = unpacked)"),
-    "virtual_stages": Widget("vs", "Interleaved virtual stages"), "pp_schedule": Widget("ppsched", "Pipeline schedule"), "zero_stage": Widget("zero", "ZeRO stage"),
+    "virtual_stages": Widget("vs", "Interleaved virtual stages"), "pp_schedule": Widget("ppsched", "Pipeline schedule"),
+    "zero_stage": Widget("zero", "ZeRO stage"),
     "sequence_parallel": Widget("sp", "Sequence parallelism (with TP)"), "cp": Widget("cp", "CP"),
     "ep": Widget("ep", "EP"), "etp": Widget("etp", "expert TP (0 = tp)"),
     "moe_capacity_factor": Widget("moecf", "MoE capacity factor (0 = dropless)", step=0.25),
@@ -914,7 +916,8 @@ RULES: tuple[Rule, ...] = (
     Rule("moe_overlap", "needs an MoE model with ep > 1",
          lambda g: _is(g, "moe_overlap", True) & ~((g("n_experts") > 1) & (g("ep") > 1))),
     Rule("moe_overlap", "needs pp = 1, virtual_stages > 1 (Megatron's combined 1F1B runs on the interleaved "
-         "schedule) or a DualPipe schedule (which pairs a forward and a backward chunk by design), and no full recompute",
+         "schedule) or a DualPipe schedule (which pairs a forward and a backward chunk by design), and no full "
+         "recompute",
          lambda g: _is(g, "moe_overlap", True) & (((g("pp") > 1) & ~(g("virtual_stages") > 1)
                                                    & ~VE.isin(g("pp_schedule"), SC.BOTH_ENDS))
                                                   | _is(g, "recompute", "full"))),
@@ -941,7 +944,8 @@ RULES: tuple[Rule, ...] = (
     Rule("pp_schedule", "DualPipe and DualPipeV need at least 2 × pp micro-batches per step, an even number for "
          "DualPipe (global_batch / (data-parallel ranks × micro_batch), the given one or the one target_batch_tokens "
          "sets: give a global batch that meets it; dualpipe.py l.333, dualpipev.py l.318)",
-         lambda g: VE.isin(g("pp_schedule"), SC.BOTH_ENDS) & (g("global_batch_used") >= 1) & ~np.asarray(g("batch_steady"), dtype=bool) & (
+         lambda g: VE.isin(g("pp_schedule"), SC.BOTH_ENDS) & (g("global_batch_used") >= 1)
+         & ~np.asarray(g("batch_steady"), dtype=bool) & (
              (_micro_batches(g) < 2 * g("pp"))
              | (_is(g, "pp_schedule", "dualpipe") & (np.round(_micro_batches(g)) % 2 != 0)))),
     Rule("pp_schedule", "a pipeline layout (pp_layout) is Megatron-Core's, for its 1F1B schedules",

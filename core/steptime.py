@@ -302,7 +302,6 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         return gemm_time_s(m_, n_, k_, peak_lin, eff_lin if eff_ is None else eff_, sms, hbm, dtype_bytes=lin_bytes,
                            batch=batch, mxu=mxu)
 
-
     # --- one layer's forward components --------------------------------------------------------------------------
     gated = np.where(swiglu, 2.0, 1.0)
     dense_in, dense_out = lin(T, gated * f / t, h), lin(T, h, f / t)
@@ -724,7 +723,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     return _context_out(locals(), opt_off + param_fetch + act_off)
 
 
-_CONTEXT = ("m", "sched", "t_f", "t_w", "t_c", "fwd", "bwd", "gemm_stage", "core_stage", "elem_stage", "recompute", "Ls", "tp_exposed", "cp_layer",
+_CONTEXT = ("m", "sched", "t_f", "t_w", "t_c", "fwd", "bwd", "gemm_stage", "core_stage", "elem_stage", "recompute",
+            "Ls", "tp_exposed", "cp_layer",
             "ep_mb", "ep_hidden", "dp_exposed", "dp_hidden", "tp_hidden", "cost", "t_mb", "p", "v", "p2p", "hbm", "host")
 
 

@@ -4,7 +4,6 @@ keys: no prefix."""
 import pandas as pd
 import streamlit as st
 
-from core import schedule as SC
 from core.inputs import BY_NAME
 from core.units import GB
 from ui import advice, charts as K, compute as C, explain as X, fmt, layout, pickers, step_charts as SK
@@ -46,8 +45,7 @@ if rec["host_bytes"] > 0:
 
 st.markdown(f"**{fmt.inert(m.name)}** ({fmt.count(rec['n_params'])} parameters) · {cfg.n_gpus:,} × "
             f"{cfg.gpu.label or cfg.gpu.name} · {cfg.seq_len:,} tokens × micro-batch {cfg.micro_batch} · "
-            f"{inputs['recipe']} · ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}, dp={rec['dp']}"
-            + SC.label(cfg.pp_schedule)
+            f"{inputs['recipe']} · {X.layout_phrase(cfg, rec)}"
             + (f"  \n{fmt.inert(m.shape_note, 600)}" if m.shape_note else ""))
 
 kpis = X.kpis(cfg, rec, unit)

@@ -114,6 +114,11 @@ NOT_VALIDATED = (f"Not validated: {IV.NOT_VALIDATED}. Published runs of a valida
                  "the safer plan.")
 
 
+def layout_phrase(cfg: Config, rec: dict) -> str:
+    """'ZeRO-z, tp=…, pp=…, dp=…' and the pipeline schedule where it is not 1F1B: how the app names a layout."""
+    return f"ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}, dp={rec['dp']}" + SC.label(cfg.pp_schedule)
+
+
 def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
     m, g = cfg.model, cfg.gpu
     L, h, s = m.n_layers, m.d_model, cfg.seq_len
@@ -123,7 +128,7 @@ def kpis(cfg: Config, rec: dict, unit: str = "GB") -> list[Kpi]:
     parts = " + ".join(f"{k[:-6]} {fmt.mem(rec[k], unit)}" for k in
                        ("weights_bytes", "grads_bytes", "grad_accum_bytes", "optimizer_bytes", "master_bytes",
                         "activations_bytes", "logits_bytes", "overhead_bytes") if rec[k] > 0)
-    sh = f"ZeRO-{cfg.zero_stage}, tp={cfg.tp}, pp={cfg.pp}, dp={rec['dp']}" + SC.label(cfg.pp_schedule)
+    sh = layout_phrase(cfg, rec)
     scale = {"full": "", "causal": " × ½ (causal)", "none": " × 0 (not counted)"}[cfg.attention_flops]
     price = rec["price_per_gpu_hour"]
     price_text = "no price (type one in the sidebar)" if price != price else f"${price:,.2f}"
