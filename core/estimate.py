@@ -151,7 +151,7 @@ LATE_INPUTS = ("etp", "pp_schedule", "document_tokens", "moe_capacity_factor", "
                "distribute_saved_activations",
                "fp8_recipe", "fp8_param_gather", "fp8_attention", "price_tier", "preemption_rate_per_gpu_hour",
                "failure_rate_per_gpu_hour", "storage_bytes_per_s", "restart_s", "checkpoint_interval_s",
-               "power_draw_frac", "node_overhead_frac", "pue", "carbon_kg_per_kwh")
+               "power_draw_frac", "node_overhead_frac", "pue", "carbon_kg_per_kwh", "optimizer_in_backward")
 
 
 def derived_columns(c: dict) -> dict:
@@ -200,8 +200,10 @@ def derived_columns(c: dict) -> dict:
         c["tokens_per_second"] = np.where(np.isfinite(tps), tps, gb * np.asarray(c["seq_len"]) / step)
     dp = np.floor(np.asarray(c["n_gpus"], dtype=np.float64)
                   / np.maximum(np.asarray(c["tp"]) * np.asarray(c["pp"]) * np.asarray(c["cp"]), 1))
-    c["global_batch_used"] = np.where(np.isnan(gb), default_global_batch(dp, c["micro_batch"], c["seq_len"],
-                                                                         c.get("target_batch_tokens", 0)), gb)
+    # the optimizer stepped inside the backward takes no accumulation: its default global batch is dp·micro_batch
+    target = np.where(np.asarray(c["optimizer_in_backward"], dtype=bool), 0, c.get("target_batch_tokens", 0))
+    c["global_batch_used"] = np.where(np.isnan(gb), default_global_batch(dp, c["micro_batch"], c["seq_len"], target),
+                                      gb)
     # a long step's steady state (no global batch, no target: the published ledgers' convention): no step count
     c["batch_steady"] = np.isnan(gb) & (np.asarray(c.get("target_batch_tokens", 0), dtype=np.float64) <= 0)
     return c
@@ -364,6 +366,14 @@ def evaluate(**c) -> dict:
                                    tp, gathered, grad_b, trained_frac,
                                    np.where(tr["quantized_total"] > 0, units["largest_linear"] * scale, 0.0),
                                    overlap=c["dp_overlap"])
+    # the optimizer stepped inside the backward (torchtune's optimizer_in_bwd): one parameter's gradient at a time.
+    # The step still reads every gradient once (`grads_read`, for the optimizer's HBM time below)
+    grads_read_first, grads_read_last = st_first["grads_bytes"], st_last["grads_bytes"]
+    if np.any(np.asarray(c["optimizer_in_backward"], dtype=bool)):
+        shard = shard_gpus / (tp * pp)  # the ZeRO group state_bytes shards over
+        st_first, st_last = (M.optimizer_in_backward(stx, c["optimizer_in_backward"], units["largest_layer"] * scale,
+                                                     grad_b, trained_frac, tp, c["zero_stage"], shard)
+                             for stx in (st_first, st_last))
 
     # --- activations ---------------------------------------------------------------------------------------
     led = M.ledger(c, recompute="none", tp=tp, seq_len=s)
@@ -554,7 +564,8 @@ def evaluate(**c) -> dict:
                          # their state, go with the base)
                          # (where the fp32 parameter is the master the weights row holds the frozen part alone)
                          state - np.where(M.no_trained_weights_row(c["zero_convention"], c["zero_stage"], fp32_master),
-                                          1.0, tr["frozen_frac"]) * st["weights_bytes"],
+                                          1.0, tr["frozen_frac"]) * st["weights_bytes"]
+                         + np.where(last_is_worst, grads_read_last, grads_read_first) - st["grads_bytes"],
                          np.maximum(split["first_stage_params"], split["last_stage_params"]),
                          split["stage_expert_params"])
     peak = np.asarray(c["peak_flops_per_s"], dtype=np.float64)

@@ -320,6 +320,12 @@ INPUTS: tuple[Input, ...] = (
     Input("master_weights", "bool", True, "", "keep an fp32 master copy of the weights (as 16-bit remainders of the "
           "bf16 weights under optimizer adamw_bf16: core/memory.master_bytes_per_param)", "recipe"),
     Input("grad_accum_fp32", "bool", False, "", "keep an fp32 gradient-accumulation buffer", "recipe"),
+    Input("optimizer_in_backward", "bool", False, "", "step the optimizer inside the backward, each parameter as "
+          "soon as its gradient is ready, and free that gradient (torchtune's optimizer_in_bwd; the frameworks that "
+          "offer it: data/frameworks.csv): no gradient buffer is kept, only the largest parameter's gradient at a "
+          "time; full training without gradient accumulation (the default global batch is then dp·micro_batch), "
+          "no pipeline or expert parallelism, sharded (ZeRO-2/3) when data-parallel, no gradient clipping",
+          "recipe"),
     Input("fp32_loss", "bool", False, "", "cross-entropy in fp32 (an fp32 copy of the logits is kept)", "recipe"),
     # --- what trains (issue 12) ------------------------------------------------------------------------------------
     Input("training", "choice", "full", "", "full: every parameter trains; lora: frozen base + rank-r adapters "
@@ -548,6 +554,7 @@ WIDGETS = {
     "recipe": Widget("recipe", "Recipe (model-state bytes per parameter)"), "optimizer": Widget("opt", "Optimizer"),
     "weight_dtype": Widget("wdt", "weights dtype"), "grad_dtype": Widget("gdt", "gradients dtype"),
     "master_weights": Widget("master", "fp32 master copy"), "grad_accum_fp32": Widget("accum", "fp32 gradient buffer"),
+    "optimizer_in_backward": Widget("optbwd", "Optimizer step inside the backward"),
     "fp32_loss": Widget("f32loss", "fp32 copy of the logits for the loss"),
     "training": Widget("train", "Training: full, or Fine-tune (LoRA/QLoRA)", radio=True),
     "lora_rank": Widget("rank", "LoRA rank r", hi=4096), "lora_targets": Widget("tgt", "Adapters on"),
@@ -692,6 +699,10 @@ def _parses(name):
         except ValueError:
             return False
     return ok
+
+
+def _in_bwd(g):
+    return np.asarray(_opt(g, "optimizer_in_backward", False), dtype=bool)
 
 
 def _is(g, name, value):
@@ -1029,6 +1040,21 @@ RULES: tuple[Rule, ...] = (
     Rule("remat_custom", "needs remat_policy custom (MaxText reads the per-tensor places only then)",
          lambda g: _map_unique(_opt(g, "remat_custom", ""), lambda x: bool(str(x).strip()))
          & ~_is(g, "remat_policy", "custom")),
+    Rule("optimizer_in_backward", "the framework does not step the optimizer inside the backward (offered by: "
+         + ", ".join(n for n, p in PF.profiles().items() if p.optimizer_in_backward == "offered")
+         + "; data/frameworks.csv)",
+         lambda g: _in_bwd(g) & (PF.word(g("framework"), "optimizer_in_backward") != "offered")),
+    Rule("optimizer_in_backward", "steps each parameter once per backward, so it takes no gradient accumulation: "
+         "global_batch must equal dp·micro_batch (torchtune refuses gradient_accumulation_steps > 1 with it)",
+         lambda g: _in_bwd(g) & (_micro_batches(g) > 1)),
+    Rule("optimizer_in_backward", "runs without pipeline or expert parallelism (torchtitan's early_step_in_backward "
+         "refused both; torchtune has neither), with full training (torchtune's LoRA recipes do not offer it) and "
+         "without an fp32 gradient-accumulation buffer (nothing to accumulate)",
+         lambda g: _in_bwd(g) & ((g("pp") > 1) | (g("ep") > 1) | ~_is(g, "training", "full")
+                                 | np.asarray(g("grad_accum_fp32"), dtype=bool))),
+    Rule("optimizer_in_backward", "with data parallelism it needs ZeRO-2 or 3 (torchtune's distributed recipe shards "
+         "with FSDP2; DDP's and ZeRO-1's gradient buckets hold the whole gradient)",
+         lambda g: _in_bwd(g) & (g("zero_stage") < 2) & (_dp(g) > 1)),
 )
 REASONS = ("",) + tuple(r.text for r in RULES)
 MEASURED_ABOVE_PEAK = 1 + next(i for i, r in enumerate(RULES) if r.test is None and r.field == "measurement")

@@ -201,6 +201,32 @@ def offload_split(parts: dict, offload="none") -> tuple[dict, np.ndarray]:
     return gpu, host + 0.0 * sum(parts.values())
 
 
+def optimizer_in_backward(parts: dict, on, largest_params, grad_bytes_per_param=2.0, trained_frac=1.0, tp=1,
+                          zero_stage=0, shard=1.0) -> dict:
+    """The state parts when the optimizer steps inside the backward (`on`): each parameter's optimizer is stepped
+    and its gradient zeroed in a post-accumulate-grad hook as soon as that gradient is ready (torchtune's
+    optimizer_in_bwd, pytorch/torchtune @bd2a0fc7: torchtune/modules/optim.py OptimizerInBackward in the
+    single-device recipe, torchtune/training/memory.py register_optim_in_bwd_hooks in the distributed one), so no
+    gradient buffer outlives its parameter: the gradients part becomes the largest parameter's gradient
+    (`largest_params`, the largest single module's parameters as `param_buffer_bytes` takes them: the embedding or
+    LM head table, or the largest matrix; whole wherever anything trains) ÷ tp, and ÷ the ZeRO shards from stage 2
+    on (assumed: the hook fires on the reduce-scattered shard, and the unsharded unit's gradients are
+    `param_buffer_bytes`), at most what the buffer held; no fp32 accumulation buffer (the rules refuse one, and
+    gradient accumulation). The moments, the master copy and the weights are unchanged. Convention: one gradient in
+    flight — a layer's other gradients are freed within the same backward op's hooks."""
+    flag = np.asarray(on, dtype=bool)
+    if not np.any(flag):
+        return parts
+    one = (np.asarray(largest_params, dtype=np.float64) * np.asarray(grad_bytes_per_param, dtype=np.float64)
+           * (np.asarray(trained_frac, dtype=np.float64) > 0) / np.asarray(tp, dtype=np.float64)
+           / np.where(np.asarray(zero_stage) >= ZERO_SHARD_STAGE["grads_bytes"], np.asarray(shard, dtype=np.float64),
+                      1.0))
+    out = dict(parts)
+    out["grads_bytes"] = np.where(flag, np.minimum(parts["grads_bytes"], one), parts["grads_bytes"])
+    out["grad_accum_bytes"] = np.where(flag, 0.0, parts["grad_accum_bytes"])
+    return out
+
+
 def param_buffer_bytes(zero_stage, zero_convention, offload, largest_layer_params, unit_params, tp=1,
                        gathered_bytes_per_param=2.0, grad_bytes_per_param=2.0, trained_frac=1.0,
                        dequant_params=0.0, overlap=False):

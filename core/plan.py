@@ -74,6 +74,8 @@ def plan_spec(inputs: dict, n_gpus: tuple, fixed: dict | None = None) -> SweepSp
         from .estimate import default_global_batch
         from .inputs import BY_NAME
         target = inputs.get("target_batch_tokens", BY_NAME["target_batch_tokens"].default)
+        if inputs.get("optimizer_in_backward"):  # no accumulation: one sequence per GPU, the layouts with dp·b = n
+            target = 0
         gbs = int(default_global_batch(n_list[0], 1, seq, target))
     space = search_space(m, n_list, seq, int(gbs))
     for k, v in (fixed or {}).items():

@@ -50,11 +50,15 @@ MOE_PROBS = ("output", "activation")
 # per-expert cuBLAS GEMMs, XLA), or PyTorch's torch._grouped_mm at the chip's measured grouped rate where there is one
 # (data/accelerators.csv grouped_gemm_efficiency)
 MOE_GEMM = ("dense", "torch_grouped_mm")
+# whether the framework can run the optimizer step inside the backward, each parameter as soon as its gradient is
+# ready (torchtune's optimizer_in_bwd: no gradient buffer kept; core/estimate.py)
+OPTIMIZER_IN_BACKWARD = ("offered", "no")
 # the words checked when data/frameworks.csv is read: their allowed values and the value a profile omitting one takes
 # (None: it must say)
 CHECKED_WORDS = {"kernels": (PROFILES, None), "sink_window_skip": (SINK_WINDOW_SKIP, "no"),
                  "grad_allreduce": (GRAD_ALLREDUCE, GRAD_ALLREDUCE[0]), "param_gather": (PARAM_GATHER, PARAM_GATHER[0]),
-                 "moe_probs": (MOE_PROBS, MOE_PROBS[0]), "moe_gemm": (MOE_GEMM, MOE_GEMM[0])}
+                 "moe_probs": (MOE_PROBS, MOE_PROBS[0]), "moe_gemm": (MOE_GEMM, MOE_GEMM[0]),
+                 "optimizer_in_backward": (OPTIMIZER_IN_BACKWARD, None)}
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,7 @@ class Profile:
     param_gather: str = PARAM_GATHER[0]  # after_step: ZeRO-1/2's parameter all-gather runs after the optimizer step
     moe_probs: str = MOE_PROBS[0]  # activation: the routing weights multiply inside the experts (no output kept)
     moe_gemm: str = MOE_GEMM[0]  # torch_grouped_mm: the experts at the chip's measured grouped-GEMM rate
+    optimizer_in_backward: str = OPTIMIZER_IN_BACKWARD[1]  # offered: the optimizer can step inside the backward
     numbers: dict = field(default_factory=dict)
     sources: dict = field(default_factory=dict)
 
@@ -138,7 +143,8 @@ def profiles() -> dict[str, Profile]:
                             sink_window_skip=kv["sink_window_skip"],
                             sequence_parallel=kv.get("sequence_parallel", "input"),
                             grad_allreduce=kv["grad_allreduce"], param_gather=kv["param_gather"],
-                            moe_probs=kv["moe_probs"], moe_gemm=kv["moe_gemm"], numbers=nums,
+                            moe_probs=kv["moe_probs"], moe_gemm=kv["moe_gemm"],
+                            optimizer_in_backward=kv["optimizer_in_backward"], numbers=nums,
                             sources=sources[name])
     return out
 

@@ -136,11 +136,12 @@ KNOWN_NOT_FIT = {
     # fragmentation risk against 192.0: the fork's one-root FSDP2 wrapping keeps the root (embedding + head, 2.1B)
     # gathered through the step, which the ledger's two-units convention does not even reach
     "amdpt252-mi300x-llama31-70b-bf16-tt": "192.5 GiB of 192.0 (recompute assumed)",
-    # torchtune's README: Llama 3.1 8B full fine-tune on one RTX 4090 at a printed peak of 18.9 GiB. Its config pages
-    # the 8-bit AdamW states to host memory (bitsandbytes PagedAdamW8bit) and steps each parameter inside the backward
-    # (optimizer_in_bwd: no gradient buffer); neither is an input, so the ledger holds 15.0 GiB of weights, 15.0 of
-    # gradients and 15.0 of moments on the card
-    "ttune-rd-4090-llama31-8b-full": "48.4 GiB of 23.6 (paged optimizer and optimizer-in-backward not inputs)",
+    # torchtune's README: Llama 3.1 8B full fine-tune on one RTX 4090 at a printed peak of 18.9 GiB. Its config steps
+    # each parameter inside the backward (optimizer_in_bwd, the input optimizer_in_backward since 2026-12-06: no
+    # gradient buffer; 48.4 → 34.6 GiB) and pages the 8-bit AdamW states to host memory through CUDA unified memory
+    # (bitsandbytes PagedAdamW8bit), which is not an input: the ledger holds 15.0 GiB of weights and 15.0 of moments on
+    # the card, where the printed peak (PyTorch's allocator, which does not see managed memory) holds the weights alone
+    "ttune-rd-4090-llama31-8b-full": "34.6 GiB of 23.6 (paged optimizer states not an input)",
 }
 
 

@@ -1,0 +1,159 @@
+"""The optimizer stepped inside the backward (torchtune's optimizer_in_bwd, input `optimizer_in_backward`).
+
+torchtune keeps one optimizer per parameter and steps and zeroes it in a post-accumulate-grad hook as soon as the
+parameter's gradient is ready (pytorch/torchtune @bd2a0fc7: torchtune/modules/optim.py OptimizerInBackward, single
+device; torchtune/training/memory.py register_optim_in_bwd_hooks, distributed), so no gradient buffer outlives its
+parameter; its recipes refuse gradient accumulation and clipping with it. The ledger keeps the largest parameter's
+gradient instead of the buffer (core/memory.optimizer_in_backward).
+
+Published figures: torchtune's README 'optimization flags' table (Llama 3.2 3B, one A100, batch 2 × 4,096 packed
+tokens; data/published_runs.csv ttune-3b-a100-*), 'Peak Memory Active' per row — each technique on top of the
+previous one, LoRA and QLoRA without the in-backward step and 8-bit AdamW.
+"""
+import re
+import subprocess
+import sys
+
+import pytest
+
+from core.estimate import config_from_inputs, estimate
+from core.validation import runs
+
+GiB = 2**30
+# Llama 3.2 3B, one A100, as torchtune's table runs it (data/published_runs.csv ttune-3b-a100-ac)
+TUNE = dict(model="llama-3.2-3b", gpu="a100-80gb", n_gpus=1, framework="fsdp", zero_stage=0, micro_batch=2,
+            global_batch=2, seq_len=4096, recompute="full", compile=True, chunked_loss=True, optimizer="adamw_bf16",
+            master_weights=False)
+
+
+def _rec(**kw):
+    return estimate(config_from_inputs(**{**TUNE, **kw}))
+
+
+def test_the_gradient_buffer_becomes_the_largest_parameters_gradient():
+    off, on = _rec(), _rec(optimizer_in_backward=True)
+    # Llama 3.2 3B's largest tensor is its tied embedding, 128,256 × 3,072, its bf16 gradient 2 bytes an element
+    assert on["grads_bytes"] == pytest.approx(128256 * 3072 * 2, rel=1e-9)
+    assert off["grads_bytes"] == pytest.approx(2 * off["n_params"], rel=1e-9)  # the whole bf16 buffer without it
+    assert on["grad_accum_bytes"] == 0
+    for k in ("weights_bytes", "optimizer_bytes", "master_bytes", "activations_bytes", "logits_bytes"):
+        assert on[k] == off[k], k
+    assert on["total_bytes"] < off["total_bytes"]
+    # the step's time does not move: the same updates, run inside the backward on the same stream
+    assert on["predicted_step_time_s"] == pytest.approx(off["predicted_step_time_s"], rel=1e-12)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(zero_stage=3, n_gpus=8, global_batch=16),
+                                dict(zero_stage=2, n_gpus=8, global_batch=16),
+                                dict(offload="optimizer"), dict(frozen_frac=0.5),
+                                dict(model="llama-3.1-8b", optimizer="adamw8bit"),
+                                dict(zero_stage=3, n_gpus=8, global_batch=16, master_weights=True, optimizer="adamw")])
+def test_it_never_adds_memory_and_shards_with_zero(kw):
+    off, on = _rec(**kw), _rec(**kw, optimizer_in_backward=True)
+    assert on["grads_bytes"] <= off["grads_bytes"]
+    assert on["total_bytes"] <= off["total_bytes"]
+    assert on["grad_accum_bytes"] == 0
+    if kw.get("zero_stage", 0) >= 2:  # the hook fires on the reduce-scattered shard: ÷ the 8 ranks; FSDP's fp32
+        # master makes the gradient fp32 (4 bytes), bf16 parameters keep bf16 ones
+        grad_b = 4 if kw.get("master_weights") else 2
+        assert on["grads_bytes"] == pytest.approx(128256 * 3072 * grad_b / 8, rel=1e-9)
+    elif kw.get("offload") == "optimizer":  # the gradients stream to the host: nothing left on the GPU
+        assert on["grads_bytes"] == off["grads_bytes"] == 0
+
+
+@pytest.mark.parametrize("fw", ["megatron", "deepspeed", "maxtext"])
+def test_frameworks_without_it_refuse_it_by_name(fw):
+    kw = dict(TUNE, framework=fw, optimizer_in_backward=True)
+    if fw == "maxtext":
+        kw["gpu"] = "tpu-v5p"
+    with pytest.raises(ValueError, match=r"^optimizer_in_backward: the framework does not step the optimizer"):
+        estimate(config_from_inputs(**kw))
+
+
+def test_gradient_accumulation_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"^optimizer_in_backward: .*no gradient accumulation"):
+        _rec(optimizer_in_backward=True, global_batch=4)
+
+
+@pytest.mark.parametrize("kw, why", [
+    (dict(pp=2, n_gpus=2), "pipeline"), (dict(model="mixtral-8x7b", ep=8, n_gpus=8, zero_stage=3), "expert"),
+    (dict(training="lora"), "full training"), (dict(grad_accum_fp32=True), "accumulation buffer"),
+    (dict(n_gpus=8, zero_stage=0), "ZeRO-2 or 3")])
+def test_setups_no_framework_runs_are_refused_by_name(kw, why):
+    with pytest.raises(ValueError, match=r"^optimizer_in_backward: .*" + why):
+        _rec(**{"global_batch": None, **kw}, optimizer_in_backward=True)
+
+
+def test_its_default_global_batch_takes_no_accumulation():
+    """Without a global batch the planner's default (≥ target_batch_tokens) would accumulate: here dp·micro_batch."""
+    rec = estimate(config_from_inputs(model="llama-3.1-8b", n_gpus=8, framework="fsdp", zero_stage=3, micro_batch=2,
+                                      optimizer_in_backward=True))
+    assert rec["predicted_tokens_per_s"] * rec["predicted_step_time_s"] == pytest.approx(8 * 2 * 4096, rel=1e-9)
+
+
+def test_a_partly_frozen_model_keeps_a_whole_gradient_in_flight():
+    assert _rec(optimizer_in_backward=True, frozen_frac=0.5)["grads_bytes"] == pytest.approx(128256 * 3072 * 2)
+
+
+def test_the_cli_takes_it_and_says_why_not():
+    base = [sys.executable, "-m", "core", "estimate", "--model", "llama-3.2-3b", "--gpu", "a100-80gb", "--n-gpus",
+            "1", "--zero-stage", "0", "--micro-batch", "2", "--global-batch", "2", "--seq-len", "4096",
+            "--optimizer-in-backward"]
+    ok = subprocess.run(base + ["--framework", "fsdp"], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    row = next(line for line in ok.stdout.splitlines() if line.strip().startswith("grads "))
+    # the default recipe keeps an fp32 master, which under FSDP is the fp32 parameter: fp32 gradients, 4 bytes
+    assert float(row.split()[-1]) == pytest.approx(128256 * 3072 * 4 / GiB, abs=0.001)
+    bad = subprocess.run(base + ["--framework", "megatron"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "optimizer_in_backward" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# torchtune's table: 'Peak Memory Active' (PyTorch's peak of allocated tensors: no CUDA context, no fragmentation),
+# against the ledger's allocations, total − overhead
+TABLE = {r.id: r for r in runs("fsdp") if r.id.startswith("ttune-3b-a100-")}
+# rows where the ledger misses the printed peak by more than 5 %, with why (strict: a ledger that closes one shows)
+TABLE_MISSES = {
+    # the ledger adds every part at once; without the step in the backward the real peak never holds all gradients
+    # and all activations together (the gradients grow as the backward frees the activations)
+    "ttune-3b-a100-ac": "+5.3 %: the ledger sums gradients and activations that never coexist",
+    # no recomputation: the ledger's eager activations run 10–11 % under the printed peak
+    "ttune-3b-a100-packed": "-10.1 %: eager activations without recomputation under-counted",
+    "ttune-3b-a100-compile": "-11.4 %: compiled activations without recomputation under-counted",
+    # torchtune's CEWithChunkedOutputLoss keeps every bf16 logits chunk and upcasts one at a time
+    # (torchtune/modules/loss/ce_chunked_output_loss.py @bd2a0fc7), where the ledger's chunked_loss keeps one 4,096-
+    # token chunk (Liger's fused loss): 0.98 GiB of logits missing at the in-backward rows' early-backward peak
+    "ttune-3b-a100-optbwd": "-9.2 %: torchtune's chunked loss keeps every bf16 chunk; the ledger keeps one",
+    "ttune-3b-a100-actoffload": "-9.4 %: as optbwd",
+    "ttune-3b-a100-adamw8bit": "-21.7 %: as optbwd, and 3.8 GiB more unexplained (the README builds every row "
+                               "but LoRA/QLoRA on the previous one, so the step is in the backward here too)",
+    "ttune-3b-a100-lora": "-8.5 %",
+    "ttune-3b-a100-qlora": "-14.5 %: QLoRA's dequantised weights in flight",
+}
+
+
+def _printed_peak(run) -> float:
+    return float(re.search(r"Peak Memory Active ([0-9.]+) GiB", run.note).group(1))
+
+
+@pytest.mark.parametrize("rid", [pytest.param(i, marks=[pytest.mark.xfail(strict=True, reason=TABLE_MISSES[i])]
+                                              if i in TABLE_MISSES else []) for i in sorted(TABLE)])
+def test_torchtune_table_peak_within_5_percent(rid):
+    run = TABLE[rid]
+    rec = estimate(config_from_inputs(**{**run.inputs, "mfu": "auto"}))
+    assert (rec["total_bytes"] - rec["overhead_bytes"]) / GiB == pytest.approx(_printed_peak(run), rel=0.05)
+
+
+def test_torchtune_table_is_the_published_one_and_the_in_backward_rows_say_so():
+    assert {i: _printed_peak(r) for i, r in TABLE.items()} == {
+        "ttune-3b-a100-packed": 60.0, "ttune-3b-a100-compile": 51.0, "ttune-3b-a100-chunkce": 42.9,
+        "ttune-3b-a100-ac": 24.9, "ttune-3b-a100-optbwd": 23.1, "ttune-3b-a100-actoffload": 21.8,
+        "ttune-3b-a100-adamw8bit": 17.6, "ttune-3b-a100-lora": 8.5, "ttune-3b-a100-qlora": 4.6}
+    on = {i for i, r in TABLE.items() if r.inputs.get("optimizer_in_backward")}
+    assert on == {"ttune-3b-a100-optbwd", "ttune-3b-a100-actoffload", "ttune-3b-a100-adamw8bit"}
+
+
+def test_every_torchtune_row_within_25_percent():
+    """A looser bound every row meets: the table's whole spread is −22 % to +5 % (TABLE_MISSES)."""
+    for run in TABLE.values():
+        rec = estimate(config_from_inputs(**{**run.inputs, "mfu": "auto"}))
+        assert (rec["total_bytes"] - rec["overhead_bytes"]) / GiB == pytest.approx(_printed_peak(run), rel=0.25)
