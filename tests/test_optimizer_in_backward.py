@@ -157,3 +157,14 @@ def test_every_torchtune_row_within_25_percent():
     for run in TABLE.values():
         rec = estimate(config_from_inputs(**{**run.inputs, "mfu": "auto"}))
         assert (rec["total_bytes"] - rec["overhead_bytes"]) / GiB == pytest.approx(_printed_peak(run), rel=0.25)
+
+
+def test_limits_move_the_global_batch_with_the_micro_batch():
+    """core/limits varies one input at a time; with the step in the backward a given global batch cannot stay fixed
+    while the micro-batch or the GPU count moves (that would need accumulation), so it follows dp·micro_batch."""
+    from core.limits import max_micro_batch, min_gpus
+    cfg = config_from_inputs(model="llama-3.1-8b", n_gpus=8, framework="fsdp", zero_stage=3, micro_batch=2,
+                             global_batch=16, optimizer_in_backward=True)
+    assert max_micro_batch(cfg) >= 2  # the given micro-batch fits (estimate says so), so the limit is at least it
+    assert estimate(cfg)["fits"]
+    assert min_gpus(cfg) is not None and min_gpus(cfg) <= 8
