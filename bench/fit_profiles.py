@@ -605,6 +605,15 @@ def _validated_rows(fw, facts):
 
 WHY_MISSES = """What the misses point at (read from the sources' own notes; not fitted away):
 
+- The twenty-seventh batch (2026-12-06, predicted with 04c3541): 4 runs from three new sources, all the stored corpora
+  still held after three helpers searched for DeepSpeed, FSDP and JAX/Megatron runs outside the sources already
+  joined (most candidates print only charts, ratios or under-specified layouts). Median 23.9 %, 2 within 15 %, 3
+  covered, none predicted not to fit. Primus's pipeline blog (Llama-2-style 16-layer 7B, PP 8 on one MI300X node,
+  1F1B and interleaved; its layer count and batch inferred from the repo's test config, which reproduces the printed
+  TFLOP/s) 1.11-1.12; ArcticTraining's DGX Station news (Qwen3-32B SFT on one GB300 desktop chip, ZeRO-3 with
+  optimizer offload, 136K packed tokens; the figure read by eye from a chart, the conversations' mean length
+  assumed) 1.36; an ALCF Polaris Megatron-DeepSpeed log (7B on 48 nodes of 4 A100-40GB, ZeRO-2, TP 2, quoted in the
+  README's bug notes, one iteration) 3.02 slower than predicted: a debugging run, kept as written.
 - The twenty-fourth batch (2026-12-06, predicted with 162314d): 12 runs from three new sources, median 50 %, 1 within
   15 %, 2 covered. XTuner's DeepSeek-V2 236B on 128 A100 under DeepSpeed ZeRO-3 without expert parallelism: 3.0-9.0
   × slower than predicted (the HF model loops over its 160 experts in Python, one ZeRO-3 gather per expert module;
