@@ -74,9 +74,13 @@ def plan_spec(inputs: dict, n_gpus: tuple, fixed: dict | None = None) -> SweepSp
         from .estimate import default_global_batch
         from .inputs import BY_NAME
         target = inputs.get("target_batch_tokens", BY_NAME["target_batch_tokens"].default)
-        if inputs.get("optimizer_in_backward"):  # no accumulation: one sequence per GPU, the layouts with dp·b = n
+        if inputs.get("optimizer_in_backward"):  # no accumulation: one sequence per GPU of the least common multiple
+            # of the GPU counts, so every count has layouts with dp·micro_batch equal to it (pure data parallelism at
+            # micro-batch lcm/n among them)
             target = 0
-        gbs = int(default_global_batch(n_list[0], 1, seq, target))
+            gbs = math.lcm(*n_list)
+        else:
+            gbs = int(default_global_batch(n_list[0], 1, seq, target))
     space = search_space(m, n_list, seq, int(gbs))
     for k, v in (fixed or {}).items():
         if k not in LAYOUT:

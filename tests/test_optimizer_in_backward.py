@@ -168,3 +168,13 @@ def test_limits_move_the_global_batch_with_the_micro_batch():
     assert max_micro_batch(cfg) >= 2  # the given micro-batch fits (estimate says so), so the limit is at least it
     assert estimate(cfg)["fits"]
     assert min_gpus(cfg) is not None and min_gpus(cfg) <= 8
+
+
+def test_plan_over_several_gpu_counts_keeps_pure_data_parallelism_for_each():
+    """Without a given global batch the search fixes one: the least common multiple of the counts, one sequence per
+    GPU of it, so each count can run every GPU as a data-parallel rank (micro-batch lcm / n)."""
+    from core.plan import plan
+    out = plan(dict(model="llama-3.1-8b", framework="fsdp", optimizer_in_backward=True), (8, 32), top=200)
+    assert out["global_batch"] == 32
+    pure = {(s["n_gpus"], s["micro_batch"]) for s in out["strategies"] if s["dp"] == s["n_gpus"]}
+    assert (32, 1) in pure and (8, 4) in pure

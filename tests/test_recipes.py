@@ -445,13 +445,14 @@ FP8_PAIRS = [  # (bf16 run, recipe, published speed-up, source of the fp8 figure
 ]
 # predicted speed-up off by more than 10 %: torchtitan's rowwise runs are slower than BF16 (0.81–1.00) where torchao's
 # own rowwise rows are faster (1.04–1.10) — one recipe, two sources that disagree; the August 2024 405B pair (1.62)
-# changed more than the precision between its two rows; torchao's MI300X tensor-wise pair (1.15) is predicted 1.30 since
-# the fsdp profile keeps the GPU family's sustained fraction (its bf16 step more compute-bound); since the 2026-12-05
+# changed more than the precision between its two rows; torchao's MI300X tensor-wise pair (1.15) is predicted too high
+# (1.30 on 2026-12-02; today's figures of every pair: bench/RESULTS.md 'MoE and low precision') since the fsdp profile keeps the GPU family's sustained fraction (its bf16 step more compute-bound); since the 2026-12-05
 # refit (the fsdp host time per unit 8.5 → 5.6 ms) torchao's MI300X and B100 rowwise pairs too (1.21 and 1.16 predicted
 # against 1.10 and 1.04: the less host time, the more of the step fp8 speeds); and since the refit of 2026-12-05 that
 # nanotron's named kernel moved (GPU sustained 0.76 → 0.77, the fsdp host time per unit 1.6 → 1.0 ms) torchao's B100
 # tensor-wise and MXFP8 pairs (1.38 and 1.32 predicted against 1.25 and 1.20: 10.2 % high, 9.7 and 9.8 % before;
-# 1.40 and 1.33, 11.3 and 11.1 % high, after the 2026-12-06 refits: the fsdp host time per unit 0.7 ms); and since the
+# 1.40 and 1.33, 11.3 and 11.1 % high, after the 2026-12-06 refits: the fsdp host time per unit 0.7 ms; 13 % high after
+# the 27th batch's); and since the
 # fifteenth batch's refit (absolute-log loss, fsdp host time per unit 0.0 ms) torchtitan's 8B async-TP tensor-wise pair
 # (1.27 predicted against 1.16: 10.1 % high; the vanilla-TP pair beside it 1.21 against 1.16 stays within), back within
 # after the sixteenth batch's refit (1.26: 8.4 % high; fsdp's host time per unit 0.7 ms, GPU sustained 0.76); out again
