@@ -1185,7 +1185,7 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   Four torchtune rows that state it now say so; their step times do not move (the optimizer still reads every
   gradient once), so no constant moves. The 4090 full fine-tune needs 34.6 GiB of 23.6 instead of 48.4: its paged
   8-bit AdamW states (CUDA unified memory) are still not an input (tests/test_profiles.py KNOWN_NOT_FIT); torchtune's
-  'Peak Memory Active' table against the ledger: tests/test_optimizer_in_backward.py.
+  'Peak Memory Active' table against the ledger: tests/test_memory_reports.py.
 """
 
 

@@ -24,9 +24,8 @@ def _fits(cfg: Config, **over) -> np.ndarray:
     that fits only tightly (without the allocator's fragmentation: core/memory.fragmentation_bytes) is past it."""
     cols = cfg.columns()
     cols.update(over)
-    if cols.get("optimizer_in_backward"):  # no accumulation there: the global batch follows dp·micro_batch
-        dp = cols["n_gpus"] // max(cols["tp"] * cols["pp"] * cols["cp"], 1)
-        cols["global_batch"] = cols["global_batch_used"] = max(dp, 1) * cols["micro_batch"]
+    if cols.get("optimizer_in_backward"):  # no accumulation there: the global batch follows dp·micro_batch, the
+        cols["global_batch"] = None  # default estimate.derived_columns gives under the flag
     out = evaluate(**cols)
     return fit_status(out["fits"], out["headroom_bytes"]) == FIT_STATUS[0]
 

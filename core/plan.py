@@ -77,7 +77,6 @@ def plan_spec(inputs: dict, n_gpus: tuple, fixed: dict | None = None) -> SweepSp
         if inputs.get("optimizer_in_backward"):  # no accumulation: one sequence per GPU of the least common multiple
             # of the GPU counts, so every count has layouts with dp·micro_batch equal to it (pure data parallelism at
             # micro-batch lcm/n among them)
-            target = 0
             gbs = math.lcm(*n_list)
         else:
             gbs = int(default_global_batch(n_list[0], 1, seq, target))

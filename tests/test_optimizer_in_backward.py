@@ -6,18 +6,14 @@ device; torchtune/training/memory.py register_optim_in_bwd_hooks, distributed), 
 parameter; its recipes refuse gradient accumulation and clipping with it. The ledger keeps the largest parameter's
 gradient instead of the buffer (core/memory.optimizer_in_backward).
 
-Published figures: torchtune's README 'optimization flags' table (Llama 3.2 3B, one A100, batch 2 × 4,096 packed
-tokens; data/published_runs.csv ttune-3b-a100-*), 'Peak Memory Active' per row — each technique on top of the
-previous one, LoRA and QLoRA without the in-backward step and 8-bit AdamW.
+torchtune's published memory table, three of whose rows run it: tests/test_memory_reports.py.
 """
-import re
 import subprocess
 import sys
 
 import pytest
 
 from core.estimate import config_from_inputs, estimate
-from core.validation import runs
 
 GiB = 2**30
 # Llama 3.2 3B, one A100, as torchtune's table runs it (data/published_runs.csv ttune-3b-a100-ac)
@@ -106,57 +102,6 @@ def test_the_cli_takes_it_and_says_why_not():
     assert float(row.split()[-1]) == pytest.approx(128256 * 3072 * 4 / GiB, abs=0.001)
     bad = subprocess.run(base + ["--framework", "megatron"], capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "optimizer_in_backward" in bad.stderr and "Traceback" not in bad.stderr
-
-
-# torchtune's table: 'Peak Memory Active' (PyTorch's peak of allocated tensors: no CUDA context, no fragmentation),
-# against the ledger's allocations, total − overhead
-TABLE = {r.id: r for r in runs("fsdp") if r.id.startswith("ttune-3b-a100-")}
-# rows where the ledger misses the printed peak by more than 5 %, with why (strict: a ledger that closes one shows)
-TABLE_MISSES = {
-    # the ledger adds every part at once; without the step in the backward the real peak never holds all gradients
-    # and all activations together (the gradients grow as the backward frees the activations)
-    "ttune-3b-a100-ac": "+5.3 %: the ledger sums gradients and activations that never coexist",
-    # no recomputation: the ledger's eager activations run 10–11 % under the printed peak
-    "ttune-3b-a100-packed": "-10.1 %: eager activations without recomputation under-counted",
-    "ttune-3b-a100-compile": "-11.4 %: compiled activations without recomputation under-counted",
-    # torchtune's CEWithChunkedOutputLoss keeps every bf16 logits chunk and upcasts one at a time
-    # (torchtune/modules/loss/ce_chunked_output_loss.py @bd2a0fc7), where the ledger's chunked_loss keeps one 4,096-
-    # token chunk (Liger's fused loss): 0.98 GiB of logits missing at the in-backward rows' early-backward peak
-    "ttune-3b-a100-optbwd": "-9.2 %: torchtune's chunked loss keeps every bf16 chunk; the ledger keeps one",
-    "ttune-3b-a100-actoffload": "-9.4 %: as optbwd",
-    "ttune-3b-a100-adamw8bit": "-21.7 %: as optbwd, and 3.8 GiB more unexplained (the README builds every row "
-                               "but LoRA/QLoRA on the previous one, so the step is in the backward here too)",
-    "ttune-3b-a100-lora": "-8.5 %",
-    "ttune-3b-a100-qlora": "-14.5 %: QLoRA's dequantised weights in flight",
-}
-
-
-def _printed_peak(run) -> float:
-    return float(re.search(r"Peak Memory Active ([0-9.]+) GiB", run.note).group(1))
-
-
-@pytest.mark.parametrize("rid", [pytest.param(i, marks=[pytest.mark.xfail(strict=True, reason=TABLE_MISSES[i])]
-                                              if i in TABLE_MISSES else []) for i in sorted(TABLE)])
-def test_torchtune_table_peak_within_5_percent(rid):
-    run = TABLE[rid]
-    rec = estimate(config_from_inputs(**{**run.inputs, "mfu": "auto"}))
-    assert (rec["total_bytes"] - rec["overhead_bytes"]) / GiB == pytest.approx(_printed_peak(run), rel=0.05)
-
-
-def test_torchtune_table_is_the_published_one_and_the_in_backward_rows_say_so():
-    assert {i: _printed_peak(r) for i, r in TABLE.items()} == {
-        "ttune-3b-a100-packed": 60.0, "ttune-3b-a100-compile": 51.0, "ttune-3b-a100-chunkce": 42.9,
-        "ttune-3b-a100-ac": 24.9, "ttune-3b-a100-optbwd": 23.1, "ttune-3b-a100-actoffload": 21.8,
-        "ttune-3b-a100-adamw8bit": 17.6, "ttune-3b-a100-lora": 8.5, "ttune-3b-a100-qlora": 4.6}
-    on = {i for i, r in TABLE.items() if r.inputs.get("optimizer_in_backward")}
-    assert on == {"ttune-3b-a100-optbwd", "ttune-3b-a100-actoffload", "ttune-3b-a100-adamw8bit"}
-
-
-def test_every_torchtune_row_within_25_percent():
-    """A looser bound every row meets: the table's whole spread is −22 % to +5 % (TABLE_MISSES)."""
-    for run in TABLE.values():
-        rec = estimate(config_from_inputs(**{**run.inputs, "mfu": "auto"}))
-        assert (rec["total_bytes"] - rec["overhead_bytes"]) / GiB == pytest.approx(_printed_peak(run), rel=0.25)
 
 
 def test_limits_move_the_global_batch_with_the_micro_batch():
