@@ -114,6 +114,8 @@ def add_input_flags(p: argparse.ArgumentParser, groups: tuple = I.GROUPS, only: 
                 kw["metavar"] = "N" if inp.kind == "int" else ("X|auto" if inp.auto else "X")
             elif inp.kind == "choice":
                 kw["choices"] = inp.choices
+                if inp.canon is not None:  # argparse converts before it checks the choices
+                    kw["type"] = inp.canon
             elif inp.kind == "bool":
                 kw["action"] = argparse.BooleanOptionalAction
             else:
@@ -825,6 +827,10 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):
         # our argument types name their field already ("seq_len: …"): drop argparse's "argument --seq-len: "
         message = re.sub(r"^argument --[\w-]+(?:/--[\w-]+)?: (?=[\w·/]+: )", "", message)
+        m = re.match(r"argument --([\w-]+): invalid choice: ", message)
+        if m and m.group(1).replace("-", "_") in I.BY_NAME:  # the other names it accepts too (a framework's stacks)
+            message = f"{m.group(1).replace('-', '_')}: {message[m.end():].split(' (choose')[0]} is not one of " \
+                      f"{I.choices_text(m.group(1).replace('-', '_'))}"
         self.exit(2, f"error: {message}\n(see `{self.prog} --help`)\n")
 
 
@@ -856,7 +862,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="train R tokens per parameter instead of Chinchilla's optimum (over-training)")
     for k in ("framework", "seq_len", "price_per_gpu_hour", "price_tier"):
         inp = I.BY_NAME[k]
-        kw = {"choices": inp.choices} if inp.kind == "choice" else {"type": _num(k, inp.kind == "int")}
+        kw = ({"choices": inp.choices, **({"type": inp.canon} if inp.canon else {})} if inp.kind == "choice"
+              else {"type": _num(k, inp.kind == "int")})
         sp.add_argument(inp.flag, default=None, help=inp.describe().replace("%", "%%"), **kw)
     sp.add_argument("--json", action="store_true", help="print one JSON object")
     sp.set_defaults(func=cmd_budget)

@@ -23,7 +23,7 @@ from . import schedule as SC
 from . import steptime as ST
 from . import vec as VE
 from .hardware import Accelerator, catalog, family_names, get_accelerator, peak_field, peak_or_nan, tier_price  # noqa: F401  (peak_or_nan: re-export)
-from .inputs import (BY_NAME, CONFIG_FIELDS, expert_tp, GPU_FIELDS, MAX_INT, MEASURED_ABOVE_PEAK, PRESET_INPUTS, REASONS,  # noqa: F401
+from .inputs import (BY_NAME, canonical, choices_text, CONFIG_FIELDS, expert_tp, GPU_FIELDS, MAX_INT, MEASURED_ABOVE_PEAK, PRESET_INPUTS, REASONS,  # noqa: F401
                      NO_GOODPUT, TIME_OVERFLOW, lora_width,
                      check, reason_text)
 from . import model as MD
@@ -767,7 +767,7 @@ def _check_input(name: str, v) -> None:
         if not isinstance(v, (bool, np.bool_)):
             raise ValueError(f"{name}: expected true/false, got {v!r}")
     elif i.kind == "choice" and v not in i.choices:
-        raise ValueError(f"{name}: {v!r} is not one of {', '.join(map(str, i.choices))}")
+        raise ValueError(f"{name}: {v!r} is not one of {choices_text(name)}")
 
 
 class _ConfigMethods:
@@ -1067,7 +1067,7 @@ def config_from_inputs(**inp) -> Config:
     """A Config from the flat vocabulary: model/n_params/hf_config + architecture fields, gpu (+ custom numbers),
     recipe (sets weight_dtype, grad_dtype, master_weights, grad_accum_fp32, optimizer unless given), overhead
     ('none' | 'realistic', or overhead_fixed_bytes/fragmentation_frac), and the Config fields."""
-    inp = {k: v for k, v in inp.items() if v is not None}
+    inp = {k: canonical(k, v) for k, v in inp.items() if v is not None}
     model = build_model(inp.pop("model", None), inp.pop("n_params", None), inp.pop("hf_config", None),
                         **{k: inp.pop(k) for k in list(inp) if k in ARCH_FIELDS})
     gpu = build_gpu(inp.pop("gpu", "h100-sxm"), **{k: inp.pop(k) for k in list(inp) if k in GPU_FIELDS},

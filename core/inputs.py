@@ -51,6 +51,9 @@ class Input:
     # a text input's parser (raises ValueError naming the field and the entry): the rules, sweeps and error messages
     # all check the text with it
     parse: Callable[[str], Any] | None = None
+    # other names a choice accepts, mapped to the choice before any check (framework: a stack's name → its profile,
+    # core/profiles.canonical); the CLI, specs and Config read the value through it
+    canon: Callable[[Any], Any] | None = None
     ui: "Widget | None" = None  # how the app draws it (WIDGETS below); None: not a widget (hf_config: an upload)
 
     @property
@@ -274,11 +277,9 @@ INPUTS: tuple[Input, ...] = (
           "starts at 4M tokens per step, §3.4.1; GPT-3 175B used 3.2M, Table 2.1); 0 = one micro-batch per "
           "data-parallel replica", "layout", lo=0, hi=MAX_INT),
     # --- framework (core/profiles.py, data/frameworks.csv) ----------------------------------------------------------
-    Input("framework", "choice", "megatron", "", "the software stack that runs the step: megatron (Megatron-LM, "
-          "Megatron-Core, NeMo, Megatron-Bridge, Megatron-DeepSpeed), fsdp (PyTorch FSDP/FSDP2: torchtitan, "
-          "llm-foundry, fms-fsdp, OLMo-core, HF Accelerate/Trainer), deepspeed (the ZeRO engine on Hugging Face-style "
-          "models), maxtext (JAX/XLA on GPU and TPU); its profile sets fused or eager kernels, the attention kernel, "
-          "overlap, host overhead and the layouts offered", "framework", choices=PF.FRAMEWORKS),
+    Input("framework", "choice", "megatron", "", "the software stack that runs the step: " + PF.describe() + "; its "
+          "profile sets fused or eager kernels, the attention kernel, overlap, host overhead and the layouts offered",
+          "framework", choices=PF.FRAMEWORKS, canon=PF.canonical),
     Input("fp8_recipe", "choice", "none", "", "low-precision training as frameworks run it (data/lowp.csv): the linear "
           "layers' GEMMs at the fp8 (nvfp4: fp4) rate with their quantise / amax / transpose kernels and fp8 weight "
           "copies; attention core and LM head stay bf16. delayed | current (tensor-wise) | rowwise (torchao) | "
@@ -591,6 +592,22 @@ WIDGETS = {
 }
 INPUTS = tuple(dataclasses.replace(i, ui=WIDGETS.get(i.name)) for i in INPUTS)
 BY_NAME = {i.name: i for i in INPUTS}
+
+
+def canonical(name: str, value):
+    """`value` of input `name` as its choices spell it (a framework's stack name → the profile; Input.canon), else
+    unchanged."""
+    i = BY_NAME.get(name)
+    return i.canon(value) if i is not None and i.canon is not None else value
+
+
+def choices_text(name: str) -> str:
+    """The choices of input `name` for an error message, with the other names it accepts (a framework's stacks)."""
+    i = BY_NAME[name]
+    text = ", ".join(map(str, i.choices))
+    if i.canon is PF.canonical:
+        text += "; or a stack's name: " + ", ".join(f"{k} ({v})" for k, v in PF.stack_names().items())
+    return text
 NAMES = tuple(BY_NAME)
 CONFIG_FIELDS = tuple(i.name for i in INPUTS if i.target == "config")
 MODEL_INPUTS = tuple(i.name for i in INPUTS if i.target == "model")

@@ -88,6 +88,7 @@ class Profile:
     moe_probs: str = MOE_PROBS[0]  # activation: the routing weights multiply inside the experts (no output kept)
     moe_gemm: str = MOE_GEMM[0]  # torch_grouped_mm: the experts at the chip's measured grouped-GEMM rate
     optimizer_in_backward: str = OPTIMIZER_IN_BACKWARD[1]  # offered: the optimizer can step inside the backward
+    stacks: tuple = ()  # the stacks it stands for, accepted as framework names for it (`canonical`)
     numbers: dict = field(default_factory=dict)
     sources: dict = field(default_factory=dict)
 
@@ -144,8 +145,16 @@ def profiles() -> dict[str, Profile]:
                             sequence_parallel=kv.get("sequence_parallel", "input"),
                             grad_allreduce=kv["grad_allreduce"], param_gather=kv["param_gather"],
                             moe_probs=kv["moe_probs"], moe_gemm=kv["moe_gemm"],
-                            optimizer_in_backward=kv["optimizer_in_backward"], numbers=nums,
+                            optimizer_in_backward=kv["optimizer_in_backward"],
+                            stacks=tuple(kv.get("stacks", "").lower().split()), numbers=nums,
                             sources=sources[name])
+    seen: dict = {}
+    for name, p in out.items():
+        for s in p.stacks:
+            if s in out or s in seen:
+                raise ValueError(f"data/frameworks.csv {name} stacks: {s!r} is already "
+                                 f"{'a profile' if s in out else 'a stack of ' + seen[s]}")
+            seen[s] = name
     return out
 
 
@@ -185,6 +194,28 @@ def names() -> tuple:
 
 FRAMEWORKS = ("megatron", "fsdp", "deepspeed", "maxtext")  # the input's choices, in the order the help lists them
 assert set(FRAMEWORKS) == set(names()), names()
+
+
+@lru_cache(maxsize=1)
+def stack_names() -> dict:
+    """Each stack a profile stands for (data/frameworks.csv `stacks`: torchtitan, nemo, axlearn, …) → that profile."""
+    return {s: n for n, p in profiles().items() for s in p.stacks}
+
+
+def canonical(value):
+    """A framework name as the profiles know it: a stack's name (any case) → its profile; anything else unchanged (so
+    that the input's check names it)."""
+    if isinstance(value, str):
+        return stack_names().get(value.strip().lower(), value.strip().lower() if value.strip().lower() in FRAMEWORKS
+                                 else value)
+    return value
+
+
+def describe() -> str:
+    """The profiles and the stacks each stands for, in the order of FRAMEWORKS (the input's help)."""
+    p = profiles()
+    return "; ".join(f"{n} ({p[n].label}" + (f"; also accepted as {', '.join(p[n].stacks)}" if p[n].stacks else "")
+                     + ")" for n in FRAMEWORKS)
 
 
 def _select(framework, get, dtype=np.float64):

@@ -83,8 +83,9 @@ def _value(name: str, v):
         return bool(v)
     if kind == "choice":
         choices = I.BY_NAME[name].choices
+        v = I.canonical(name, v)
         if v not in choices:
-            raise ValueError(f"{name}: {v!r} is not one of {', '.join(map(str, choices))}")
+            raise ValueError(f"{name}: {v!r} is not one of {I.choices_text(name)}")
         return str(v)
     if kind == "model":
         if isinstance(v, str):
