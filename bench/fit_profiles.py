@@ -605,6 +605,23 @@ def _validated_rows(fw, facts):
 
 WHY_MISSES = """What the misses point at (read from the sources' own notes; not fitted away):
 
+- The twenty-eighth batch (2026-12-07, predicted with be861d9): 26 runs from ten new sources, found by three helpers
+  in user-posted logs and pull-request descriptions (torchtitan PRs #996, #1319, #1504, #1610 and #2679 on 96 GB
+  H100s; whyNLP's tinyllama DeepSpeed README; min-LLM issue #16; ATorch's llama2 README; MarinFold's NeMo and
+  Levanter experiments; swiss-ai Megatron-LM PRs on GH200). Median 20.6 %, 10 within 15 %, 20 covered, 2 predicted
+  not to fit. Slower than predicted: swiss-ai's Llama-3.2 1B/3B on GH200 1.13-1.20 (rounded '~' figures) and its 300M
+  model 2.68; MarinFold's 2.9B NeMo run (48 × 2048, a 2,944-token vocabulary, full recompute) 1.22-1.25 and the same
+  shape under Levanter 2.25-2.41 (its own MFU of 15-18 %, which the experiment blames on recompute and fp32
+  parameter gathers); torchtitan's DeepSeek-V3 16B 1.67-1.71 (SDPA's memory-efficient kernel: MLA's 192/128 head
+  dims rule flash out; not an input) and its transformers-backend Qwen3-30B-A3B 2.27 (the HF per-expert Python loop
+  runs unchanged, PR #2679; no input for it); whyNLP's 7B on A100 1.87. Not fit: Levanter's vanilla-attention row
+  (micro-batch 16 inferred from no accumulation; one recomputed layer's s² scores alone exceed the chip, so the
+  inference is likely wrong) and torchtitan's DeepSeek-V3 16B at local batch 8 with per-op SAC (141.7 GiB of 89.4;
+  the log prints 78.1 GiB: the ledger's MoE activations under per-op SAC are too large). The refit with them: GPU
+  sustained fraction 0.72 -> 0.71, Ampere 0.82 -> 0.80, maxtext scale 1.04 -> 1.06, fsdp unit host 0.7 -> 0 ms,
+  intervals' widening 1.05 -> 1.00; leave-one-source-out megatron 7.5 % -> 9.8 %, fsdp 9.7 -> 10.1, deepspeed 17.8
+  -> 18.5, maxtext 9.7 -> 9.9: other projects' runs of the same stacks are further from the constants than the
+  sources already joined were from each other.
 - The twenty-seventh batch (2026-12-06, predicted with 04c3541): 4 runs from three new sources, all the stored corpora
   still held after three helpers searched for DeepSpeed, FSDP and JAX/Megatron runs outside the sources already
   joined (most candidates print only charts, ratios or under-specified layouts). Median 23.9 %, 2 within 15 %, 3
