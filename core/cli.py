@@ -19,6 +19,7 @@ from . import profiles as PF
 from . import schedule as SC
 from .record import STEP_PART_WORDS, STEP_PARTS, TOTAL_PARTS
 from .spec import CHUNK_ROWS, MAX_ROWS
+from . import plan as PLAN
 from .advisor import DEFAULT_MARGIN as ADV_DEFAULT_MARGIN
 from .tables import DTYPE_BYTES
 from .units import GB, GiB, fmt_bytes, fmt_count, fmt_duration, fmt_si, parse_number
@@ -896,8 +897,9 @@ def build_parser() -> argparse.ArgumentParser:
             a.type, a.metavar = _gpu_counts, "N[,N…]"
             a.help = ("GPU count, or several separated by commas (each is searched); required unless --max-gpus "
                       "gives the whole nodes to search")
-    sp.add_argument("--objective", choices=("time", "cost"), default="time",
-                    help="rank by predicted step time or by cost of the run (default: time)")
+    sp.add_argument("--objective", choices=PLAN.OBJECTIVES, default="time",
+                    help=("rank by " + "; ".join(f"{k}: {v}" for k, v in PLAN.OBJECTIVE_WORDS.items())
+                          + " (default: time)").replace("%", "%%"))
     sp.add_argument("--top", type=_whole("top", 1, 1000), default=10, help="layouts to print (default 10)")
     sp.add_argument("--max-days", type=_num("max_days"), metavar="D", help="only layouts whose run, with failures "
                     "and restarts, takes at most D days (with --objective cost: the cheapest under D days)")

@@ -4,7 +4,7 @@ predicted step time or the run's cost (core/plan.py, core/steptime.py); each row
 import pandas as pd
 import streamlit as st
 
-from core.plan import LAYOUT, layout_label
+from core.plan import LAYOUT, OBJECTIVE_WORDS, OBJECTIVES, layout_label
 from ui import compute as C, explain as X, fmt, layout, pickers, step_charts as SK, work
 
 pg = layout.start("parallel_layout", "How should I lay this run out?",
@@ -22,8 +22,8 @@ n_gpus = pg.input("n_gpus", cols[0])
 gbs = pg.input("global_batch", cols[1])
 inputs.update(pickers.batch_inputs(pg, sb, mb=False))
 inputs["tokens"] = pg.input("tokens", sb)
-objective = pg.select("Rank by", ("time", "cost"), "obj", "time", container=sb, radio=True,
-                      help="time: predicted step; cost: GPU-hours × price for the token budget")
+objective = pg.select("Rank by", OBJECTIVES, "obj", "time", container=sb, radio=True,
+                      help="; ".join(f"{k}: {v}" for k, v in OBJECTIVE_WORDS.items()))
 top = pg.integer("Layouts to list", "top", 10, 1, 100, container=sb)
 inputs.update(pickers.rest(pg, sb, skip=LAYOUT + ("mfu",)))  # the layout is what this page searches
 if gbs is not None:
