@@ -472,6 +472,19 @@ def test_time_cost_predicted_mode_takes_each_points_own_step():
     assert any("global_batch: must be a multiple" in c.value for c in at.caption)
 
 
+def test_parallel_layout_page_ranks_by_the_intervals_high_end_from_a_link():
+    """The page's "Rank by" offers core/plan.OBJECTIVES: a link with obj=time_high is taken as it is (no note) and
+    ranks as `plan --objective time_high` does."""
+    from core.plan import plan
+    at = run_page("pages/08_parallel_layout.py", pl_model="llama-3.1-70b", pl_gpus="64", pl_gbs="512",
+                  pl_seq="8192", pl_obj="time_high")
+    assert not at.exception and not errors(at) and not notes(at)
+    best = plan(dict(model="llama-3.1-70b", gpu="h100-sxm", seq_len=8192, global_batch=512), (64,), "time_high",
+                top=1)["strategies"][0]
+    shown = next(m.value for m in at.markdown if m.value.startswith("**Best layout:**"))
+    assert f"tp{best['tp']}" in shown and f"pp{best['pp']}" in shown
+
+
 def test_parallel_layout_page_ranks_layouts_and_reproduces_from_its_link():
     at = run_page("pages/08_parallel_layout.py", pl_model="llama-3.1-70b", pl_gpus="64", pl_gbs="256",
                   pl_seq="4096")
