@@ -391,8 +391,7 @@ def evaluate(**c) -> dict:
     layer_input = M.layer_input_bytes(s, b, h, tp, c["sequence_parallel"])
     # recomputation as the frameworks name it (core/recompute.py): tensors a recomputed unit does not keep
     moe_share = np.where(np.asarray(c["n_experts"]) > 1, np.where(mixed, n_moe / Lf, 1.0), 0.0)
-    spec = RC.columns(c["recompute"], c["recompute_modules"], c["remat_policy"], PF.word(c["framework"], "selective"),
-                      moe_share, local=np.asarray(c["ep"]) <= 1, custom=c["remat_custom"])
+    spec = recompute_policy(c, moe_share)
     dropped = sum((share * led[t] for t, share in spec["drop"].items() if t in led), 0.0)
     partial = np.maximum(full_layer - dropped, layer_input)
     # what the policy's device places alone keep (the rest of `partial` beyond the input waits on the host)
@@ -962,11 +961,27 @@ def _scalar(v):
     return v
 
 
+def recompute_policy(c, moe_share) -> dict:
+    """Recomputation as the frameworks name it (core/recompute.columns) for `evaluate`'s columns `c`: which ledger
+    tensors a recomputed unit does not keep, as shares of a layer (`moe_share`: the MoE layers' share of the MLP
+    layers) — the one reading of recompute, recompute_modules, remat_policy and the profile's selective word that the
+    estimate and the displayed ledger share."""
+    return RC.columns(c["recompute"], c["recompute_modules"], c["remat_policy"], PF.word(c["framework"], "selective"),
+                      moe_share, local=np.asarray(c["ep"]) <= 1, custom=c["remat_custom"])
+
+
 def activation_ledger(cfg: Config) -> list[dict]:
     """The per-layer ledger for display: one row per tensor with bytes per layer on one GPU (0-byte tensors
     dropped), under the configuration's recompute mode (full recomputation shows the working set rebuilt
-    during a layer's backward, plus the kept layer input)."""
-    led = M.ledger(cfg.columns(), recompute="none" if cfg.recompute == "full" else cfg.recompute)
+    during a layer's backward, plus the kept layer input; a partial policy — Megatron's recompute_modules, the
+    profile's selective, a MaxText remat_policy — keeps each tensor × (1 − the share of the layer that drops it),
+    `recompute_policy`, the estimate's own reading: an MoE model's rows are its MoE layer's)."""
+    c = cfg.columns()
+    full = cfg.recompute == "full" or cfg.remat_policy == "full"
+    led = M.ledger(c, recompute="none")
+    if not full:
+        drop = recompute_policy(c, 1.0 if cfg.model.n_experts > 1 else 0.0)["drop"]
+        led = {k: v * (1.0 - float(np.max(drop.get(k, 0.0)))) for k, v in led.items()}
     info = {name: (what, op) for name, what, op in M.LEDGER_TENSORS}
     rows = [{"tensor": k, "bytes": float(v), "what": info[k][0], "kept_by": info[k][1]}
             for k, v in led.items() if float(v) > 0]
