@@ -611,13 +611,16 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   Levanter experiments; swiss-ai Megatron-LM PRs on GH200). Median 20.6 %, 10 within 15 %, 20 covered, 2 predicted
   not to fit. Slower than predicted: swiss-ai's Llama-3.2 1B/3B on GH200 1.13-1.20 (rounded '~' figures) and its 300M
   model 2.68; MarinFold's 2.9B NeMo run (48 × 2048, a 2,944-token vocabulary, full recompute) 1.22-1.25 and the same
-  shape under Levanter 2.25-2.41 (its own MFU of 15-18 %, which the experiment blames on recompute and fp32
-  parameter gathers); torchtitan's DeepSeek-V3 16B 1.67-1.71 (SDPA's memory-efficient kernel: MLA's 192/128 head
-  dims rule flash out; not an input) and its transformers-backend Qwen3-30B-A3B 2.27 (the HF per-expert Python loop
-  runs unchanged, PR #2679; no input for it); whyNLP's 7B on A100 1.87. Not fit: Levanter's vanilla-attention row
-  (micro-batch 16 inferred from no accumulation; one recomputed layer's s² scores alone exceed the chip, so the
-  inference is likely wrong) and torchtitan's DeepSeek-V3 16B at local batch 8 with per-op SAC (141.7 GiB of 89.4;
-  the log prints 78.1 GiB: the ledger's MoE activations under per-op SAC are too large). The refit with them: GPU
+  shape and a wider 24-layer one under Levanter 2.25-2.41 (printed MFU 18-19 %, the experiment's README 15 %, which
+  it blames on recompute and fp32 parameter gathers); torchtitan's DeepSeek-V3 16B 1.67-1.71 (SDPA's memory-efficient kernel: MLA's 192/128 head
+  dims rule flash out; not an input) and its transformers-backend Qwen3-30B-A3B 2.27 as predicted, 1.86 after a
+  correction from PR #2679's own text (an MoE layer compiles only its gate, and every layer of this model is one:
+  compile off; its experts run torch._grouped_mm); whyNLP's 7B on A100 1.87. Not fit: Levanter's vanilla-attention row
+  (micro-batch 16 inferred from no accumulation; one recomputed layer's s² scores take 64 GiB of the 79.1 by
+  themselves, so the inference is likely wrong) and torchtitan's DeepSeek-V3 16B at local batch 8 with per-op SAC (141.7 GiB of 89.4
+  without the fragmentation reserve, where the log prints 78.1 GiB: at that commit the per-op SAC did not yet save
+  the all-to-all outputs, torchtitan #1672 of 2025-09-06, and the ledger follows today's save list; that explains
+  10 GiB of it). The refit with them: GPU
   sustained fraction 0.72 -> 0.71, Ampere 0.82 -> 0.80, maxtext scale 1.04 -> 1.06, fsdp unit host 0.7 -> 0 ms,
   intervals' widening 1.05 -> 1.00; leave-one-source-out megatron 7.5 % -> 9.8 %, fsdp 9.7 -> 10.1, deepspeed 17.8
   -> 18.5, maxtext 9.7 -> 9.9: other projects' runs of the same stacks are further from the constants than the

@@ -84,6 +84,7 @@ def _layout(n_params, tokens, gpu, n_gpus, extra):
 
 
 def plan_budget(usd=None, gpu_hours=None, days=None, gpus=None, tokens_per_param=None, **extra) -> dict:
+    extra = I.canonical_inputs(extra)  # a stack's name is its profile's (torchtitan: fsdp)
     if (usd is None) == (gpu_hours is None):
         raise ValueError("budget: give exactly one of --usd or --gpu-hours")
     amount, field = (usd, "usd") if usd is not None else (gpu_hours, "gpu_hours")

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import inputs as I
 from . import profiles as PF
 
 EFF_GRID = np.exp(np.linspace(math.log(0.2), math.log(5.0), 161))
@@ -55,8 +56,9 @@ def check(data) -> list[dict]:
         if given[0] == "step_time_s" and r.get("global_batch") is None:
             raise ValueError(f"calibrate: run {i}: step_time_s needs global_batch (sequences per step)")
         out.append(dict(r))
+    out = [I.canonical_inputs(r) for r in out]  # a stack's name is its profile's (torchtitan: fsdp)
     for k in ("framework", "gpu"):
-        vals = {str(r.get(k, "")) for r in out}
+        vals = {str(r.get(k, I.BY_NAME[k].default)) for r in out}
         if len(vals) > 1:
             raise ValueError(f"calibrate: every run must have the same {k} (a calibration is of one stack on one "
                              f"machine); got {', '.join(sorted(vals))}")

@@ -272,9 +272,14 @@ def render_estimate(cfg, rec, params, ledger) -> str:
     L.append(f"  activations per layer {fmt_bytes(rec['activations_per_layer_bytes'])} (recompute={cfg.recompute}, "
              f"flash={'on' if cfg.flash_attention else 'off'})")
     L.append("")
-    L.append("activation ledger, one layer (bytes kept for backward)" if not cfg.model.mamba_layers else
+    full = cfg.recompute == "full" or cfg.remat_policy == "full"
+    what = ("the working set rebuilt in its backward; full recompute keeps only the layer input" if full
+            else "bytes kept for backward")
+    L.append((f"activation ledger, one MoE layer ({what}; the {cfg.model.n_dense_layers} dense layers' differs)"
+              if cfg.model.n_dense_layers and cfg.model.n_experts > 1 else f"activation ledger, one layer ({what})")
+             if not cfg.model.mamba_layers else
              f"activation ledger, the average layer of {cfg.model.n_layers} ({cfg.model.attention_layers} attention, "
-             f"{cfg.model.mamba_layers} Mamba-2, {cfg.model.mlp_layers} MLP; each unit × its share of layers)")
+             f"{cfg.model.mamba_layers} Mamba-2, {cfg.model.mlp_layers} MLP; each unit × its share of layers; {what})")
     for r in ledger:
         L.append(f"  {r['tensor']:<22}{r['bytes'] / 1e6:>12.1f} MB   kept by {r['kept_by']}")
     L.append("")
@@ -775,21 +780,23 @@ def render_plan(res: dict) -> str:
     if words:
         L.insert(1, "  left out by the constraints (the run with failures, checkpoints and restarts; the days and cost "
                     "columns are without them): " + "; ".join(words))
+    high_cost = res["objective"] == "cost_high"
     if not res["strategies"]:
         if words:
             return "\n".join(L[:2]) + "\n  none within the constraints: relax --max-days / --max-usd, or add GPUs"
         return L[0] + "\n  none fits: add GPUs, shorten the sequence, or lower the margin"
     L.append(f"  {'#':>2} {'GPUs':>6} {'tp':>3} {'pp':>3} {'cp':>3} {'ep':>3} {'v':>2} {'mb':>3} {'ZeRO':>4} "
              f"{'recompute':>9} {'sp':>3} {'dp':>5} {'step':>9} {'80 % interval':>19} {'MFU':>6} {'GB/GPU':>7} "
-             f"{'days':>8} {'cost':>12}  validated")
+             f"{'days':>8} {'cost, 80 % high' if high_cost else 'cost':>15}  validated")
     for i, r in enumerate(res["strategies"], 1):
-        cost = f"${r['cost_usd']:,.0f}" if r.get("cost_usd") is not None else "—"
+        c_key = "cost_high_usd" if high_cost else "cost_usd"  # under cost_high the column ranked by
+        cost = f"${r[c_key]:,.0f}" if r.get(c_key) is not None else "—"
         L.append(f"  {i:>2} {r['n_gpus']:>6} {r['tp']:>3} {r['pp']:>3} {r['cp']:>3} {r['ep']:>3} "
                  f"{r['virtual_stages']:>2} {r['micro_batch']:>3} {r['zero_stage']:>4} {r['recompute']:>9} "
                  f"{'on' if r['sequence_parallel'] else 'off':>3} {r['dp']:>5} "
                  f"{fmt_si(r['predicted_step_time_s'], 's'):>9} "
                  f"{fmt_si(r['predicted_step_time_low_s'], 's') + '–' + fmt_si(r['predicted_step_time_high_s'], 's'):>19} "
-                 f"{r['predicted_mfu']:>6.1%} {r['total_bytes'] / GB:>7.1f} {r['days']:>8.2f} {cost:>12}  "
+                 f"{r['predicted_mfu']:>6.1%} {r['total_bytes'] / GB:>7.1f} {r['days']:>8.2f} {cost:>15}  "
                  f"{'yes' if r.get('validated') else 'NO'}")
         if r.get("equivalents"):
             L.append(f"       the same result: {'; '.join(r['equivalents'])}")
@@ -902,9 +909,10 @@ def build_parser() -> argparse.ArgumentParser:
                           + " (default: time)").replace("%", "%%"))
     sp.add_argument("--top", type=_whole("top", 1, 1000), default=10, help="layouts to print (default 10)")
     sp.add_argument("--max-days", type=_num("max_days"), metavar="D", help="only layouts whose run, with failures "
-                    "and restarts, takes at most D days (with --objective cost: the cheapest under D days)")
+                    "and restarts, takes at most D days as predicted (the point, not the interval's high end; with "
+                    "--objective cost: the cheapest under D days)")
     sp.add_argument("--max-usd", type=_num("max_usd"), metavar="X", help="only layouts whose run, with failures, costs "
-                    "at most X dollars (with --objective time: the fastest under $X)")
+                    "at most X dollars as predicted (the point; with --objective time: the fastest under $X)")
     sp.add_argument("--max-gpus", type=_whole("max_gpus", 1, I.MAX_INT), metavar="N", help="search whole nodes up to N "
                     "GPUs (1, 2, 4, … nodes and N rounded down to a node) instead of --n-gpus; with --n-gpus, drop "
                     "counts above N")

@@ -23,7 +23,7 @@ from . import schedule as SC
 from . import steptime as ST
 from . import vec as VE
 from .hardware import Accelerator, catalog, family_names, get_accelerator, peak_field, peak_or_nan, tier_price  # noqa: F401  (peak_or_nan: re-export)
-from .inputs import (BY_NAME, canonical, choices_text, CONFIG_FIELDS, expert_tp, GPU_FIELDS, MAX_INT, MEASURED_ABOVE_PEAK, PRESET_INPUTS, REASONS,  # noqa: F401
+from .inputs import (BY_NAME, canonical_inputs, choices_text, CONFIG_FIELDS, expert_tp, GPU_FIELDS, MAX_INT, MEASURED_ABOVE_PEAK, PRESET_INPUTS, REASONS,  # noqa: F401
                      NO_GOODPUT, TIME_OVERFLOW, lora_width,
                      check, reason_text)
 from . import model as MD
@@ -773,6 +773,9 @@ class _ConfigMethods:
     """Behaviour of `Config`; its fields are generated from the input schema below."""
 
     def __post_init__(self):
+        for name in CONFIG_FIELDS:  # a stack's name is its profile's (torchtitan: fsdp), as at every entry point
+            if BY_NAME[name].canon is not None:
+                object.__setattr__(self, name, BY_NAME[name].canon(getattr(self, name)))
         if self.zero_stage is None:  # not given: the framework's own (data/frameworks.csv default_zero_stage)
             object.__setattr__(self, "zero_stage", int(PF.default_zero_stage(self.framework)))
         if not isinstance(self.model, Model):
@@ -976,11 +979,12 @@ def activation_ledger(cfg: Config) -> list[dict]:
     during a layer's backward, plus the kept layer input; a partial policy — Megatron's recompute_modules, the
     profile's selective, a MaxText remat_policy — keeps each tensor × (1 − the share of the layer that drops it),
     `recompute_policy`, the estimate's own reading: an MoE model's rows are its MoE layer's)."""
-    c = cfg.columns()
-    full = cfg.recompute == "full" or cfg.remat_policy == "full"
-    led = M.ledger(c, recompute="none")
+    c = derived_columns(cfg.columns())  # as `evaluate` reads them: its tp and the GPU's share of a sequence
+    pol = recompute_policy(c, 1.0 if cfg.model.n_experts > 1 else 0.0)
+    full = bool(np.all(pol["full"]))
+    led = M.ledger(c, recompute="none", tp=max(int(c["tp"]), 1), seq_len=c["seq_len"] / max(int(c["cp"]), 1))
     if not full:
-        drop = recompute_policy(c, 1.0 if cfg.model.n_experts > 1 else 0.0)["drop"]
+        drop = pol["drop"]
         led = {k: v * (1.0 - float(np.max(drop.get(k, 0.0)))) for k, v in led.items()}
     info = {name: (what, op) for name, what, op in M.LEDGER_TENSORS}
     rows = [{"tensor": k, "bytes": float(v), "what": info[k][0], "kept_by": info[k][1]}
@@ -1082,7 +1086,7 @@ def config_from_inputs(**inp) -> Config:
     """A Config from the flat vocabulary: model/n_params/hf_config + architecture fields, gpu (+ custom numbers),
     recipe (sets weight_dtype, grad_dtype, master_weights, grad_accum_fp32, optimizer unless given), overhead
     ('none' | 'realistic', or overhead_fixed_bytes/fragmentation_frac), and the Config fields."""
-    inp = {k: canonical(k, v) for k, v in inp.items() if v is not None}
+    inp = canonical_inputs({k: v for k, v in inp.items() if v is not None})
     model = build_model(inp.pop("model", None), inp.pop("n_params", None), inp.pop("hf_config", None),
                         **{k: inp.pop(k) for k in list(inp) if k in ARCH_FIELDS})
     gpu = build_gpu(inp.pop("gpu", "h100-sxm"), **{k: inp.pop(k) for k in list(inp) if k in GPU_FIELDS},

@@ -115,11 +115,12 @@ def model_axis(models: Sequence[Model | ValueError], names: Sequence[str], reaso
 
 
 def gpu_axis(gpus: Sequence[Accelerator | ValueError], names: Sequence[str], dtypes: Sequence[str],
-             reasons: Reasons, price_given: bool = False, out_cols: dict | None = None, given: set = frozenset()
-             ) -> Axis:
+             reasons: Reasons, price_given: bool = False, out_cols: dict | None = None, given: set = frozenset(),
+             prices: Sequence[float | None] | None = None) -> Axis:
     """Accelerators (or their builder's ValueError) with their compute dtypes → the accelerator axis: every
     column of `estimate.gpu_columns` (peak for the dtype, memory, price, the step-time constants), except the
-    inputs in `given` (their own axes win) and the price when `price_given`."""
+    inputs in `given` (their own axes win) and the price when `price_given`; `prices`: each accelerator's price
+    where it is not the catalog's (a price tier's, data/prices.csv)."""
     n = len(gpus)
     bad = np.zeros(n, dtype=np.int16)
     ok = next((g for g in gpus if isinstance(g, Accelerator)), None)
@@ -128,7 +129,8 @@ def gpu_axis(gpus: Sequence[Accelerator | ValueError], names: Sequence[str], dty
         if not isinstance(g, Accelerator):
             bad[i] = reasons.code(str(g))
         base = g if isinstance(g, Accelerator) else (ok or Accelerator("placeholder", 1.0, 1.0, 1.0))
-        rows.append(gpu_columns(base, dtype if isinstance(g, Accelerator) else "bf16"))
+        rows.append(gpu_columns(base, dtype if isinstance(g, Accelerator) else "bf16",
+                                None if prices is None else prices[i]))
     skip = set(given) | ({"price_per_gpu_hour"} if price_given else set())
     eval_cols = {k: np.array([r[k] for r in rows], dtype=np.float64) for k in rows[0] if k not in skip}
     return Axis("gpu", n, eval_cols, {"gpu": labels(list(names)), **(out_cols or {})}, bad if bad.any() else None)

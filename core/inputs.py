@@ -52,7 +52,7 @@ class Input:
     # all check the text with it
     parse: Callable[[str], Any] | None = None
     # other names a choice accepts, mapped to the choice before any check (framework: a stack's name → its profile,
-    # core/profiles.canonical); the CLI, specs and Config read the value through it
+    # core/profiles.canonical); every entry point reads the value through it (canonical_inputs)
     canon: Callable[[Any], Any] | None = None
     ui: "Widget | None" = None  # how the app draws it (WIDGETS below); None: not a widget (hf_config: an upload)
 
@@ -599,6 +599,12 @@ def canonical(name: str, value):
     unchanged."""
     i = BY_NAME.get(name)
     return i.canon(value) if i is not None and i.canon is not None else value
+
+
+def canonical_inputs(d: dict) -> dict:
+    """A dict of inputs with each value as its choices spell it (`canonical`): what every entry point applies first
+    (the CLI through argparse, specs, config_from_inputs, plan, plan_budget, calibration runs, published runs)."""
+    return {k: canonical(k, v) for k, v in d.items()}
 
 
 def choices_text(name: str) -> str:

@@ -70,7 +70,8 @@ def plan_spec(inputs: dict, n_gpus: tuple, fixed: dict | None = None) -> SweepSp
     """The search as a sweep spec (layout axes around the fixed inputs), validated: its `n_rows` is the number of
     layouts the search evaluates, known before anything runs (a page prices its work with it)."""
     from .estimate import build_model
-    inputs = {k: v for k, v in inputs.items() if v is not None}
+    from .inputs import canonical_inputs
+    inputs = canonical_inputs({k: v for k, v in inputs.items() if v is not None})
     if "hf_config" in inputs:
         raise ValueError("hf_config: the layout search takes a preset or the architecture fields")
     m = build_model(inputs.get("model"), inputs.get("n_params"), **{k: inputs[k] for k in ARCH_FIELDS if k in inputs})
@@ -124,6 +125,8 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
     When the rules accept none, ValueError names the reason most of them broke (a pinned `--tp 3` on 32 heads:
     "tp: does not divide n_heads"), never an empty "none fits"."""
     from .sweep import Sweep
+    from .inputs import BY_NAME, canonical_inputs
+    inputs = canonical_inputs(inputs)
     for name, v in (("max_days", max_days), ("max_usd", max_usd)):
         if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                                   and v > 0):
@@ -153,7 +156,8 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
         # (and where the framework always splits activations over tp, only the rows that say so: maxtext)
         sp = col("sequence_parallel")
         real = ((~sp | (col("tp") > 1)) & ((col("virtual_stages") == 1) | (col("pp") > 1))
-                & (sp == PF.sequence_parallel_used(inputs.get("framework", "megatron"), col("tp"), sp)))
+                & (sp == PF.sequence_parallel_used(inputs.get("framework", BY_NAME["framework"].default), col("tp"),
+                                                   sp)))
         ok_rule = col("valid") & real
         valid += int(ok_rule.sum())
         bad = real & ~col("valid")
@@ -202,7 +206,8 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
     if valid == 0:
         raise ValueError(_refusal(reason_counts, spec.n_rows, fixed or {}))
     if objective.startswith("cost") and fit and not priced:
-        raise ValueError("objective: no price for this accelerator; give price_per_gpu_hour or rank by time")
+        raise ValueError("objective: no price for this accelerator; give price_per_gpu_hour or rank by "
+                         + objective.replace("cost", "time"))
     strategies = []
     best_validated = None  # the fastest (cheapest) layout of a class published runs validate (core/intervals.py)
     if pool:
@@ -214,7 +219,7 @@ def plan(inputs: dict, n_gpus: tuple, objective: str = "time", top: int = 10, ma
             r = best_v.to_pylist()[0]
             best_validated = {k: r[k] for k in keep_cols if k in r}
         for r in rows:
-            twin = next((k for k in strategies if _same_result(k, r)), None)
+            twin = next((k for k in strategies if _same_result(k, r, key)), None)
             if twin is not None:
                 twin["equivalents"].append(layout_label(r))
                 continue
@@ -290,16 +295,18 @@ def _rank(col, key: str) -> np.ndarray:
 SAME_STEP_FRAC, SAME_BYTES_FRAC = 5e-4, 2e-3  # "identical as shown": 4 significant digits of step, 3 of memory
 
 
-def _same_result(a: dict, b: dict) -> bool:
-    """Whether two layouts give the same result as shown: the same GPUs, step and cost within SAME_STEP_FRAC and
-    per-GPU memory within SAME_BYTES_FRAC."""
+def _same_result(a: dict, b: dict, key: str = "predicted_step_time_s") -> bool:
+    """Whether two layouts give the same result as shown: the same GPUs, step, cost and the ranked column `key` (an
+    interval's high end under time_high / cost_high) within SAME_STEP_FRAC and per-GPU memory within
+    SAME_BYTES_FRAC."""
     def close(k, frac):
         x, y = a.get(k), b.get(k)
         if x is None or y is None:
             return x is None and y is None
         return abs(x - y) <= frac * max(abs(x), abs(y), 1e-30)
     return (a["n_gpus"] == b["n_gpus"] and close("predicted_step_time_s", SAME_STEP_FRAC)
-            and close("cost_usd", SAME_STEP_FRAC) and close("total_bytes", SAME_BYTES_FRAC))
+            and close("cost_usd", SAME_STEP_FRAC) and close(key, SAME_STEP_FRAC)
+            and close("total_bytes", SAME_BYTES_FRAC))
 
 
 def _sig_round(x, digits: int = 4):

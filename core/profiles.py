@@ -196,7 +196,6 @@ FRAMEWORKS = ("megatron", "fsdp", "deepspeed", "maxtext")  # the input's choices
 assert set(FRAMEWORKS) == set(names()), names()
 
 
-@lru_cache(maxsize=1)
 def stack_names() -> dict:
     """Each stack a profile stands for (data/frameworks.csv `stacks`: torchtitan, nemo, axlearn, …) → that profile."""
     return {s: n for n, p in profiles().items() for s in p.stacks}

@@ -235,10 +235,10 @@ def _parse_entry(name: str, v):
         raise ValueError(f"{name}: empty list of values")
     out = tuple(_value(name, x) for x in vals)
     seen = set()
-    for x in out:
+    for given, x in zip(vals, out):
         key = (type(x) is str, x)
         if key in seen:
-            raise ValueError(f"{name}: duplicate value {x!r}")
+            raise ValueError(f"{name}: duplicate value {x!r}" + (f" ({given!r} is {x!r})" if given != x else ""))
         seen.add(key)
     return out
 

@@ -48,6 +48,7 @@ from . import inputs as I
 from . import record as R
 from .estimate import build_gpu, build_model, evaluate, model_columns
 from .model import ARCH_FIELDS, Model, param_breakdown, raw_labels
+from .hardware import catalog, tier_price
 from . import db
 from . import profiles as PF
 from .spec import CHUNK_ROWS, INPUTS, KEY_INPUTS, MAX_ROWS, Range, SweepSpec, _is_num, check_rows  # noqa: F401  (re-exports)
@@ -203,17 +204,31 @@ def _gpu_axis(spec: SweepSpec, reasons: G.Reasons) -> G.Axis:
              spec.values("compute_dtype") or (I.BY_NAME["compute_dtype"].default,)]
     lists += [spec.values(k) for k in names[2:]]
     combos = list(product(*lists))
-    gpus = []
+    # a price tier (reserved, spot: data/prices.csv) sets each catalog accelerator's price, as Config.columns does for
+    # one estimate; a sweep takes one tier (several would cross the accelerator axis)
+    tiers = spec.values("price_tier") or (I.BY_NAME["price_tier"].default,)
+    if len(tiers) > 1 and "price_per_gpu_hour" not in spec.names:
+        raise ValueError("price_tier: a sweep takes one tier (or sweep price_per_gpu_hour instead)")
+    tier = tiers[0]
+    gpus, prices = [], []
     for gpu, dtype, *over in combos:
         try:
-            gpus.append(build_gpu(gpu, **dict(zip(names[2:], over)), compute_dtype=dtype))
+            g = build_gpu(gpu, **dict(zip(names[2:], over)), compute_dtype=dtype)
+            price = None
+            if tier != I.BY_NAME["price_tier"].default and "price_per_gpu_hour" not in spec.names:
+                if gpu not in catalog():
+                    raise ValueError(f"price_tier: a {gpu} accelerator has no {tier} price; give price_per_gpu_hour")
+                price = tier_price(gpu, tier)
+            gpus.append(g)
+            prices.append(price)
         except ValueError as e:
             gpus.append(e)
+            prices.append(None)
     out = {k: G.out_values(k, [c[1 + j] for c in combos]) for j, k in enumerate(names[1:])
            if k in spec.names and k not in ("peak_flops_per_s", "gpu_memory_bytes")}  # those two are record columns
     ax = G.gpu_axis(gpus, [c[0] for c in combos], [c[1] for c in combos], reasons,
                     price_given="price_per_gpu_hour" in spec.names, out_cols=out,
-                    given=set(spec.names) - set(I.GPU_FIELDS))  # GPU_FIELDS live in the built accelerator
+                    given=set(spec.names) - set(I.GPU_FIELDS), prices=prices)  # GPU_FIELDS: in the accelerator
     ax.eval_cols["compute_dtype"] = np.array([c[1] for c in combos])
     return ax
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import profiles as PF
 from .estimate import config_from_inputs, estimate, evaluate
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "published_runs.csv"
@@ -49,6 +50,9 @@ def read(path: Path | str = DATA) -> list[Run]:
         for r in csv.DictReader(fh):
             if r["metric"] not in METRICS:
                 raise ValueError(f"{path}: run {r['id']}: metric {r['metric']!r} is not one of {', '.join(METRICS)}")
+            if r["framework"] not in PF.FRAMEWORKS:  # the fits and groupings compare profile names: no stack names
+                raise ValueError(f"{path}: run {r['id']}: framework {r['framework']!r} is not one of "
+                                 f"{', '.join(PF.FRAMEWORKS)}")
             inputs = {"gpu": r["gpu"], "framework": r["framework"], **json.loads(r["inputs"])}
             out.append(Run(r["id"], r["framework"], r["source"], r["metric"], float(r["published"]), inputs,
                            r["gpu"], r["url"], r["section"], r["date"], r["note"]))

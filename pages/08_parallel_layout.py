@@ -1,6 +1,7 @@
 """Parallel layout — how should this run be laid out on N GPUs? Every valid tensor × pipeline × context × expert
 parallel layout (with virtual stages, micro-batch, ZeRO stage, recomputation and sequence parallelism) ranked by the
-predicted step time or the run's cost (core/plan.py, core/steptime.py); each row opens in the Calculator."""
+predicted step time or the run's cost, or the high end of either's 80 % interval (core/plan.py OBJECTIVES,
+core/steptime.py); each row opens in the Calculator."""
 import pandas as pd
 import streamlit as st
 
@@ -9,7 +10,8 @@ from ui import compute as C, explain as X, fmt, layout, pickers, step_charts as 
 
 pg = layout.start("parallel_layout", "How should I lay this run out?",
                   "Every layout of the model on the GPUs that the rules accept and that fits with the advisor's "
-                  "headroom margin, ranked by the predicted step — kernels at measured achievable rates, exposed "
+                  "headroom margin, ranked by the predicted step (or the run's cost, or the high end of either's 80 % "
+                  "interval: Rank by) — kernels at measured achievable rates, exposed "
                   "communication on the links the groups use, the pipeline bubble and the optimizer step. Sources for "
                   "every constant: data/accelerators.csv and data/efficiency.csv.")
 sb = st.sidebar
@@ -63,14 +65,17 @@ st.caption(X.interval_words(b) + f"; run {fmt.duration_days(b['days_low'])} – 
 if not b["validated"]:
     bv = res.get("best_validated")
     st.warning(X.NOT_VALIDATED + (f" The best layout of a validated class: **{fmt.inert(layout_label(bv))}**, step "
-                                  f"{fmt.si(bv['predicted_step_time_s'], 's')}, MFU {fmt.pct(bv['predicted_mfu'], 1)}."
+                                  f"{fmt.si(bv['predicted_step_time_s'], 's')} (80 %: up to "
+                                  f"{fmt.si(bv['predicted_step_time_high_s'], 's')}), MFU "
+                                  f"{fmt.pct(bv['predicted_mfu'], 1)}."
                                   if bv else " No layout found is of a validated class."), icon=":material/help:")
 
 st.subheader("Where the step goes, best layouts first")
 layout.chart(SK.step_breakdown(SK.step_parts_long(best)), "pl_breakdown")
 shown, config = fmt.record_table(best[["layout", "predicted_step_time_s", "predicted_step_time_low_s",
                                        "predicted_step_time_high_s", "validated", "predicted_mfu",
-                                       "predicted_tokens_per_s", "total_bytes", "headroom_bytes", "days", "cost_usd"]])  # units: core/record.py
+                                       "predicted_tokens_per_s", "total_bytes", "headroom_bytes", "days", "cost_usd",
+                                       "cost_low_usd", "cost_high_usd"]])  # units: core/record.py
 st.dataframe(shown, column_config=config, hide_index=True, width="stretch")
 st.markdown("**Open a layout in the Calculator** (its whole configuration):")
 for i, r in enumerate(best.itertuples(), 1):

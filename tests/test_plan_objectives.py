@@ -52,3 +52,25 @@ def test_cli_takes_each_objective_and_lists_their_meanings(capsys):
     assert main(["plan", "--help"]) == 0
     out = capsys.readouterr().out
     assert all(k in out for k in OBJECTIVES) and "80 % interval" in out
+
+
+def test_plan_and_sweeps_price_a_tier_as_estimate_does():
+    """Was (review, 2026-12-07): plan and sweeps priced every layout on demand whatever price_tier said (spot: $83,218
+    printed where estimate gave $42,495). The tier's price now reaches the sweep's accelerator axis."""
+    from core.estimate import config_from_inputs, estimate
+    from core.spec import SweepSpec
+    from core.sweep import to_table
+    base = dict(model="llama-3.1-8b", gpu="h100-sxm", seq_len=4096, global_batch=64)
+    res = plan({**base, "price_tier": "spot"}, (8,), "cost", top=1)
+    best = res["strategies"][0]
+    layout = {k: best[k] for k in ("tp", "pp", "cp", "micro_batch", "zero_stage", "recompute")}
+    one = estimate(config_from_inputs(**base, **layout, n_gpus=8, price_tier="spot"))
+    assert best["cost_usd"] == pytest.approx(one["cost_usd"], rel=1e-9)
+    assert best["cost_usd"] < plan(base, (8,), "cost", top=1)["strategies"][0]["cost_usd"] * 0.6
+    t = to_table(SweepSpec.from_dict({"model": "llama-3.1-8b", "price_tier": "spot", "gpu": ["h100-sxm", "rtx-a6000"],
+                                      "n_gpus": 8}))
+    assert t.column("price_per_gpu_hour").to_pylist()[0] == pytest.approx(
+        config_from_inputs(model="llama-3.1-8b", price_tier="spot").columns()["price_per_gpu_hour"])
+    assert "no spot price for rtx-a6000" in t.column("reason").to_pylist()[1]  # refused by name, as estimate does
+    with pytest.raises(ValueError, match="^price_tier: a sweep takes one tier"):
+        to_table(SweepSpec.from_dict({"model": "llama-3.1-8b", "price_tier": ["spot", "reserved"], "n_gpus": 8}))

@@ -158,7 +158,7 @@ KNOWN_NOT_FIT = {
     "ttune-rd-4090-llama31-8b-full": "34.6 GiB of 23.6 (paged optimizer states not an input)",
     # MarinFold exp108 (Levanter on 8 H100, prospective batch 28): the 2.9B run that fell back to the O(s²) reference
     # attention. Its micro-batch 16 is inferred (no accumulation stated); one recomputed layer's 8,192² scores at that
-    # micro-batch exceed the chip by themselves, so the inference is likely wrong (the run ran) — kept as chosen
+    # micro-batch take 64 GiB of the 79.1 by themselves, so the inference is likely wrong (the run ran) — kept as chosen
     "marinfold-levanter-h100-qwen3shape-2p9b-vanilla-8g": "103.7 GiB of 79.1 (micro-batch 16 inferred)",
 }
 
@@ -207,8 +207,8 @@ def test_fitted_constants_are_what_the_script_fits(refit):
 # predicts, Nemotron-4 15B 8-18 % faster, and the one GPU sustained fraction fitted to every era moved 0.80 -> 0.76;
 # 9.5 % since nanotron's 26 runs name the flash-attn 2 kernel they ran (2026-12-05); maxtext 12.2 % until the
 # sixteenth batch's refit (2026-12-06: nine AXLearn rows and MaxText's Gemma 4 12B joined the fit; the GPU fraction
-# 0.74 -> 0.76, maxtext's scale on it 1.04 -> 1.00), 10.0 % since, at the target's edge; deepspeed 15.2 %
-# fsdp: 9.7 % until the twenty-eighth batch's refit (2026-12-07: the GPU sustained fraction 0.72 -> 0.71 with swiss-ai's
+# 0.74 -> 0.76, maxtext's scale on it 1.04 -> 1.00), 10.0 % since, at the target's edge; deepspeed 15.2 %, 17.8 % after
+# the twenty-seventh batch, 18.5 % after the twenty-eighth; fsdp: 9.7 % until the twenty-eighth batch's refit (2026-12-07: the GPU sustained fraction 0.72 -> 0.71 with swiss-ai's
 # and MarinFold's Megatron runs, fsdp's host time per unit 0.7 -> 0 ms), 10.1 % since: just outside the target
 @pytest.mark.parametrize("fw", [fw if fw in ("megatron", "maxtext") else pytest.param(
     fw, marks=pytest.mark.xfail(strict=True, reason="leave-one-source-out median above 10 % (bench/RESULTS.md)"))
@@ -217,6 +217,16 @@ def test_leave_one_source_out_median_within_10_percent(refit, fw):
     rep = refit["report"][fw]
     assert rep["sources"] >= 3
     assert rep["loso_median"] <= 0.10, rep["loso_median"]
+
+
+# where a profile misses the 10 % target (the strict xfails above), the median it reads now, so that a change making it
+# worse still fails (2026-12-07: fsdp 10.1 %, deepspeed 18.5 %)
+LOSO_CEILING = {"fsdp": 0.105, "deepspeed": 0.19}
+
+
+@pytest.mark.parametrize("fw", sorted(LOSO_CEILING))
+def test_leave_one_source_out_median_no_worse_than_recorded(refit, fw):
+    assert refit["report"][fw]["loso_median"] <= LOSO_CEILING[fw], refit["report"][fw]["loso_median"]
 
 
 def test_leave_one_source_out_is_out_of_sample(refit):
@@ -1090,7 +1100,7 @@ def test_triton_rows_of_one_table_lose_their_length_trend():
     """llm-foundry's H100 FP8 table (1B and 3B MPT from 512 to 32,768 tokens; submit_benchmarks.py's attn_impl
     triton): read as FlashAttention-2 the measured / predicted step rose with the length (0.90 → 1.39 for the 1B:
     the attention core, 11 % → 79 % of the step, ran slower than predicted); with the Triton kernel's rate the rows of
-    each size lie within 15 % of each other, read as FlashAttention-2 they spread by over 35 % and rise with the
+    each size lie within 15 % of each other, read as FlashAttention-2 they spread by over 30 % and rise with the
     length (published tokens/s, data/published_runs_lowp.csv; 2026-12-06: 1.02 and 1.07 against 1.50 and 1.42; after
     the fifteenth batch's refit, fsdp's host time per unit 0.7 → 0.0 ms, the 3B rows spread 1.12; read as
     FlashAttention-2 they spread 1.34 after the twenty-eighth batch's refit, so the bound is 1.3)."""

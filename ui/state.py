@@ -64,6 +64,7 @@ class Spec:
     options: tuple = ()
     lo: float | None = None
     hi: float | None = None
+    canon: Callable | None = None  # other names the input accepts (core/inputs.Input.canon: a framework's stacks)
 
     def parse(self, raw: Sequence[str]) -> Any:
         if self.kind == "multi":  # as the widget reads it: empty values dropped (`?k=` is an empty selection),
@@ -79,7 +80,7 @@ class Spec:
             return out
         text = raw[-1] if raw else ""
         if self.kind == "choice":
-            v = self._option(text)
+            v = self._option(self.canon(text) if self.canon is not None else text)
             if v is None:
                 raise ValueError(f"not one of {_opts(self.options)}")
             return v
@@ -234,11 +235,12 @@ class Page:
         return self.prefix + name
 
     def select(self, label: str, options: Sequence, name: str, default=None, *, container=None, radio=False,
-               help: str | None = None, on_change: Callable | None = None) -> Any:
-        """A selectbox (or horizontal radio) over plain options (the option itself is the URL value)."""
+               help: str | None = None, on_change: Callable | None = None, canon: Callable | None = None) -> Any:
+        """A selectbox (or horizontal radio) over plain options (the option itself is the URL value; `canon` maps the
+        other names a link may give to an option)."""
         options = tuple(options)
         default = options[0] if default is None else default
-        spec = Spec(self.key(name), "choice", default, options)
+        spec = Spec(self.key(name), "choice", default, options, canon=canon)
         c = container or st
 
         def draw(k):
@@ -281,7 +283,8 @@ class Page:
                 return None if v == first else v
             start = default if default is not None else i.default
             start = start if start in opts else opts[0]
-            return self.select(lab, opts, w.key, start, container=c, help=hlp, radio=w.radio, on_change=on_change)
+            return self.select(lab, opts, w.key, start, container=c, help=hlp, radio=w.radio, on_change=on_change,
+                               canon=i.canon)
         if i.kind == "str" and w.multi:  # a list of names (recompute_modules): a multiselect, joined by commas
             start = default if default is not None else i.default
             picked = self.multi(lab, w.multi, w.key, [n for n in str(start or "").split(",") if n in w.multi],
@@ -393,10 +396,15 @@ class Page:
         e.g. 1e400 for an integer) and returned, to be named in the note."""
         if self.entry and spec.key in self._url:
             try:
-                spec.parse(self._url[spec.key])
+                v = spec.parse(self._url[spec.key])
             except ValueError as e:
                 _drop_param(spec.key)
                 return e
+            raw = self._url[spec.key]
+            if spec.canon is not None and raw and str(v) != raw[-1]:  # another name of an option (a framework's
+                _drop_param(spec.key)  # stack): the widget takes the option, and the URL shows the option's name
+                st.session_state[spec.key] = v
+                self._to_url[spec.key] = v
         return None
 
     def expander(self, label: str, name: str, *, container=None):
