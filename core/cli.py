@@ -272,8 +272,8 @@ def render_estimate(cfg, rec, params, ledger) -> str:
     L.append(f"  activations per layer {fmt_bytes(rec['activations_per_layer_bytes'])} (recompute={cfg.recompute}, "
              f"flash={'on' if cfg.flash_attention else 'off'})")
     L.append("")
-    full = cfg.recompute == "full" or cfg.remat_policy == "full"
-    what = ("the working set rebuilt in its backward; full recompute keeps only the layer input" if full
+    from .estimate import recomputes_whole
+    what = ("the working set rebuilt in its backward; full recompute keeps only the layer input" if recomputes_whole(cfg)
             else "bytes kept for backward")
     L.append((f"activation ledger, one MoE layer ({what}; the {cfg.model.n_dense_layers} dense layers' differs)"
               if cfg.model.n_dense_layers and cfg.model.n_experts > 1 else f"activation ledger, one layer ({what})")

@@ -835,13 +835,8 @@ class _ConfigMethods:
         """The input columns of `evaluate` for this one point (scalars)."""
         cols = {k: getattr(self, k) for k in CONFIG_FIELDS}
         cols.update(model_columns(self.model))
-        price = self.price_per_gpu_hour
-        if price is None and self.price_tier != "on_demand" and self.gpu.name in catalog():
-            price = tier_price(self.gpu.name, self.price_tier)  # reserved / spot (data/prices.csv)
-        elif price is None and self.price_tier != "on_demand":
-            raise ValueError(f"price_tier: a {self.gpu.name} accelerator has no {self.price_tier} price; give "
-                             "price_per_gpu_hour")
-        cols.update(gpu_columns(self.gpu, self.compute_dtype, price))
+        cols.update(gpu_columns(self.gpu, self.compute_dtype,
+                                tiered_price(self.gpu.name, self.price_tier, self.price_per_gpu_hour)))
         for k in ("gpus_per_node", "collective_latency_s"):  # None: the catalog's
             if getattr(self, k) is not None:
                 cols[k] = getattr(self, k)
@@ -881,6 +876,17 @@ overheads — the conventions of the CS336 lecture and the ZeRO paper, so their 
 def model_columns(m: Model) -> dict:
     """The one model → `evaluate` columns mapping: architecture fields, n_params and n_active_params."""
     return {**m.arch(), "n_params": m.n_params, "n_active_params": m.n_active_params}
+
+
+def tiered_price(gpu_name: str, tier: str, price: float | None = None) -> float | None:
+    """The price an accelerator runs at: the one given, else the tier's (reserved, spot: data/prices.csv), else None
+    (the catalog's on-demand price, `gpu_columns`); ValueError naming price_tier for a chip with no price in that tier
+    (one estimate's Config.columns and a sweep's accelerator axis both read it here)."""
+    if price is not None or tier == BY_NAME["price_tier"].default:
+        return price
+    if gpu_name not in catalog():
+        raise ValueError(f"price_tier: a {gpu_name} accelerator has no {tier} price; give price_per_gpu_hour")
+    return tier_price(gpu_name, tier)
 
 
 def gpu_columns(g: Accelerator, compute_dtype: str, price_per_gpu_hour: float | None = None) -> dict:
@@ -973,6 +979,12 @@ def recompute_policy(c, moe_share) -> dict:
                       moe_share, local=np.asarray(c["ep"]) <= 1, custom=c["remat_custom"])
 
 
+def recomputes_whole(cfg: Config) -> bool:
+    """Whether the configuration recomputes whole layers (recompute full, or remat_policy full): `recompute_policy`'s
+    reading, for what the displayed ledger shows (the working set rebuilt in the backward)."""
+    return bool(np.all(recompute_policy(cfg.columns(), 0.0)["full"]))
+
+
 def activation_ledger(cfg: Config) -> list[dict]:
     """The per-layer ledger for display: one row per tensor with bytes per layer on one GPU (0-byte tensors
     dropped), under the configuration's recompute mode (full recomputation shows the working set rebuilt
@@ -980,11 +992,9 @@ def activation_ledger(cfg: Config) -> list[dict]:
     profile's selective, a MaxText remat_policy — keeps each tensor × (1 − the share of the layer that drops it),
     `recompute_policy`, the estimate's own reading: an MoE model's rows are its MoE layer's)."""
     c = derived_columns(cfg.columns())  # as `evaluate` reads them: its tp and the GPU's share of a sequence
-    pol = recompute_policy(c, 1.0 if cfg.model.n_experts > 1 else 0.0)
-    full = bool(np.all(pol["full"]))
     led = M.ledger(c, recompute="none", tp=max(int(c["tp"]), 1), seq_len=c["seq_len"] / max(int(c["cp"]), 1))
-    if not full:
-        drop = pol["drop"]
+    if not recomputes_whole(cfg):
+        drop = recompute_policy(c, 1.0 if cfg.model.n_experts > 1 else 0.0)["drop"]
         led = {k: v * (1.0 - float(np.max(drop.get(k, 0.0)))) for k, v in led.items()}
     info = {name: (what, op) for name, what, op in M.LEDGER_TENSORS}
     rows = [{"tensor": k, "bytes": float(v), "what": info[k][0], "kept_by": info[k][1]}

@@ -46,9 +46,8 @@ from . import columnar as A
 from . import grid as G
 from . import inputs as I
 from . import record as R
-from .estimate import build_gpu, build_model, evaluate, model_columns
+from .estimate import build_gpu, build_model, evaluate, model_columns, tiered_price
 from .model import ARCH_FIELDS, Model, param_breakdown, raw_labels
-from .hardware import catalog, tier_price
 from . import db
 from . import profiles as PF
 from .spec import CHUNK_ROWS, INPUTS, KEY_INPUTS, MAX_ROWS, Range, SweepSpec, _is_num, check_rows  # noqa: F401  (re-exports)
@@ -204,8 +203,8 @@ def _gpu_axis(spec: SweepSpec, reasons: G.Reasons) -> G.Axis:
              spec.values("compute_dtype") or (I.BY_NAME["compute_dtype"].default,)]
     lists += [spec.values(k) for k in names[2:]]
     combos = list(product(*lists))
-    # a price tier (reserved, spot: data/prices.csv) sets each catalog accelerator's price, as Config.columns does for
-    # one estimate; a sweep takes one tier (several would cross the accelerator axis)
+    # a price tier (reserved, spot: data/prices.csv) sets each catalog accelerator's price (estimate.tiered_price, as for
+    # one estimate); a sweep takes one tier (several would cross the accelerator axis)
     tiers = spec.values("price_tier") or (I.BY_NAME["price_tier"].default,)
     if len(tiers) > 1 and "price_per_gpu_hour" not in spec.names:
         raise ValueError("price_tier: a sweep takes one tier (or sweep price_per_gpu_hour instead)")
@@ -214,11 +213,7 @@ def _gpu_axis(spec: SweepSpec, reasons: G.Reasons) -> G.Axis:
     for gpu, dtype, *over in combos:
         try:
             g = build_gpu(gpu, **dict(zip(names[2:], over)), compute_dtype=dtype)
-            price = None
-            if tier != I.BY_NAME["price_tier"].default and "price_per_gpu_hour" not in spec.names:
-                if gpu not in catalog():
-                    raise ValueError(f"price_tier: a {gpu} accelerator has no {tier} price; give price_per_gpu_hour")
-                price = tier_price(gpu, tier)
+            price = None if "price_per_gpu_hour" in spec.names else tiered_price(gpu, tier)
             gpus.append(g)
             prices.append(price)
         except ValueError as e:
