@@ -268,6 +268,11 @@ def render_estimate(cfg, rec, params, ledger) -> str:
         L.append(f"  {k[:-6]:<26}{rec[k] / GB:>10.3f}   {rec[k] / GiB:>10.3f}")
     L.append(f"  {'total':<26}{rec['total_bytes'] / GB:>10.3f}   {rec['total_bytes'] / GiB:>10.3f}")
     L.append(f"  {'gpu memory':<26}{rec['gpu_memory_bytes'] / GB:>10.3f}   {rec['gpu_memory_bytes'] / GiB:>10.3f}")
+    if rec["offloaded_bytes"] > 0:
+        paged = (f", of it a paged optimizer's moments {fmt_bytes(rec['paged_out_bytes'])}"
+                 if rec["paged_out_bytes"] > 0 else "")
+        L.append(f"  {'on the host (not in total)':<26}{rec['offloaded_bytes'] / GB:>10.3f}   "
+                 f"{rec['offloaded_bytes'] / GiB:>10.3f}{paged}")
     L.append(f"  fits: {fit_words(rec)}; headroom {fmt_bytes(rec['headroom_bytes'])}; largest term: {rec['binding']}")
     L.append(f"  activations per layer {fmt_bytes(rec['activations_per_layer_bytes'])} (recompute={cfg.recompute}, "
              f"flash={'on' if cfg.flash_attention else 'off'})")

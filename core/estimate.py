@@ -151,7 +151,8 @@ LATE_INPUTS = ("etp", "pp_schedule", "document_tokens", "moe_capacity_factor", "
                "distribute_saved_activations",
                "fp8_recipe", "fp8_param_gather", "fp8_attention", "price_tier", "preemption_rate_per_gpu_hour",
                "failure_rate_per_gpu_hour", "storage_bytes_per_s", "restart_s", "checkpoint_interval_s",
-               "power_draw_frac", "node_overhead_frac", "pue", "carbon_kg_per_kwh", "optimizer_in_backward")
+               "power_draw_frac", "node_overhead_frac", "pue", "carbon_kg_per_kwh", "optimizer_in_backward",
+               "paged_optimizer")
 
 
 def derived_columns(c: dict) -> dict:
@@ -509,6 +510,11 @@ def evaluate(**c) -> dict:
     overhead = np.where(on_tpu, 0.0, np.asarray(c["overhead_fixed_bytes"], dtype=np.float64)) + frag  # = overhead_bytes
     total = subtotal + overhead
     cap = np.asarray(c["gpu_memory_bytes"], dtype=np.float64)
+    # a paged optimizer (bitsandbytes): the moments the device cannot hold wait in host memory (memory.paged_out_bytes)
+    paged_out = M.paged_out_bytes(c["paged_optimizer"], st["optimizer_bytes"], total - frag, cap)
+    if np.any(paged_out > 0):
+        st = {**st, "optimizer_bytes": st["optimizer_bytes"] - paged_out}
+        state, total, offloaded = state - paged_out, total - paged_out, offloaded + paged_out
     binding = _largest_of_four(state + buffers, activations, logits_here, overhead)  # index into BINDING
     host = offloaded * np.minimum(n_gpus, np.asarray(c["gpus_per_node"], dtype=np.float64))
     host_cap = np.asarray(c["host_memory_bytes"], dtype=np.float64)
@@ -553,7 +559,8 @@ def evaluate(**c) -> dict:
                           "trained_frac": trained_frac,
                           "grad_frac": trained_frac + np.where(lora, tr["adapters"] / np.maximum(
                               np.asarray(c["n_params"], dtype=np.float64), 1.0), 0.0),
-                          "offloaded_state_bytes": offloaded - act_host,
+                          "offloaded_state_bytes": offloaded - act_host - paged_out,
+                          "paged_state_bytes": paged_out,
                           "offloaded_params": np.where(np.asarray(c["offload"]) != "none", (
                               tr["first_trainable"] + tr["first_adapters"]) / tp / np.where(
                               np.asarray(c["zero_stage"]) >= 1, np.maximum(shard_gpus / (tp * pp), 1.0), 1.0), 0.0),
@@ -564,7 +571,8 @@ def evaluate(**c) -> dict:
                          # (where the fp32 parameter is the master the weights row holds the frozen part alone)
                          state - np.where(M.no_trained_weights_row(c["zero_convention"], c["zero_stage"], fp32_master),
                                           1.0, tr["frozen_frac"]) * st["weights_bytes"]
-                         + np.where(last_is_worst, grads_read_last, grads_read_first) - st["grads_bytes"],
+                         + np.where(last_is_worst, grads_read_last, grads_read_first) - st["grads_bytes"]
+                         + paged_out,  # the GPU updates the paged moments too, once paged in
                          np.maximum(split["first_stage_params"], split["last_stage_params"]),
                          split["stage_expert_params"])
     peak = np.asarray(c["peak_flops_per_s"], dtype=np.float64)
@@ -671,6 +679,7 @@ def evaluate(**c) -> dict:
         "headroom_bytes": cap - total,
         "fits": (total - frag <= cap) & host_fits,
         "offloaded_bytes": offloaded,
+        "paged_out_bytes": paged_out + 0.0 * total,
         "host_bytes": host,
         "host_fits": host_fits,
         "binding": binding if as_codes else np.asarray(BINDING, dtype=object)[binding],

@@ -327,6 +327,11 @@ INPUTS: tuple[Input, ...] = (
           "time; full training without gradient accumulation (the default global batch is then dp·micro_batch), "
           "no pipeline or expert parallelism, sharded (ZeRO-2/3) when data-parallel, no gradient clipping",
           "recipe"),
+    Input("paged_optimizer", "bool", False, "", "a bitsandbytes paged optimizer (PagedAdamW, PagedAdamW8bit; Hugging "
+          "Face optim paged_adamw_*; torchtune's single-device full fine-tunes): the moments live in CUDA unified "
+          "memory, which the driver evicts to host memory when the device runs short (Dettmers et al. 2023, QLoRA "
+          "§2), so they never make the run fail to fit; the share the device cannot hold is paged in for its update "
+          "and out again every step, over the host link", "recipe"),
     Input("fp32_loss", "bool", False, "", "cross-entropy in fp32 (an fp32 copy of the logits is kept)", "recipe"),
     # --- what trains (issue 12) ------------------------------------------------------------------------------------
     Input("training", "choice", "full", "", "full: every parameter trains; lora: frozen base + rank-r adapters "
@@ -556,6 +561,7 @@ WIDGETS = {
     "weight_dtype": Widget("wdt", "weights dtype"), "grad_dtype": Widget("gdt", "gradients dtype"),
     "master_weights": Widget("master", "fp32 master copy"), "grad_accum_fp32": Widget("accum", "fp32 gradient buffer"),
     "optimizer_in_backward": Widget("optbwd", "Optimizer step inside the backward"),
+    "paged_optimizer": Widget("paged", "Paged optimizer (bitsandbytes; moments spill to host)"),
     "fp32_loss": Widget("f32loss", "fp32 copy of the logits for the loss"),
     "training": Widget("train", "Training: full, or Fine-tune (LoRA/QLoRA)", radio=True),
     "lora_rank": Widget("rank", "LoRA rank r", hi=4096), "lora_targets": Widget("tgt", "Adapters on"),
@@ -1063,6 +1069,14 @@ RULES: tuple[Rule, ...] = (
     Rule("remat_custom", "needs remat_policy custom (MaxText reads the per-tensor places only then)",
          lambda g: _map_unique(_opt(g, "remat_custom", ""), lambda x: bool(str(x).strip()))
          & ~_is(g, "remat_policy", "custom")),
+    Rule("paged_optimizer", "the framework does not take a bitsandbytes paged optimizer (offered by: "
+         + ", ".join(n for n, p in PF.profiles().items() if p.paged_optimizer == "offered")
+         + "; data/frameworks.csv)",
+         lambda g: np.asarray(_opt(g, "paged_optimizer", False), dtype=bool)
+         & (PF.word(g("framework"), "paged_optimizer") != "offered")),
+    Rule("paged_optimizer", "keeps the moments on the GPU and pages them: it does not combine with offload (the "
+         "moments are on the host already)",
+         lambda g: np.asarray(_opt(g, "paged_optimizer", False), dtype=bool) & ~_is(g, "offload", "none")),
     Rule("optimizer_in_backward", "the framework does not step the optimizer inside the backward (offered by: "
          + ", ".join(n for n, p in PF.profiles().items() if p.optimizer_in_backward == "offered")
          + "; data/frameworks.csv)",

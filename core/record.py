@@ -77,7 +77,9 @@ RECORD: tuple[Column, ...] = (
            "(and host_fits); with headroom_bytes < 0 it fits tightly, only while fragmentation stays below what "
            "total_bytes counts"),
     Column("offloaded_bytes", "float", _B, "model state and activations moved to host memory (offload, "
-           "activation_offload), per GPU"),
+           "activation_offload, paged_optimizer), per GPU"),
+    Column("paged_out_bytes", "float", _B, "a paged optimizer's moments the device cannot hold, in host memory "
+           "(part of offloaded_bytes; paged_optimizer), per GPU"),
     Column("host_bytes", "float", "bytes per node", "host memory the offloaded state needs on one node: "
            "offloaded_bytes × the GPUs of a node"),
     Column("host_fits", "bool", "", "host_bytes ≤ host_memory_bytes (true when no host memory is given)"),

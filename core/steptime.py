@@ -69,7 +69,8 @@ iteration, no per-step host time either. Offload
 (data/accelerators.csv host_gb_per_s) and the CPU optimizer step at the profile's CPU-Adam rate on the host (an x86
 node's CPUs shared by its GPUs, or a Grace per 1-2 GPUs), overlapped as the framework does (gradients down during
 the backward; the CPU step and the parameters back after it: max of the two; parameter fetches per micro-batch
-behind the compute).
+behind the compute); a paged optimizer's moments that wait on the host (bitsandbytes) cross the link once each way
+per step, exposed.
 
 Step = the sum of the terms in TERMS (the CLI, the record and the charts read the table); `step_parts` returns each
 term and their sum.
@@ -699,7 +700,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # --- offload: host link transfers and the CPU optimizer ----------------------------------------------------
     off = np.asarray(g("offload", "none"))
     act_off_bytes = _f(g("offloaded_activation_bytes", 0.0))  # per micro-batch, both ways
-    if not (np.any(off != "none") or np.any(act_off_bytes > 0)):
+    paged = _f(g("paged_state_bytes", 0.0))  # a paged optimizer's moments the device cannot hold (per GPU)
+    if not (np.any(off != "none") or np.any(act_off_bytes > 0) or np.any(paged > 0)):
         return _context_out(locals(), 0.0)
     host_bw = np.where(_f(g("host_link_bytes_per_s", np.nan)) > 0, _f(g("host_link_bytes_per_s", np.nan)), 16e9) \
         * net_scale
@@ -720,7 +722,13 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
                                                                       * weight_b / host_bw
                                                                       - fwdbwd), 0.0)
     act_off = m * np.maximum(0.0, 2.0 * act_off_bytes / host_bw - fwdbwd)
-    return _context_out(locals(), opt_off + param_fetch + act_off)
+    # a paged optimizer (bitsandbytes): every step the moments on the host are paged in for their update and as many
+    # updated pages are evicted (assumed to share the time, the link being full duplex); exposed: it prefetches each
+    # parameter's state on the update's own stream and synchronises after it (bitsandbytes @95f9af30
+    # bitsandbytes/optim/optimizer.py Optimizer8bit.step: prefetch_state, update_step, sync_gpu; csrc
+    # pythonInterface.cpp cprefetch: cudaMemPrefetchAsync on stream 0)
+    page = paged / host_bw
+    return _context_out(locals(), opt_off + param_fetch + act_off + page)
 
 
 _CONTEXT = ("m", "sched", "t_f", "t_w", "t_c", "fwd", "bwd", "gemm_stage", "core_stage", "elem_stage", "recompute",
@@ -772,7 +780,8 @@ TERMS: tuple[Term, ...] = (
     Term("optimizer_s", "optimizer step on the GPU: the state of what trains (frozen weights excluded) read and "
          "written once at HBM speed", "#9467bd",
          lambda x: 2.0 * x["state_bytes"] / x["hbm"]),
-    Term("offload_s", "host offload: the CPU optimizer step and host-link transfers not hidden behind compute",
+    Term("offload_s", "host offload: the CPU optimizer step and host-link transfers not hidden behind compute (a "
+         "paged optimizer's page traffic too)",
          "#c5b0d5", lambda x: x["offload"]),
     Term("host_s", "host (CPU) time not hidden behind the GPU: kernel launches of small layers, sharding hooks",
          "#7f7f7f", lambda x: x["host"]),

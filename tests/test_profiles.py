@@ -29,6 +29,7 @@ RUNS = runs()
 # Published runs the model misses by more than 15 % with the constants of data/fitted.csv: measured step / predicted
 # step (> 1: slower than predicted). Why, as far as the sources say, is in bench/RESULTS.md ("Profiles").
 KNOWN_MISSES = {
+    "ttune-rd-4090-llama31-8b-full": 0.837,
     "mlm-h100-weak-32b": 0.805, "tt-h100-jun25-70b-bf16-asynctp": 1.186, "tt-h100-jun25-8b-bf16-vanilla": 1.306,
     "tt-h100-jun25-8b-bf16-asynctp": 1.498, "ao-mi300x-8b-bf16": 1.258, "ao-b200-8b-bf16": 1.701, "ds-112": 1.276,
     "ds-113": 1.355, "ds-145": 0.729, "ds-146": 0.727, "ds-152": 1.889, "ds-161": 0.812, "ds-163": 0.817,
@@ -150,12 +151,6 @@ KNOWN_NOT_FIT = {
     # fragmentation risk against 192.0: the fork's one-root FSDP2 wrapping keeps the root (embedding + head, 2.1B)
     # gathered through the step, which the ledger's two-units convention does not even reach
     "amdpt252-mi300x-llama31-70b-bf16-tt": "192.5 GiB of 192.0 (recompute assumed)",
-    # torchtune's README: Llama 3.1 8B full fine-tune on one RTX 4090 at a printed peak of 18.9 GiB. Its config steps
-    # each parameter inside the backward (optimizer_in_bwd, the input optimizer_in_backward since 2026-12-06: no
-    # gradient buffer; 48.4 → 34.6 GiB) and pages the 8-bit AdamW states to host memory through CUDA unified memory
-    # (bitsandbytes PagedAdamW8bit), which is not an input: the ledger holds 15.0 GiB of weights and 15.0 of moments on
-    # the card, where the printed peak (PyTorch's allocator, which does not see managed memory) holds the weights alone
-    "ttune-rd-4090-llama31-8b-full": "34.6 GiB of 23.6 (paged optimizer states not an input)",
     # MarinFold exp108 (Levanter on 8 H100, prospective batch 28): the 2.9B run that fell back to the O(s²) reference
     # attention. Its micro-batch 16 is inferred (no accumulation stated); one recomputed layer's 8,192² scores at that
     # micro-batch take 64 GiB of the 79.1 by themselves, so the inference is likely wrong (the run ran) — kept as chosen
