@@ -184,6 +184,13 @@ def derived_columns(c: dict) -> dict:
     # einsum dispatch computes every slot of the capacity buffers: its experts are padded to capacity
     c["moe_pad_to_capacity"] = np.asarray(c["moe_pad_to_capacity"], dtype=bool) \
         | (np.asarray(c["moe_dispatcher"]) == "einsum")
+    # dense dispatch (Hugging Face's Llama 4) runs every expert on every token: a capacity of E/k, padded
+    dense = np.asarray(c["moe_dispatcher"]) == "dense"
+    if np.any(dense):
+        c["moe_capacity_factor"] = np.where(dense, np.asarray(c["n_experts"], dtype=np.float64)
+                                            / np.maximum(np.asarray(c["top_k"], dtype=np.float64), 1.0),
+                                            c["moe_capacity_factor"])
+        c["moe_pad_to_capacity"] = c["moe_pad_to_capacity"] | dense
     # a framework whose activations are always split over the tensor axis (maxtext: XLA's sharding rules)
     c["sequence_parallel"] = PF.sequence_parallel_used(c["framework"], c["tp"], c["sequence_parallel"])
     if c.get("zero_convention") is None:  # how the framework allocates ZeRO's buffers

@@ -246,7 +246,10 @@ INPUTS: tuple[Input, ...] = (
           "all-to-all sends every routed copy. einsum: GShard-style one-hot einsums dispatch to and combine from "
           "capacity buffers, grouped per sequence as MaxText's dense path groups them (sparse_matmul false): "
           "2·E·C·h FLOPs per token each, C = capacity_factor·S·k/E per sequence of S tokens, every buffer slot computed "
-          "(padded to capacity); the masks' memory (b·S·E·C elements each) is not in the ledger", "layout",
+          "(padded to capacity); the masks' memory (b·S·E·C elements each) is not in the ledger. dense: every expert "
+          "computes every token, weighted by the router's scores (0 where it was not chosen), as Hugging Face "
+          "transformers' Llama 4 does (Llama4TextMoe: hidden_states.repeat(num_experts), torch.bmm over the experts): "
+          "E/k × the routed experts' FLOPs, activations and copies, no expert parallelism", "layout",
           choices=T.MOE_DISPATCHERS),
     Input("pp_embedding_loss_slots", "bool", False, "", "pipeline split: the input embedding and the loss each "
           "take one layer's slot (Megatron --account-for-embedding-in-pipeline-split "
@@ -996,6 +999,9 @@ RULES: tuple[Rule, ...] = (
     Rule("moe_dispatcher", "deepep and hybridep need an MoE model with ep > 1",
          lambda g: VE.isin(g("moe_dispatcher"), T.NODE_DEDUP_DISPATCHERS)
          & ~((g("n_experts") > 1) & (g("ep") > 1))),
+    Rule("moe_dispatcher", "dense runs every expert on every token of its rank (its capacity is E/k whatever "
+         "moe_capacity_factor says): it needs an MoE model and ep 1",
+         lambda g: _is(g, "moe_dispatcher", "dense") & ~((g("n_experts") > 1) & (g("ep") == 1))),
     Rule("moe_dispatcher", "einsum dispatches to capacity buffers: it needs an MoE model and moe_capacity_factor > 0",
          lambda g: _is(g, "moe_dispatcher", "einsum") & ~((g("n_experts") > 1) & (g("moe_capacity_factor") > 0))),
     Rule("activation_offload_layers", "needs activation_offload (Megatron's --cpu-offloading)",

@@ -125,7 +125,7 @@ ATTENTION_FLOPS = ("none", "full", "causal")  # how attention FLOPs are counted 
 # MoE token dispatchers (the moe_dispatcher input; core/steptime.py): NCCL's all-to-all, the two that send a token
 # once per destination node (DeepEP, HybridEP: NODE_DEDUP_DISPATCHERS), and GShard-style one-hot einsums over
 # capacity buffers (MaxText's dense path)
-MOE_DISPATCHERS = ("alltoall", "deepep", "hybridep", "einsum")
+MOE_DISPATCHERS = ("alltoall", "deepep", "hybridep", "einsum", "dense")
 NODE_DEDUP_DISPATCHERS = ("deepep", "hybridep")
 # MLP: gelu = 2 matrices (GPT); swiglu = SiLU-gated, 3 matrices (Llama, Shazeer 2020); geglu = GeLU-gated, 3 matrices
 # (Gemma: gate_proj, up_proj, down_proj with gelu_pytorch_tanh). The gated kinds keep the same tensors. relu2 = squared

@@ -155,6 +155,12 @@ KNOWN_NOT_FIT = {
     # attention. Its micro-batch 16 is inferred (no accumulation stated); one recomputed layer's 8,192² scores at that
     # micro-batch take 64 GiB of the 79.1 by themselves, so the inference is likely wrong (the run ran) — kept as chosen
     "marinfold-levanter-h100-qwen3shape-2p9b-vanilla-8g": "103.7 GiB of 79.1 (micro-batch 16 inferred)",
+    # henkdr's LUMI notes (Megatron-DeepSpeed, prospective batch 29): GPT-3 13B in fp16 on MI250X GCDs (64 GB) at
+    # ZeRO-1 over 8 and 16 ranks. ZeRO-1 keeps the whole fp16 weights and gradients on every rank (24 + 24 GiB) before
+    # any sharded state: 69.7 and 60.8 GiB of 59.6. The row's micro-batch 2 and global batch 1024 are the run script's,
+    # assumed for every table row (not printed per row)
+    "henkdr-lumi-mds-gpt13b-1n-dp8-z1": "69.7 GiB of 59.6 (ZeRO-1 keeps whole fp16 weights and gradients)",
+    "henkdr-lumi-mds-gpt13b-2n-dp16-z1": "60.8 GiB of 59.6 (as the 8-rank row)",
 }
 
 
