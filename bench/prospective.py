@@ -76,7 +76,8 @@ def overheads(rows: list[dict]) -> tuple:
     from core.intervals import overhead_share
     u, kind = [], []
     for r in rows:
-        cfg = config_from_inputs(**{**json.loads(r["inputs"]), "gpu": r["gpu"], "mfu": "auto"})
+        cfg = config_from_inputs(**{**json.loads(r["inputs"]), "gpu": r["gpu"], "framework": r["framework"],
+                                    "mfu": "auto"})
         rec = estimate(cfg)
         c = cfg.columns()
         u.append(float(overhead_share(rec["compute_s"], rec["predicted_step_time_s"])))
