@@ -48,12 +48,11 @@ def shape_for(n_params: float) -> dict:
     return {**base, "n_layers": L}
 
 
-def _layout(n_params, tokens, gpu, n_gpus, extra):
-    """The first ladder layout that fits with a 5 % margin: one vectorised evaluation of every rung (the input rules
-    refuse the rungs this model or GPU count cannot take), and that rung's record."""
+def _rungs(n_params, tokens, gpu, n_gpus, extra):
+    """One request's ladder: the evaluation columns of every rung (one row each; the input rules refuse the rungs this
+    model or GPU count cannot take) and the rungs, or None where the accelerator refuses the setup itself."""
     import numpy as np
 
-    from .estimate import evaluate
     from .model import param_breakdown
     shape = shape_for(n_params)
     key = (gpu, tuple(sorted(extra.items())))
@@ -61,7 +60,7 @@ def _layout(n_params, tokens, gpu, n_gpus, extra):
         try:  # and the tokens are columns the evaluation derives the rest from (a dense shape: active = total)
             cfg = config_from_inputs(**shape, gpu=gpu, n_gpus=n_gpus, tokens=tokens, mfu="auto", **extra)
         except ValueError:
-            return None, None
+            return None
         if len(_COLS) > 256:
             _COLS.clear()
         _COLS[key] = cfg.columns()
@@ -71,16 +70,111 @@ def _layout(n_params, tokens, gpu, n_gpus, extra):
     z = int(default_zero_stage(extra.get("framework", I.BY_NAME["framework"].default)))
     rungs = [{"zero_stage": z, **r, "sequence_parallel": r.get("tp", 1) > 1} for r in LADDER]
     over = {k: np.array([r[k] for r in rungs]) for k in ("tp", "pp", "zero_stage", "sequence_parallel")}
-    with np.errstate(all="ignore"):
-        out = evaluate(**{**cols, **over})
-    ok = (np.asarray(out["valid"]) & np.asarray(out["fits"])
-          & (np.asarray(out["headroom_bytes"]) >= 0.05 * np.asarray(out["gpu_memory_bytes"])))
-    if not ok.any():
-        return None, None
-    i = int(np.argmax(ok))
-    rec = {k: (np.asarray(v).reshape(-1)[i] if np.ndim(v) else v) for k, v in out.items()}
-    rec = {k: (float(v) if isinstance(v, (np.floating, float)) else v) for k, v in rec.items()}
-    return {k: (bool(v) if isinstance(v, (bool, np.bool_)) else int(v)) for k, v in rungs[i].items()}, rec
+    return {**cols, **over}, rungs
+
+
+def _stack(parts: list) -> dict | None:
+    """Several requests' rung columns as one table (rows in request order), or None where a column is None for some
+    requests only (then each is evaluated alone)."""
+    import numpy as np
+    n = len(LADDER)
+    out = {}
+    for k in parts[0]:
+        vals = [p[k] for p in parts]
+        if all(v is None for v in vals):
+            out[k] = None
+            continue
+        if any(v is None for v in vals):
+            return None
+        out[k] = np.concatenate([np.broadcast_to(np.asarray(v), (n,)) for v in vals])
+    return out
+
+
+def _layouts(requests: list, extra) -> list:
+    """For each request (n_params, tokens, gpu, n_gpus): the first ladder layout that fits with a 5 % margin and that
+    rung's record, or (None, None). All the requests' rungs are evaluated in one vectorised call (the search's cost
+    is the calls, not the rows)."""
+    import numpy as np
+
+    from .estimate import evaluate
+    built = [_rungs(*r, extra) for r in requests]
+    live = [i for i, b in enumerate(built) if b is not None]
+    answers = [(None, None)] * len(requests)
+    if not live:
+        return answers
+    n = len(LADDER)
+    table = _stack([built[i][0] for i in live])
+    groups = [(live, table)] if table is not None else [([i], built[i][0]) for i in live]
+    for members, cols in groups:
+        with np.errstate(all="ignore"):
+            out = evaluate(**cols)
+        ok = (np.asarray(out["valid"]) & np.asarray(out["fits"])
+              & (np.asarray(out["headroom_bytes"]) >= 0.05 * np.asarray(out["gpu_memory_bytes"])))
+        ok = np.broadcast_to(ok, (len(members) * n,))
+        for j, i in enumerate(members):
+            mine = ok[j * n:(j + 1) * n]
+            if not mine.any():
+                continue
+            r = int(np.argmax(mine))
+            row = j * n + r
+            rec = {k: (np.asarray(v).reshape(-1)[row] if np.ndim(v) else v) for k, v in out.items()}
+            rec = {k: (float(v) if isinstance(v, (np.floating, float)) else v) for k, v in rec.items()}
+            rung = built[i][1][r]
+            answers[i] = ({k: (bool(v) if isinstance(v, (bool, np.bool_)) else int(v)) for k, v in rung.items()}, rec)
+    return answers
+
+
+def _search(name, g, hours, n_gpus, gpn, deadline, tokens_per_param):
+    """One accelerator's search, as a generator: it yields each (n_params, tokens, gpu, n_gpus) it needs a layout
+    for, is sent back (layout, record), and returns (layout, record, n_params, tokens, n_gpus)."""
+    mfu, good, rec, layout = FIRST_MFU, 1.0, None, None
+    n_params = tokens = 0.0
+    for _ in range(4):  # the compute the hours buy at the run's own MFU and goodput (a fixed point, 2–3 passes)
+        flops = hours * 3600.0 * g.peak_bf16_flops_per_s * mfu * good
+        n_params, tokens = compute_optimal(flops, tokens_per_param)
+        n_params, tokens = float(n_params), float(tokens)
+        if n_params < 1e6:
+            break
+        layout, rec = yield (n_params, tokens, name, n_gpus)
+        if rec is None:
+            break
+        converged = abs(rec["gpu_hours_with_failures"] / hours - 1) < 0.03  # the token scaling below settles the rest
+        mfu, good = rec["predicted_mfu"], rec["goodput_frac"]
+        if converged:
+            break
+    # more GPUs (whole nodes) until the run meets the deadline: the same GPU-hours, fewer days
+    for _ in range(4):
+        if rec is None or rec["days_with_failures"] <= deadline:
+            break
+        grown = n_gpus * rec["days_with_failures"] / deadline * 1.01 / gpn
+        if not grown * gpn <= I.MAX_INT:  # failures grow with the cluster: past the input's bound no count helps
+            break
+        n_gpus = int(math.ceil(grown)) * gpn
+        layout, rec = yield (n_params, tokens, name, n_gpus)
+    if rec is not None and rec["gpu_hours_with_failures"] > hours:  # spend no more than the budget: fewer tokens
+        tokens *= hours / rec["gpu_hours_with_failures"]
+        layout, rec = yield (n_params, tokens, name, n_gpus)
+    return layout, rec, n_params, tokens, n_gpus
+
+
+def _run_searches(searches: dict, extra) -> dict:
+    """Drive the accelerators' searches in lockstep: each round evaluates every pending request at once."""
+    done, pending = {}, {}
+    for name, gen in searches.items():
+        try:
+            pending[name] = next(gen)
+        except StopIteration as stop:
+            done[name] = stop.value
+    while pending:
+        names = list(pending)
+        answers = _layouts([pending[n] for n in names], extra)
+        pending = {}
+        for name, ans in zip(names, answers):
+            try:
+                pending[name] = searches[name].send(ans)
+            except StopIteration as stop:
+                done[name] = stop.value
+    return done
 
 
 def plan_budget(usd=None, gpu_hours=None, days=None, gpus=None, tokens_per_param=None, **extra) -> dict:
@@ -100,7 +194,7 @@ def plan_budget(usd=None, gpu_hours=None, days=None, gpus=None, tokens_per_param
         if n not in cat:
             raise ValueError(f"gpu: unknown accelerator {n!r}")
     deadline = days if days is not None else DEFAULT_DAYS
-    options, left_out = [], {}
+    options, left_out, searches = [], {}, {}
     for name in names:
         g = cat[name]
         price = extra.get("price_per_gpu_hour")
@@ -116,29 +210,13 @@ def plan_budget(usd=None, gpu_hours=None, days=None, gpus=None, tokens_per_param
         hours = gpu_hours if gpu_hours is not None else usd / price
         gpn = max(int(g.gpus_per_node), 1) if g.gpus_per_node <= 8 else 8
         n_gpus = max(gpn, int(math.ceil(hours / (deadline * 24.0) / gpn)) * gpn)
-        mfu, good, rec, layout = FIRST_MFU, 1.0, None, None
-        for _ in range(4):  # the compute the hours buy at the run's own MFU and goodput (a fixed point, 2–3 passes)
-            flops = hours * 3600.0 * g.peak_bf16_flops_per_s * mfu * good
-            n_params, tokens = compute_optimal(flops, tokens_per_param)
-            n_params, tokens = float(n_params), float(tokens)
-            if n_params < 1e6:
-                break
-            layout, rec = _layout(n_params, tokens, name, n_gpus, extra)
-            if rec is None:
-                break
-            converged = abs(rec["gpu_hours_with_failures"] / hours - 1) < 0.03  # the token scaling below settles the rest
-            mfu, good = rec["predicted_mfu"], rec["goodput_frac"]
-            if converged:
-                break
-        # more GPUs (whole nodes) until the run meets the deadline: the same GPU-hours, fewer days
-        for _ in range(4):
-            if rec is None or rec["days_with_failures"] <= deadline:
-                break
-            n_gpus = int(math.ceil(n_gpus * rec["days_with_failures"] / deadline * 1.01 / gpn)) * gpn
-            layout, rec = _layout(n_params, tokens, name, n_gpus, extra)
-        if rec is not None and rec["gpu_hours_with_failures"] > hours:  # spend no more than the budget: fewer tokens
-            tokens *= hours / rec["gpu_hours_with_failures"]
-            layout, rec = _layout(n_params, tokens, name, n_gpus, extra)
+        if n_gpus > I.MAX_INT:
+            left_out[name] = f"{n_gpus:,} GPUs to spend the budget within the deadline: past the planner's {I.MAX_INT:,}"
+            continue
+        searches[name] = _search(name, g, hours, n_gpus, gpn, deadline, tokens_per_param)
+    found = _run_searches(searches, extra)
+    for name in searches:  # the catalog's order
+        layout, rec, n_params, tokens, n_gpus = found[name]
         if rec is None:
             left_out[name] = (f"no layout of the ladder fits a {n_params / 1e9:.3g}B model on {n_gpus:,} GPUs"
                               if n_params >= 1e6 else "the budget buys too little compute for a model")

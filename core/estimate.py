@@ -518,7 +518,8 @@ def evaluate(**c) -> dict:
     total = subtotal + overhead
     cap = np.asarray(c["gpu_memory_bytes"], dtype=np.float64)
     # a paged optimizer (bitsandbytes): the moments the device cannot hold wait in host memory (memory.paged_out_bytes)
-    paged_out = M.paged_out_bytes(c["paged_optimizer"], st["optimizer_bytes"], total - frag, cap)
+    paged_out = M.paged_out_bytes(c["paged_optimizer"], st["optimizer_bytes"], total - frag, cap) \
+        if np.any(np.asarray(c["paged_optimizer"], dtype=bool)) else 0.0
     if np.any(paged_out > 0):
         st = {**st, "optimizer_bytes": st["optimizer_bytes"] - paged_out}
         state, total, offloaded = state - paged_out, total - paged_out, offloaded + paged_out
@@ -686,7 +687,7 @@ def evaluate(**c) -> dict:
         "headroom_bytes": cap - total,
         "fits": (total - frag <= cap) & host_fits,
         "offloaded_bytes": offloaded,
-        "paged_out_bytes": paged_out + 0.0 * total,
+        "paged_out_bytes": paged_out,
         "host_bytes": host,
         "host_fits": host_fits,
         "binding": binding if as_codes else np.asarray(BINDING, dtype=object)[binding],

@@ -96,3 +96,25 @@ def test_the_ladder_runs_at_the_frameworks_own_zero_stage(fw, stage):
         assert best["layout"]["zero_stage"] == 3
     if fw == "maxtext":  # a 60B model at tp 1 leaves no 5 % margin on H100: a tensor-parallel rung at ZeRO-3, which
         assert best["layout"]["tp"] >= 2  # the ladder's ZeRO-1 rungs never offered (refused by the stage rule)
+
+
+def test_a_budget_past_any_cluster_says_so_instead_of_failing():
+    """$1 trillion in a day needs ~1.4e10 H100s, past the inputs' bound on a count (core/inputs.MAX_INT); a huge
+    budget over a few days grows the cluster until failures leave no goodput: each accelerator is left out with why,
+    never an overflow (found 2026-12-07: $1e9 in 5 days raised OverflowError)."""
+    out = plan_budget(usd=1e12, days=1)
+    assert out["best"] is None
+    assert "past the planner's 2,147,483,647" in out["left_out"]["h100-sxm"]
+    big = plan_budget(usd=1e9, days=5)
+    assert big["best"] is not None or big["left_out"]
+    for why in big["left_out"].values():
+        assert why
+
+
+def test_every_accelerator_is_searched_in_one_lockstep():
+    """The search evaluates every accelerator's pending layout requests in one vectorised call per round (core/budget
+    _run_searches); the answer is each accelerator's own: searching one alone gives the same option."""
+    both = plan_budget(usd=2e6, days=60, gpus=["h100-sxm", "mi300x", "tpu-v5p"])
+    for o in [both["best"], *both["alternatives"]]:
+        alone = plan_budget(usd=2e6, days=60, gpus=[o["gpu"]])["best"]
+        assert alone == o
