@@ -201,7 +201,9 @@ INPUTS: tuple[Input, ...] = (
     Input("intra_node_bytes_per_s", "float", None, "bytes/s per GPU, one direction", "override: NVLink/xGMI "
           "bandwidth inside a node (default: the catalog's)", "accelerator", "gpu", lo=1e6, hi=1e15),
     Input("inter_node_bytes_per_s", "float", None, "bytes/s per GPU, one direction", "override: network (NIC) "
-          "bandwidth between nodes (default: the catalog's)", "accelerator", "gpu", lo=1e6, hi=1e15),
+          "bandwidth between nodes, per GPU: the node's NICs together ÷ its GPUs (the catalog assumes one NIC a GPU "
+          "on datacenter nodes, e.g. 8 × 400 Gb/s = 50 GB/s for H100; one 100 Gb/s NIC for 8 GPUs is 1.5625e9)",
+          "accelerator", "gpu", lo=1e6, hi=1e15),
     # --- parallel layout and batch -------------------------------------------------------------------------------------
     Input("seq_len", "int", 4096, "count (tokens)", "sequence length s", "layout", lo=1, hi=MAX_INT),
     Input("micro_batch", "int", 1, "count (sequences)", "micro-batch b per GPU", "layout", lo=1, hi=MAX_INT),
