@@ -614,19 +614,25 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   sources: (1) network the catalog does not know: DLPerf's nodes have one 100 Gb/s NIC for 8 GPUs, so tensor
   parallelism over 16 and 32 GPUs read 3.8 and 5.6 as predicted with the catalog's per-GPU NIC and 1.21 and 1.47 with
   the stated one (inter_node_bytes_per_s, written after joining); (2) an implementation the model did not have:
-  Hugging Face's Llama 4 runs every expert on every token (Llama4TextMoe's repeat and bmm; moe_dispatcher dense,
-  added): 7.6 and 12.2 as predicted, 1.46 and 2.64 with it; (3) ZeRO-3 traffic the FSDP baseline does not hide at
-  2,048 tokens: YaFSDP's rows read 1.55-1.81 there, 1.10-1.21 at 4,096 and 0.99 at 8,192, the excess per layer
-  proportional to the layer's parameters (about 8 bytes per parameter at 148 GB/s, the whole gather-gather-reduce
-  traffic), so at short sequences that stack exposes it all (not fitted: the other FSDP sources hide it); (4) torchtune's
-  A6000 rows run twice as fast as predicted (0.38, 0.51) at twice the 4090 rows' printed memory: a setting the README
-  does not state (activation checkpointing off is likely); (5) GPT-3 13B at ZeRO-1 on 8 and 16 MI250X GCDs of 64 GB
-  cannot hold whole fp16 weights and gradients (69.7 and 60.8 GiB of 59.6), so the rows' assumed batch or stage is
-  likely not what ran. The refit with them: GPU sustained fraction 0.71 -> 0.70, Ampere 0.80 -> 0.82, fsdp unit host
-  0 -> 0.2 ms, intervals' slope 3.25 -> 3.75 and widening 1.00 -> 1.05; leave-one-source-out megatron 9.8 % -> 9.0 %,
-  fsdp 10.1 -> 11.4, deepspeed 18.5 -> 18.5, maxtext 9.9 -> 10.4 (no maxtext run joined; the shared GPU fractions
-  moved). Also fixed: the prospective record's overhead shares (bench/prospective.overheads) were computed under the
-  megatron profile for every row; each row's own profile now.
+  Hugging Face's Llama 4 runs every expert on every token (Llama4TextMoe's repeat and bmm; axolotl's linearized experts
+  loop over every expert; moe_dispatcher dense, added): 7.6 and 12.2 as predicted, 1.46 and 2.64 with it; (3) ZeRO-3
+  traffic the FSDP baseline does not hide at 2,048 tokens: YaFSDP's rows read 1.55-1.81 there, 1.08-1.21 at 4,096 and
+  0.99 at 8,192, the excess per layer proportional to the layer's parameters (about the whole gather, gather and fp32
+  reduce traffic, 8 bytes a parameter, at the 148 GB/s the model gives 8 nodes), so at short sequences that stack
+  exposes it all (not fitted: the other FSDP sources hide it); (4) torchtune's table as the helper read it cannot be:
+  its three 8x A100 rows as one GPU's tokens/s imply 221-351 % of the A100's bf16 peak in model FLOPs alone (the
+  batch's three worst misses, 0.05-0.13), so they joined read as the whole job's (÷ 8: the LoRA and QLoRA rows then
+  1.05 and 1.04, the 70B full fine-tune under FSDP2's CPU offload 0.38, our offload model too slow); its two 'A6000' rows need 86-107 %
+  of the RTX A6000's peak, above its measured matmul ceiling (123 TFLOP/s) with no recompute at all, so the card is not
+  what the README names (an RTX 6000 Ada would be 34 %): they stay in the prospective record as predicted and did not
+  join; (5) GPT-3 13B at ZeRO-1 on 8 MI250X GCDs does not fit: 69.7 GiB of 64 (the whole fp16 weights and gradients,
+  47.9 GiB, before the sharded state and activations), so the row's assumed batch or stage is likely not what ran; the
+  16-GCD row fits once the catalog reads the GCD's 64 GiB (it read 64 decimal GB; ROCm's specifications table lists
+  MI250X VRAM as 128 GiB). The refit with them: GPU sustained fraction 0.71 -> 0.70, Ampere 0.80 (unchanged; 0.82
+  while the A100 and A6000 rows were read as printed), intervals' slope 3.25 -> 2.75 and widening 1.00 -> 1.05;
+  leave-one-source-out megatron 9.8 % -> 9.3 %, fsdp 10.1 -> 10.9, deepspeed 18.5 -> 18.7, maxtext 9.9 -> 10.4 (no
+  maxtext run joined; the GPU fraction it shares moved). Also fixed: the prospective record's overhead shares
+  (bench/prospective.overheads) were computed under the megatron profile for every row; each row's own profile now.
 - The twenty-eighth batch (2026-12-07, predicted with be861d9): 26 runs from ten new sources, found by three helpers
   in user-posted logs and pull-request descriptions (torchtitan PRs #996, #1319, #1504, #1610 and #2679 on 96 GB
   H100s; whyNLP's tinyllama DeepSpeed README; min-LLM issue #16; ATorch's llama2 README; MarinFold's NeMo and

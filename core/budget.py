@@ -24,6 +24,9 @@ LADDER = [dict(tp=1, pp=1), dict(tp=2, pp=1), dict(tp=4, pp=1), dict(tp=8, pp=1)
           dict(tp=8, pp=8), dict(tp=8, pp=16), dict(tp=1, pp=1, zero_stage=3)]
 FIRST_MFU = 0.40
 DEFAULT_DAYS = 90.0  # decided: without a deadline, the run may take a quarter
+# decided: a run that loses more than half its paid hours to failures and restarts (core/goodput.py) is no answer to
+# a budget; such clusters are the ones a short deadline grows without end
+MIN_GOODPUT = 0.5
 
 
 VOCAB = 128_256
@@ -143,15 +146,20 @@ def _search(name, g, hours, n_gpus, gpn, deadline, tokens_per_param):
         if converged:
             break
     # more GPUs (whole nodes) until the run meets the deadline: the same GPU-hours, fewer days
+    capped = False
     for _ in range(4):
         if rec is None or rec["days_with_failures"] <= deadline:
             break
-        grown = n_gpus * rec["days_with_failures"] / deadline * 1.01 / gpn
-        if not grown * gpn <= I.MAX_INT:  # failures grow with the cluster: past the input's bound no count helps
+        grown = int(math.ceil(n_gpus * rec["days_with_failures"] / deadline * 1.01 / gpn)) * gpn \
+            if math.isfinite(rec["days_with_failures"]) else I.MAX_INT + 1
+        if grown > I.MAX_INT:  # failures grow with the cluster: past the input's bound no count helps
+            capped = True
             break
-        n_gpus = int(math.ceil(grown)) * gpn
+        n_gpus = grown
         layout, rec = yield (n_params, tokens, name, n_gpus)
-    if rec is not None and rec["gpu_hours_with_failures"] > hours:  # spend no more than the budget: fewer tokens
+    # spend no more than the budget: fewer tokens (not where the cluster could not grow to the deadline: trimming
+    # its tokens by a goodput near 0 would pass a run of almost no tokens as on time; it is left out as late)
+    if rec is not None and rec["gpu_hours_with_failures"] > hours and not capped:
         tokens *= hours / rec["gpu_hours_with_failures"]
         layout, rec = yield (n_params, tokens, name, n_gpus)
     return layout, rec, n_params, tokens, n_gpus
@@ -220,6 +228,10 @@ def plan_budget(usd=None, gpu_hours=None, days=None, gpus=None, tokens_per_param
         if rec is None:
             left_out[name] = (f"no layout of the ladder fits a {n_params / 1e9:.3g}B model on {n_gpus:,} GPUs"
                               if n_params >= 1e6 else "the budget buys too little compute for a model")
+            continue
+        if rec["goodput_frac"] < MIN_GOODPUT:
+            left_out[name] = (f"failures and restarts take {1 - rec['goodput_frac']:.0%} of the time on {n_gpus:,} GPUs "
+                              f"(goodput below {MIN_GOODPUT:.0%})")
             continue
         within = rec["days_with_failures"] <= deadline * 1.0000001
         n_params = float(rec["n_params"])

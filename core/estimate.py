@@ -517,12 +517,20 @@ def evaluate(**c) -> dict:
     overhead = np.where(on_tpu, 0.0, np.asarray(c["overhead_fixed_bytes"], dtype=np.float64)) + frag  # = overhead_bytes
     total = subtotal + overhead
     cap = np.asarray(c["gpu_memory_bytes"], dtype=np.float64)
-    # a paged optimizer (bitsandbytes): the moments the device cannot hold wait in host memory (memory.paged_out_bytes)
-    paged_out = M.paged_out_bytes(c["paged_optimizer"], st["optimizer_bytes"], total - frag, cap) \
-        if np.any(np.asarray(c["paged_optimizer"], dtype=bool)) else 0.0
-    if np.any(paged_out > 0):
+    # a paged optimizer (bitsandbytes): the moments the device cannot hold wait in host memory (memory.paged_out_bytes);
+    # those still on the device can be evicted too, so they count as headroom (what the run could still allocate)
+    paged = np.asarray(c["paged_optimizer"], dtype=bool)
+    evictable = 0.0
+    if np.any(paged):
+        # bitsandbytes pages only parameters of ≥ 1e5 elements: a LoRA adapter of rank r on d_model h has r·h/t of them
+        small = (lora & (np.asarray(c["lora_rank"], dtype=np.float64) * np.asarray(h, dtype=np.float64) / tp < 1e5))
+        pageable = np.where(paged & ~small, st["optimizer_bytes"], 0.0)
+        paged_out = M.paged_out_bytes(paged, st["optimizer_bytes"], total, cap, np.where(small, 0.0, 1.0))
         st = {**st, "optimizer_bytes": st["optimizer_bytes"] - paged_out}
         state, total, offloaded = state - paged_out, total - paged_out, offloaded + paged_out
+        evictable = pageable - paged_out
+    else:
+        paged_out = 0.0
     binding = _largest_of_four(state + buffers, activations, logits_here, overhead)  # index into BINDING
     host = offloaded * np.minimum(n_gpus, np.asarray(c["gpus_per_node"], dtype=np.float64))
     host_cap = np.asarray(c["host_memory_bytes"], dtype=np.float64)
@@ -684,7 +692,7 @@ def evaluate(**c) -> dict:
         "fragmentation_bytes": frag,
         "total_bytes": total,
         "gpu_memory_bytes": cap,
-        "headroom_bytes": cap - total,
+        "headroom_bytes": cap - total + evictable,
         "fits": (total - frag <= cap) & host_fits,
         "offloaded_bytes": offloaded,
         "paged_out_bytes": paged_out,

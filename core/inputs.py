@@ -250,7 +250,8 @@ INPUTS: tuple[Input, ...] = (
           "2·E·C·h FLOPs per token each, C = capacity_factor·S·k/E per sequence of S tokens, every buffer slot computed "
           "(padded to capacity); the masks' memory (b·S·E·C elements each) is not in the ledger. dense: every expert "
           "computes every token, weighted by the router's scores (0 where it was not chosen), as Hugging Face "
-          "transformers' Llama 4 does (Llama4TextMoe: hidden_states.repeat(num_experts), torch.bmm over the experts): "
+          "transformers' Llama 4 does (Llama4TextMoe: hidden_states.repeat(num_experts), torch.bmm over the experts; "
+          "axolotl's linearized Llama 4 experts loop over every expert with every token): "
           "E/k × the routed experts' FLOPs, activations and copies, no expert parallelism", "layout",
           choices=T.MOE_DISPATCHERS),
     Input("pp_embedding_loss_slots", "bool", False, "", "pipeline split: the input embedding and the loss each "
@@ -1004,6 +1005,10 @@ RULES: tuple[Rule, ...] = (
     Rule("moe_dispatcher", "dense runs every expert on every token of its rank (its capacity is E/k whatever "
          "moe_capacity_factor says): it needs an MoE model and ep 1",
          lambda g: _is(g, "moe_dispatcher", "dense") & ~((g("n_experts") > 1) & (g("ep") == 1))),
+    Rule("moe_dispatcher", "dense is how Hugging Face transformers models run some MoE layers (Llama 4): the "
+         "framework's own MoE layer routes (dense is offered by: "
+         + ", ".join(n for n, p in PF.profiles().items() if p.moe_dense == "offered") + "; data/frameworks.csv)",
+         lambda g: _is(g, "moe_dispatcher", "dense") & (PF.word(g("framework"), "moe_dense") != "offered")),
     Rule("moe_dispatcher", "einsum dispatches to capacity buffers: it needs an MoE model and moe_capacity_factor > 0",
          lambda g: _is(g, "moe_dispatcher", "einsum") & ~((g("n_experts") > 1) & (g("moe_capacity_factor") > 0))),
     Rule("activation_offload_layers", "needs activation_offload (Megatron's --cpu-offloading)",
@@ -1085,6 +1090,8 @@ RULES: tuple[Rule, ...] = (
     Rule("paged_optimizer", "keeps the moments on the GPU and pages them: it does not combine with offload (the "
          "moments are on the host already)",
          lambda g: np.asarray(_opt(g, "paged_optimizer", False), dtype=bool) & ~_is(g, "offload", "none")),
+    Rule("paged_optimizer", "bitsandbytes' paged optimizers page CUDA (or HIP) unified memory: GPUs only, not TPUs",
+         lambda g: np.asarray(_opt(g, "paged_optimizer", False), dtype=bool) & _on_tpu(g)),
     Rule("optimizer_in_backward", "the framework does not step the optimizer inside the backward (offered by: "
          + ", ".join(n for n, p in PF.profiles().items() if p.optimizer_in_backward == "offered")
          + "; data/frameworks.csv)",

@@ -227,16 +227,20 @@ def optimizer_in_backward(parts: dict, on, largest_params, grad_bytes_per_param=
     return out
 
 
-def paged_out_bytes(paged, optimizer_bytes, allocated_bytes, capacity_bytes) -> np.ndarray:
+def paged_out_bytes(paged, optimizer_bytes, allocated_bytes, capacity_bytes, pageable_frac=1.0) -> np.ndarray:
     """The moments a paged optimizer keeps in host memory, per GPU: bitsandbytes' paged optimizers allocate their
-    state in CUDA unified memory (cudaMallocManaged; bitsandbytes-foundation/bitsandbytes @95f9af30
-    bitsandbytes/functional.py get_paged), which the driver evicts to host memory when the device runs short
+    state in CUDA unified memory (cudaMallocManaged, hipMallocManaged on ROCm; bitsandbytes-foundation/bitsandbytes
+    @95f9af30 bitsandbytes/functional.py get_paged), which the driver evicts to host memory when the device runs short
     (Dettmers et al. 2023, QLoRA §2 "Paged Optimizers"). So the device holds what is left beside everything else the
-    run allocates (`allocated_bytes`, the moments included; fragmentation excluded, as `fits` counts) and the rest
-    waits on the host: max(0, allocated − capacity), at most the moments. Where `paged` is false, nothing."""
+    run allocates (`allocated_bytes`, the moments and the allocator's fragmentation included: its segments are
+    cudaMalloc'd, and the driver evicts managed pages to make room for them) and the rest waits on the host:
+    max(0, allocated − capacity), at most the pageable moments. Only a parameter of ≥ 1e5 elements has paged state
+    (bitsandbytes/optim/optimizer.py get_state_buffer: smaller ones are ordinary device tensors), so `pageable_frac`
+    is the share of the moments that may page (0 for LoRA adapters under that size). Where `paged` is false,
+    nothing."""
     over = np.asarray(allocated_bytes, dtype=np.float64) - np.asarray(capacity_bytes, dtype=np.float64)
-    return np.where(np.asarray(paged, dtype=bool),
-                    np.clip(over, 0.0, np.asarray(optimizer_bytes, dtype=np.float64)), 0.0)
+    pageable = np.asarray(optimizer_bytes, dtype=np.float64) * np.asarray(pageable_frac, dtype=np.float64)
+    return np.where(np.asarray(paged, dtype=bool), np.clip(over, 0.0, pageable), 0.0)
 
 
 def param_buffer_bytes(zero_stage, zero_convention, offload, largest_layer_params, unit_params, tp=1,

@@ -55,12 +55,16 @@ MOE_GEMM = ("dense", "torch_grouped_mm")
 OPTIMIZER_IN_BACKWARD = ("offered", "no")
 # whether the framework takes a bitsandbytes paged optimizer (the moments in CUDA unified memory; core/estimate.py)
 PAGED_OPTIMIZER = ("offered", "no")
+# whether the framework runs models whose MoE layers compute every expert on every token (moe_dispatcher dense:
+# Hugging Face transformers' Llama 4)
+MOE_DENSE = ("offered", "no")
 # the words checked when data/frameworks.csv is read: their allowed values and the value a profile omitting one takes
 # (None: it must say)
 CHECKED_WORDS = {"kernels": (PROFILES, None), "sink_window_skip": (SINK_WINDOW_SKIP, "no"),
                  "grad_allreduce": (GRAD_ALLREDUCE, GRAD_ALLREDUCE[0]), "param_gather": (PARAM_GATHER, PARAM_GATHER[0]),
                  "moe_probs": (MOE_PROBS, MOE_PROBS[0]), "moe_gemm": (MOE_GEMM, MOE_GEMM[0]),
-                 "optimizer_in_backward": (OPTIMIZER_IN_BACKWARD, None), "paged_optimizer": (PAGED_OPTIMIZER, None)}
+                 "optimizer_in_backward": (OPTIMIZER_IN_BACKWARD, None), "paged_optimizer": (PAGED_OPTIMIZER, None),
+                 "moe_dense": (MOE_DENSE, None)}
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,7 @@ class Profile:
     moe_gemm: str = MOE_GEMM[0]  # torch_grouped_mm: the experts at the chip's measured grouped-GEMM rate
     optimizer_in_backward: str = OPTIMIZER_IN_BACKWARD[1]  # offered: the optimizer can step inside the backward
     paged_optimizer: str = PAGED_OPTIMIZER[1]  # offered: it takes a bitsandbytes paged optimizer
+    moe_dense: str = MOE_DENSE[1]  # offered: it runs models whose experts compute every token (moe_dispatcher dense)
     stacks: tuple = ()  # the stacks it stands for, accepted as framework names for it (`canonical`)
     numbers: dict = field(default_factory=dict)
     sources: dict = field(default_factory=dict)
@@ -150,6 +155,7 @@ def profiles() -> dict[str, Profile]:
                             moe_probs=kv["moe_probs"], moe_gemm=kv["moe_gemm"],
                             optimizer_in_backward=kv["optimizer_in_backward"],
                             paged_optimizer=kv["paged_optimizer"],
+                            moe_dense=kv["moe_dense"],
                             stacks=tuple(kv.get("stacks", "").lower().split()), numbers=nums,
                             sources=sources[name])
     seen: dict = {}

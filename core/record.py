@@ -71,8 +71,9 @@ RECORD: tuple[Column, ...] = (
     Column("gpu_memory_bytes", "float", "bytes (GB = 1e9)", "memory a process can allocate on one accelerator: the "
            "runtime's total capacity (PyTorch / CUDA / HIP) where the catalog gives it (usable_gib), else the "
            "vendor's figure"),
-    Column("headroom_bytes", "float", _B, "gpu_memory_bytes − total_bytes (negative: does not fit, or fits only "
-           "tightly: see fits)"),
+    Column("headroom_bytes", "float", _B, "gpu_memory_bytes − total_bytes, plus a paged optimizer's moments still "
+           "on the device (the driver evicts them for anything else; paged_optimizer) (negative: does not fit, or fits "
+           "only tightly: see fits)"),
     Column("fits", "bool", "", "what the run allocates fits: total_bytes − fragmentation_bytes ≤ gpu_memory_bytes "
            "(and host_fits); with headroom_bytes < 0 it fits tightly, only while fragmentation stays below what "
            "total_bytes counts"),

@@ -319,8 +319,9 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         # the routed experts' GEMMs: PyTorch's torch._grouped_mm (profile moe_gemm) runs bf16 experts at the chip's
         # measured grouped rate (data/accelerators.csv grouped_gemm_efficiency), the other stacks at the dense one
         grouped = _f(g("grouped_gemm_efficiency", np.nan))
-        eff_exp = np.where((np.asarray(P.word(fw, "moe_gemm")) == "torch_grouped_mm") & ~lowp & (grouped > 0),
-                           grouped, eff_lin)
+        # (dense dispatch, every expert on every token, is a batched matmul or a loop of plain GEMMs: the dense rate)
+        eff_exp = np.where((np.asarray(P.word(fw, "moe_gemm")) == "torch_grouped_mm") & ~lowp & (grouped > 0)
+                           & (np.asarray(g("moe_dispatcher", "alltoall")) != "dense"), grouped, eff_lin)
         tok_e = ep * T_moe * topk * etp * load / np.where(moe, E, 1.0)
         shared_in = np.where(n_shared > 0, lin(T, gated * n_shared * fs / t, h), 0.0)
         shared_out = np.where(n_shared > 0, lin(T, h, n_shared * fs / t), 0.0)
@@ -726,7 +727,10 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # updated pages are evicted (assumed to share the time, the link being full duplex); exposed: it prefetches each
     # parameter's state on the update's own stream and synchronises after it (bitsandbytes @95f9af30
     # bitsandbytes/optim/optimizer.py Optimizer8bit.step: prefetch_state, update_step, sync_gpu; csrc
-    # pythonInterface.cpp cprefetch: cudaMemPrefetchAsync on stream 0)
+    # pythonInterface.cpp cprefetch: cudaMemPrefetchAsync on stream 0). The volume is a lower bound: the updates sweep
+    # the moments in the same order every step, so under the driver's roughly least-recently-used eviction up to all
+    # of them may cross (no published measurement settles it; the one published run, torchtune's 8B on an RTX 4090,
+    # runs faster than even this bound predicts)
     page = paged / host_bw
     return _context_out(locals(), opt_off + param_fetch + act_off + page)
 

@@ -464,7 +464,8 @@ def test_step_mtp_and_lora_gemms():
     ("tpu-v3", 123, 32 * 2**30, 0.9, "Google Cloud TPU v3 docs: 123 TFLOP/s bf16, 32 GiB HBM2 at 900 GBps"),
     ("h800", 989.5, 80e9, 3.35, "H100 SXM's GH100 with NVLink cut to 400 GB/s (DeepSeek-V3 report §3.2.2)"),
     ("gh200", 989.5, 96e9, 4.0, "NVIDIA GH200 datasheet: 96 GB HBM3, 4 TB/s; BF16 1979 TFLOP/s sparse"),
-    ("mi250x", 191.5, 64e9, 1.6, "AMD MI250X datasheet, per GCD: 383 TFLOP/s and 128 GB, 3.2 TB/s per two GCDs"),
+    ("mi250x", 191.5, 64 * 2**30, 1.6, "AMD MI250X datasheet, per GCD: 383 TFLOP/s and 128 GB (binary: ROCm's GPU "
+     "specifications table lists 128 GiB), 3.2 TB/s per two GCDs"),
 ])
 def test_new_accelerators(name, bf16, memory_bytes, hbm, src):
     from core.hardware import get_accelerator

@@ -187,7 +187,7 @@ HYBRID_RATIO = {"mb260401-nemotron3-nano-h100-16g-fp8": 1.158,  # 1.199; 0.86-0.
                 # NeMo AutoModel (FSDP2 with TE kernels and DeepEP), batch 9: predicted 0.60 before joining (eager
                 # kernels and fp32 state assumed), 0.67 as its source states them; faster than predicted, as every
                 # MoE row of its table
-                "automodel-nemotron3-nano-h100-8g": 0.697,  # 0.71; 0.738; 0.666 at c2d65f0, before the fsdp refits of 2026-12-06; 0.686
+                "automodel-nemotron3-nano-h100-8g": 0.702,  # 0.71; 0.738; 0.666 at c2d65f0, before the fsdp refits of 2026-12-06; 0.686
                 # before DeepEP's single permute (data/kernels.csv permute_flex)
                 # Megatron-Bridge 26.02.01 (v0.3.1 presets), twenty-second batch: predicted 1.05-1.23 before joining;
                 # 1.14-1.32 since their HybridEP dispatcher permutes once (data/kernels.csv permute_flex)

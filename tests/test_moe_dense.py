@@ -40,3 +40,20 @@ def test_dense_costs_more_than_routing_and_never_less_memory():
 def test_dense_needs_an_moe_model_without_expert_parallelism(kw):
     with pytest.raises(ValueError, match=r"^moe_dispatcher: dense runs every expert on every token"):
         _rec(moe_dispatcher="dense", **kw)
+
+
+@pytest.mark.parametrize("fw, gpu", [("megatron", "h100-sxm"), ("maxtext", "tpu-v5p")])
+def test_stacks_with_their_own_moe_layer_refuse_it_by_name(fw, gpu):
+    with pytest.raises(ValueError, match=r"^moe_dispatcher: dense is how Hugging Face transformers models run"):
+        _rec(moe_dispatcher="dense", framework=fw, gpu=gpu, training="full", zero_stage=1 if fw == "megatron" else 3)
+
+
+def test_dense_experts_run_at_the_dense_gemm_rate():
+    """A batched matmul over every expert (or axolotl's loop of plain GEMMs) is not torch._grouped_mm: on B200, where
+    the fsdp profile's routed experts take the measured grouped rate (data/accelerators.csv
+    grouped_gemm_efficiency), dense takes the dense one, so it is faster than the same padded capacity grouped."""
+    kw = dict(gpu="b200", training="full", n_gpus=8, gpus_per_node=8, zero_stage=3, global_batch=8)
+    dense = _rec(moe_dispatcher="dense", **kw)
+    grouped = _rec(moe_capacity_factor=16.0, moe_pad_to_capacity=True, **kw)
+    assert dense["activations_bytes"] == pytest.approx(grouped["activations_bytes"], rel=1e-12)
+    assert dense["predicted_step_time_s"] < grouped["predicted_step_time_s"]

@@ -35,7 +35,10 @@ def test_the_published_4090_run_fits_only_with_its_paged_optimizer():
     # 2 bytes a parameter (core/tables.py adamw8bit)
     assert on["optimizer_bytes"] + on["paged_out_bytes"] == pytest.approx(off["optimizer_bytes"], rel=1e-12)
     assert on["optimizer_bytes"] == pytest.approx(2 * on["n_params"] - on["paged_out_bytes"], rel=1e-9)
-    assert on["total_bytes"] - on["fragmentation_bytes"] == pytest.approx(on["gpu_memory_bytes"], rel=1e-9)
+    # the device is full, the allocator's fragmentation included (its segments are cudaMalloc'd: the driver evicts
+    # managed pages for them), and what is still evictable is headroom
+    assert on["total_bytes"] == pytest.approx(on["gpu_memory_bytes"], rel=1e-9)
+    assert on["headroom_bytes"] == pytest.approx(on["optimizer_bytes"], rel=1e-9) and on["headroom_bytes"] > 0
     assert on["offloaded_bytes"] == on["paged_out_bytes"] > 0
     # what torch's allocator sees (the moments in unified memory excluded, and the CUDA context) against the
     # published 18.9 GiB: 5.2 % under, the under-count tests/test_memory_reports.py names for torchtune's in-backward
@@ -108,3 +111,33 @@ def test_the_cli_shows_what_waits_on_the_host():
     bad = subprocess.run(args[:-1] + ["--paged-optimizer", "--framework", "megatron"], capture_output=True, text=True,
                          timeout=120)
     assert bad.returncode != 0 and "paged_optimizer" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_tpus_refuse_it_by_name():
+    with pytest.raises(ValueError, match=r"^paged_optimizer: .*GPUs only"):
+        estimate(config_from_inputs(model="llama-3.1-70b", gpu="tpu-v5p", n_gpus=8, framework="fsdp", zero_stage=3,
+                                    recompute="full", paged_optimizer=True))
+
+
+def test_small_lora_adapters_never_page():
+    """bitsandbytes gives a parameter of < 1e5 elements ordinary device state (optimizer.py get_state_buffer): rank 8
+    on Llama 3.1 8B's 4,096-wide matrices is 32,768 elements an adapter matrix."""
+    kw = dict(model="llama-3.1-70b", gpu="rtx-4090", training="qlora", optimizer_in_backward=False, lora_rank=8,
+              seq_len=4096, micro_batch=1, global_batch=1, paged_optimizer=True)
+    small = _rec(**kw)
+    assert small["paged_out_bytes"] == 0
+    # a rank-32 adapter on 8,192-wide matrices has 262,144 elements: pageable (nothing needs to page here, though)
+    assert _rec(**{**kw, "lora_rank": 32})["paged_out_bytes"] >= 0
+
+
+def test_estimate_limits_and_plan_agree_that_the_4090_run_fits():
+    """One question, one answer: the paged run fits in estimate, and so the limits and the layout search find it."""
+    from core.limits import max_micro_batch
+    from core.plan import plan
+    cfg = config_from_inputs(**{**TUNE, "paged_optimizer": True})
+    rec = estimate(cfg)
+    assert rec["fits"] and rec["headroom_bytes"] > 0.05 * rec["gpu_memory_bytes"]
+    assert max_micro_batch(cfg) >= 2
+    inputs = {k: v for k, v in TUNE.items() if k not in ("n_gpus", "micro_batch", "global_batch")}
+    out = plan({**inputs, "paged_optimizer": True, "global_batch": 2}, (1,), top=5)
+    assert out["strategies"] and out["strategies"][0]["fits"]
