@@ -522,10 +522,12 @@ def evaluate(**c) -> dict:
     paged = np.asarray(c["paged_optimizer"], dtype=bool)
     evictable = 0.0
     if np.any(paged):
-        # bitsandbytes pages only parameters of ≥ 1e5 elements: a LoRA adapter of rank r on d_model h has r·h/t of them
-        small = (lora & (np.asarray(c["lora_rank"], dtype=np.float64) * np.asarray(h, dtype=np.float64) / tp < 1e5))
+        # bitsandbytes pages only large parameters (memory.PAGED_MIN_ELEMENTS): a LoRA adapter of rank r on d_model h
+        # has r·h/t elements
+        small = lora & (np.asarray(c["lora_rank"], dtype=np.float64) * np.asarray(h, dtype=np.float64) / tp
+                        < M.PAGED_MIN_ELEMENTS)
         pageable = np.where(paged & ~small, st["optimizer_bytes"], 0.0)
-        paged_out = M.paged_out_bytes(paged, st["optimizer_bytes"], total, cap, np.where(small, 0.0, 1.0))
+        paged_out = M.paged_out_bytes(pageable, total, cap)
         st = {**st, "optimizer_bytes": st["optimizer_bytes"] - paged_out}
         state, total, offloaded = state - paged_out, total - paged_out, offloaded + paged_out
         evictable = pageable - paged_out

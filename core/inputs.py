@@ -740,6 +740,10 @@ def _in_bwd(g):
     return np.asarray(_opt(g, "optimizer_in_backward", False), dtype=bool)
 
 
+def _paged(g):
+    return np.asarray(_opt(g, "paged_optimizer", False), dtype=bool)
+
+
 def _is(g, name, value):
     return np.asarray(g(name)) == value
 
@@ -1007,7 +1011,7 @@ RULES: tuple[Rule, ...] = (
          lambda g: _is(g, "moe_dispatcher", "dense") & ~((g("n_experts") > 1) & (g("ep") == 1))),
     Rule("moe_dispatcher", "dense is how Hugging Face transformers models run some MoE layers (Llama 4): the "
          "framework's own MoE layer routes (dense is offered by: "
-         + ", ".join(n for n, p in PF.profiles().items() if p.moe_dense == "offered") + "; data/frameworks.csv)",
+         + PF.offered_by("moe_dense") + "; data/frameworks.csv)",
          lambda g: _is(g, "moe_dispatcher", "dense") & (PF.word(g("framework"), "moe_dense") != "offered")),
     Rule("moe_dispatcher", "einsum dispatches to capacity buffers: it needs an MoE model and moe_capacity_factor > 0",
          lambda g: _is(g, "moe_dispatcher", "einsum") & ~((g("n_experts") > 1) & (g("moe_capacity_factor") > 0))),
@@ -1083,17 +1087,16 @@ RULES: tuple[Rule, ...] = (
          lambda g: _map_unique(_opt(g, "remat_custom", ""), lambda x: bool(str(x).strip()))
          & ~_is(g, "remat_policy", "custom")),
     Rule("paged_optimizer", "the framework does not take a bitsandbytes paged optimizer (offered by: "
-         + ", ".join(n for n, p in PF.profiles().items() if p.paged_optimizer == "offered")
+         + PF.offered_by("paged_optimizer")
          + "; data/frameworks.csv)",
-         lambda g: np.asarray(_opt(g, "paged_optimizer", False), dtype=bool)
-         & (PF.word(g("framework"), "paged_optimizer") != "offered")),
+         lambda g: _paged(g) & (PF.word(g("framework"), "paged_optimizer") != "offered")),
     Rule("paged_optimizer", "keeps the moments on the GPU and pages them: it does not combine with offload (the "
          "moments are on the host already)",
-         lambda g: np.asarray(_opt(g, "paged_optimizer", False), dtype=bool) & ~_is(g, "offload", "none")),
+         lambda g: _paged(g) & ~_is(g, "offload", "none")),
     Rule("paged_optimizer", "bitsandbytes' paged optimizers page CUDA (or HIP) unified memory: GPUs only, not TPUs",
-         lambda g: np.asarray(_opt(g, "paged_optimizer", False), dtype=bool) & _on_tpu(g)),
+         lambda g: _paged(g) & _on_tpu(g)),
     Rule("optimizer_in_backward", "the framework does not step the optimizer inside the backward (offered by: "
-         + ", ".join(n for n, p in PF.profiles().items() if p.optimizer_in_backward == "offered")
+         + PF.offered_by("optimizer_in_backward")
          + "; data/frameworks.csv)",
          lambda g: _in_bwd(g) & (PF.word(g("framework"), "optimizer_in_backward") != "offered")),
     Rule("optimizer_in_backward", "steps each parameter once per backward, so it takes no gradient accumulation: "

@@ -227,20 +227,22 @@ def optimizer_in_backward(parts: dict, on, largest_params, grad_bytes_per_param=
     return out
 
 
-def paged_out_bytes(paged, optimizer_bytes, allocated_bytes, capacity_bytes, pageable_frac=1.0) -> np.ndarray:
+# bitsandbytes gives paged state only to parameters of at least this many elements; smaller ones get ordinary device
+# tensors (bitsandbytes-foundation/bitsandbytes @95f9af30 bitsandbytes/optim/optimizer.py get_state_buffer)
+PAGED_MIN_ELEMENTS = 1e5
+
+
+def paged_out_bytes(pageable_bytes, allocated_bytes, capacity_bytes) -> np.ndarray:
     """The moments a paged optimizer keeps in host memory, per GPU: bitsandbytes' paged optimizers allocate their
     state in CUDA unified memory (cudaMallocManaged, hipMallocManaged on ROCm; bitsandbytes-foundation/bitsandbytes
     @95f9af30 bitsandbytes/functional.py get_paged), which the driver evicts to host memory when the device runs short
     (Dettmers et al. 2023, QLoRA §2 "Paged Optimizers"). So the device holds what is left beside everything else the
     run allocates (`allocated_bytes`, the moments and the allocator's fragmentation included: its segments are
     cudaMalloc'd, and the driver evicts managed pages to make room for them) and the rest waits on the host:
-    max(0, allocated − capacity), at most the pageable moments. Only a parameter of ≥ 1e5 elements has paged state
-    (bitsandbytes/optim/optimizer.py get_state_buffer: smaller ones are ordinary device tensors), so `pageable_frac`
-    is the share of the moments that may page (0 for LoRA adapters under that size). Where `paged` is false,
-    nothing."""
+    max(0, allocated − capacity), at most the pageable moments (`pageable_bytes`: 0 where nothing pages, or where
+    the parameters are under PAGED_MIN_ELEMENTS, as small LoRA adapters are)."""
     over = np.asarray(allocated_bytes, dtype=np.float64) - np.asarray(capacity_bytes, dtype=np.float64)
-    pageable = np.asarray(optimizer_bytes, dtype=np.float64) * np.asarray(pageable_frac, dtype=np.float64)
-    return np.where(np.asarray(paged, dtype=bool), np.clip(over, 0.0, pageable), 0.0)
+    return np.clip(over, 0.0, np.asarray(pageable_bytes, dtype=np.float64))
 
 
 def param_buffer_bytes(zero_stage, zero_convention, offload, largest_layer_params, unit_params, tp=1,

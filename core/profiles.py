@@ -245,6 +245,11 @@ def number(framework, key: str) -> np.ndarray:
     return _select(framework, lambda p: p.numbers[key])
 
 
+def offered_by(attr: str) -> str:
+    """The profiles whose word `attr` is "offered" (data/frameworks.csv), for a rule's text."""
+    return ", ".join(n for n, p in profiles().items() if getattr(p, attr) == "offered")
+
+
 def word(framework, attr: str) -> np.ndarray:
     """A profile's word (kernels, attention, grad_reduce, selective, …) for each row."""
     return _select(framework, lambda p: getattr(p, attr), dtype=object)
