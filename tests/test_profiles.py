@@ -39,9 +39,9 @@ KNOWN_MISSES = {
     "alst-8b-8gpu-sp8-1.1m": 0.767, "alst-8b-8gpu-sp8-2.4m-actoffload": 0.763, "alst-8b-8gpu-sp8-3.8m": 0.759,
     "alst-8b-32gpu-sp32-15.5m": 0.759, "hf-ulysses-qwen3-4b-1gpu-8k": 1.359, "hf-ulysses-qwen3-4b-sp4-8k": 2.558,
     "hf-ulysses-qwen3-4b-sp4-32k": 1.475, "hf-ulysses-qwen3-4b-sp4-64k": 0.599, "tr-v6e-llama3.1-8b-256-jan25": 0.821,
-    "tr-v6e-gemma3-12b-4x256": 1.175, "tr-v6e-llama3.1-405b-2x256-tp4": 1.311, "tr-v6e-llama3.1-405b-2x256-fsdp": 1.173,
-    "tr-v5p-llama3.1-405b-512": 0.795, "zfcb-qwen2.5-1.5b-zero2": 0.699, "zfcb-qwen2.5-1.5b-zero2-offload-bind": 1.91,
-    "zfcb-qwen2.5-3b-zero2-offload-bind": 1.955, "zfcb-qwen2.5-3b-zero2-offload-nobind": 2.26,
+    "tr-v6e-gemma3-12b-4x256": 1.175, "tr-v6e-llama3.1-405b-2x256-tp4": 1.311, "tr-v6e-llama3.1-405b-2x256-fsdp":
+    1.173, "tr-v5p-llama3.1-405b-512": 0.795, "zfcb-qwen2.5-1.5b-zero2": 0.699, "zfcb-qwen2.5-1.5b-zero2-offload-bind":
+    1.91, "zfcb-qwen2.5-3b-zero2-offload-bind": 1.955, "zfcb-qwen2.5-3b-zero2-offload-nobind": 2.26,
     "amdpt252-mi325x-llama31-70b-bf16-tt": 0.786, "nanotron-usp-1.34b-64n-dp128tp2pp2": 2.097,
     "nanotron-usp-3.57b-64n-dp128tp4pp1": 2.456, "nanotron-usp-8.86b-64n-dp128tp4pp1": 1.733,
     "nanotron-usp-80b-64n-dp32tp16pp1": 1.775, "nanotron-usp-80b-16n-dp1tp4pp32": 0.751,
@@ -58,65 +58,61 @@ KNOWN_MISSES = {
     "mds-longseq-a100-40gb-30b-tp32-2k": 0.733, "mds-longseq-a100-40gb-30b-tp32-256k": 1.447,
     "easylm-openllama-7b-v4-512": 1.255, "axlearn-gala1b-v5e-256": 1.792, "tr-tpu7x-llama3.1-70b-128k-bf16-256": 0.651,
     "tr-tpu7x-llama3.1-405b-8k-bf16-256": 0.845, "automodel-qwen25-7b-lora-h100-1g": 0.782, "mtnlg-530b-280n": 1.174,
-    "mtnlg-530b-350n": 1.187, "mtnlg-530b-420n": 1.221, "gptneox-20b-96g": 1.251, "megatron2019-8p3b-8g": 1.171,
-    "xtuner-yi-34b-32gpu-8k-sp1": 1.202, "xtuner-llama2-70b-32gpu-8k-sp1": 1.435,
-    "xtuner-llama2-70b-32gpu-32k-sp4": 0.794, "xtuner-llama2-70b-32gpu-256k-sp16": 1.215,
-    "nemo-launcher-a100-gpt3-175b-8n": 1.24, "nemo-launcher-a100-gpt3-175b-32n": 1.232,
-    "nemo-launcher-a100-gpt3-175b-128n": 1.219, "bigsci-prequel-h14336-l72-pp12-mbs1": 1.162,
-    "bigsci-prequel-h14336-l72-pp6-mbs1": 1.201, "bigsci-prequel-h14336-l72-pp6-mbs2": 1.197,
-    "bigsci-prequel-h12288-l96-pp6-mbs2": 1.221, "bigsci-prequel-h13312-l84-pp6-mbs2": 1.244,
-    "bigsci-tr1-13b-v100-64n": 1.26, "bigsci-tr1-13b-v100-128n": 1.373, "pax-v4-16b-32c": 1.194,
-    "pax-v4-32b-64c": 1.236, "ds-110": 1.224, "ds-111": 1.224, "xtr-l3-8b-2gpu-8k-sp2": 2.016,
+    "mtnlg-530b-350n": 1.187, "mtnlg-530b-420n": 1.221, "gptneox-20b-96g": 1.251, "xtuner-yi-34b-32gpu-8k-sp1": 1.202,
+    "xtuner-llama2-70b-32gpu-8k-sp1": 1.435, "xtuner-llama2-70b-32gpu-32k-sp4": 0.794,
+    "xtuner-llama2-70b-32gpu-256k-sp16": 1.215, "nemo-launcher-a100-gpt3-175b-8n": 1.24,
+    "nemo-launcher-a100-gpt3-175b-32n": 1.232, "nemo-launcher-a100-gpt3-175b-128n": 1.219,
+    "bigsci-prequel-h14336-l72-pp12-mbs1": 1.162, "bigsci-prequel-h14336-l72-pp6-mbs1": 1.201,
+    "bigsci-prequel-h14336-l72-pp6-mbs2": 1.197, "bigsci-prequel-h12288-l96-pp6-mbs2": 1.221,
+    "bigsci-prequel-h13312-l84-pp6-mbs2": 1.244, "bigsci-tr1-13b-v100-64n": 1.173, "bigsci-tr1-13b-v100-128n": 1.278,
+    "pax-v4-16b-32c": 1.194, "pax-v4-32b-64c": 1.236, "ds-110": 1.224, "ds-111": 1.224, "xtr-l3-8b-2gpu-8k-sp2": 2.016,
     "ezc-llama2-7b-8xa100-128k-ring": 1.325, "ao-f8nc-h100-8b-noac-bf16-eager": 1.355,
     "ao-f8nc-h100-8b-sel2-bf16-eager": 1.297, "ao-f8nc-h100-8b-fullac-bf16-eager": 1.25,
     "lf-a100-40gb-70b-s2048-g64-mb2": 1.287, "axlearn-gala85m-v5e-256": 2.48, "axlearn-honeycrisp85m-h100-16": 3.669,
     "axlearn-fuji7b-v2-singlehost-h100-8-64k": 1.292, "axlearn-honeycrisp3b-v5p-2048": 1.155, "ds-153": 1.393,
     "ds-158": 0.831, "ds-159": 0.839, "lsaie-gh200-z3-eager": 0.822, "lf-a100-40gb-350m-s8192-g8-mb4": 0.828,
-    "tt1881-h100-llama3-8b-fsdp8-eager": 0.787, "lumi-bcmeglm-33b-mqa-8n": 1.308,
-    "frontier-accel-llama31-8b-512gcd": 1.871, "optbench-4090-llama2-7b-bnb4-lora-bs1": 0.672,
-    "optbench-4090-llama2-7b-bnb4-lora-bs2": 0.738, "fp-baichuan2-13b-h800x16-z1-gas8": 1.457,
-    "fp-baichuan2-13b-h800x16-z1-gas64": 1.217, "fp-chatglm3-6b-h100x8-z3": 0.586, "fp-llama2-7b-h800x8-z3": 0.621,
-    "qwen1-1.8b-full-a100x1-s2048": 0.671, "qwen1-1.8b-full-a100x1-s4096": 0.562, "qwen1-1.8b-full-a100x1-s8192": 0.647,
-    "qwen1-7b-full-a100x2-s1024": 0.796, "cpl-gpt2xl-a100-40gx4-z3": 1.531, "ttune-rd-4090-llama31-8b-lora": 0.682,
-    "aai-3090x2-llama2-7b-lora-fsdp-bs4": 1.507, "aai-3090x2-llama2-7b-lora-fsdp-bs6": 1.345,
-    "aai-3090x2-yi-34b-qlora-fsdp-bs2": 1.204, "aai-3090x2-yi-34b-qlora-offload-bs4": 1.154,
-    "aai-3090x2-llama2-70b-qlora-offload-bs2": 1.411, "aai-4090x2-mistral-7b-v02-qlora-offload-bs1-ctx24k": 0.642,
-    "ds-169": 0.841, "automodel-llama3-8b-lora-h100-1g": 0.791, "ptblog-f8fsdp2-h100-512g-llama3-70b-bf16": 0.792,
-    "jaxtb2310-pax-126m-a100-bf16": 1.423, "jaxtb2310-pax-5b-a100-bf16": 1.491, "jaxtb2310-pax-5b-a100-tebf16": 1.36,
-    "jaxtb2310-pax-126m-h100-tebf16": 1.199, "jaxtb2310-pax-5b-h100-tebf16": 1.834,
-    "jaxtb2310-pax-175b-h100-tebf16": 1.234, "jaxtb2308-pax-126m-a100-bf16": 1.291, "jaxtb2308-pax-5b-a100-bf16": 1.245,
-    "ds-154": 1.197, "lsaie-gh200-z3-zerooffload": 1.162, "dsx-bf16mw-6.9b-4xh100-bf16full": 1.185,
-    "dsx-autotune-gpt2-large-16xv100-z1": 1.24, "fp-llama2-7b-a800x8-z3": 0.768,
-    "fp-llama2-7b-a800x8-z3-s2048-mbs3": 0.798, "swift-qwen25-14b-a800x8-ds-zero3": 0.76,
+    "tt1881-h100-llama3-8b-fsdp8-eager": 0.787, "lumi-bcmeglm-33b-mqa-8n": 1.308, "frontier-accel-llama31-8b-512gcd":
+    1.871, "optbench-4090-llama2-7b-bnb4-lora-bs1": 0.672, "optbench-4090-llama2-7b-bnb4-lora-bs2": 0.738,
+    "fp-baichuan2-13b-h800x16-z1-gas8": 1.457, "fp-baichuan2-13b-h800x16-z1-gas64": 1.217, "fp-chatglm3-6b-h100x8-z3":
+    0.586, "fp-llama2-7b-h800x8-z3": 0.621, "qwen1-1.8b-full-a100x1-s2048": 0.671, "qwen1-1.8b-full-a100x1-s4096":
+    0.562, "qwen1-1.8b-full-a100x1-s8192": 0.647, "qwen1-7b-full-a100x2-s1024": 0.796, "cpl-gpt2xl-a100-40gx4-z3":
+    1.531, "ttune-rd-4090-llama31-8b-lora": 0.682, "aai-3090x2-llama2-7b-lora-fsdp-bs4": 1.507,
+    "aai-3090x2-llama2-7b-lora-fsdp-bs6": 1.345, "aai-3090x2-yi-34b-qlora-fsdp-bs2": 1.204,
+    "aai-3090x2-yi-34b-qlora-offload-bs4": 1.154, "aai-3090x2-llama2-70b-qlora-offload-bs2": 1.411,
+    "aai-4090x2-mistral-7b-v02-qlora-offload-bs1-ctx24k": 0.642, "ds-169": 0.841, "automodel-llama3-8b-lora-h100-1g":
+    0.791, "ptblog-f8fsdp2-h100-512g-llama3-70b-bf16": 0.792, "jaxtb2310-pax-126m-a100-bf16": 1.423,
+    "jaxtb2310-pax-5b-a100-bf16": 1.491, "jaxtb2310-pax-5b-a100-tebf16": 1.36, "jaxtb2310-pax-126m-h100-tebf16": 1.199,
+    "jaxtb2310-pax-5b-h100-tebf16": 1.834, "jaxtb2310-pax-175b-h100-tebf16": 1.234, "jaxtb2308-pax-126m-a100-bf16":
+    1.291, "jaxtb2308-pax-5b-a100-bf16": 1.245, "ds-154": 1.197, "lsaie-gh200-z3-zerooffload": 1.162,
+    "dsx-bf16mw-6.9b-4xh100-bf16full": 1.185, "dsx-autotune-gpt2-large-16xv100-z1": 1.184, "fp-llama2-7b-a800x8-z3":
+    0.768, "fp-llama2-7b-a800x8-z3-s2048-mbs3": 0.798, "swift-qwen25-14b-a800x8-ds-zero3": 0.76,
     "tt-q32b-h100-8g-lbs1-eager": 0.825, "swift-sft-qwen25-7b-h20x4-16k-fa2": 0.483,
     "swift-sft-qwen25-7b-h20x4-16k-fa3": 0.559, "swift-sft-qwen25-7b-a100x4-16k-liger": 0.757,
     "swift-sft-qwen25-7b-a100x4-64k-ulysses4": 0.533, "swift-sft-qwen25-3b-a100x4-64k-ring4": 0.502,
     "openlm-a100-41m-dense": 1.533, "openlm-a100-410m-dense": 1.501, "openlm-a100-830m-dense": 1.656, "ds-160": 0.834,
-    "olmocore-h100-1b-bf16": 0.829, "alst-8b-8gpu-sp8-1.2m-tiledmlp": 0.806,
-    "amdpt252-mi325x-llama31-8b-bf16-s8k": 0.821, "nanotron-usp-3.57b-1n-dp4tp1pp2": 0.808,
-    "xtr-l3-8b-8gpu-64k-sp8": 0.82, "optbench-4090-llama2-7b-bnb4-lora-bs4": 0.798,
-    "qwen1-1.8b-full-a100x1-s1024": 0.838, "aai-4090x2-llama2-7b-lora-ddp-bs4": 0.814,
-    "amdpt252-mi325x-llama31-8b-bf16-s4k": 0.825, "nanotron-usp-1.34b-8n-dp32tp1pp2": 0.809,
-    "tt-q32b-h100-16g-lbs4-eager": 0.819, "jaxtb2308-pax-175b-a100-bf16": 1.162, "vectorlm-a100-l3-8b-n1-s2048": 0.812,
-    "vectorlm-a100-l3-8b-n1-s4096": 0.797, "vectorlm-a100-l3-8b-n1-s8192": 0.795,
-    "internevo-a100-7b-ckpt-n1024-mb2-mn1": 1.316, "internevo-a100-7b-ckpt-n1024-mb4-mn1": 1.165,
-    "internevo-a100-7b-nockpt-n1024-mb2-mn4": 1.178, "internevo-a100-7b-nockpt-n512-mb2-mn2": 1.346,
-    "internevo-a100-7b-nockpt-n1024-mb2-mn1": 1.676, "internevo-a100-7b-nockpt-n1024-mb2-mn2": 1.474,
-    "alst-8b-1gpu-500k": 0.82, "amdpt252-mi300x-llama31-8b-bf16-s8k": 0.83,
-    "amdpt252-mi300x-llama31-8b-bf16-s4k": 0.829, "amdpt252-mi300x-llama31-70b-bf16-tt": 0.827,
-    "nanotron-usp-3.57b-2n-dp8tp1pp2": 0.825, "mds-rebase-v100-13b-tp4pp8dp4": 0.821, "lf-a100-7b-s8192-g8-mb8": 0.825,
-    "dsx-autotune-gpt2-16xv100-z1": 0.83, "lumi-mds-175b-16n": 0.829, "fp-aquila2-7b-a800x8-tp1pp8dp1-mbs4": 0.826,
+    "olmocore-h100-1b-bf16": 0.829, "alst-8b-8gpu-sp8-1.2m-tiledmlp": 0.806, "amdpt252-mi325x-llama31-8b-bf16-s8k":
+    0.821, "nanotron-usp-3.57b-1n-dp4tp1pp2": 0.808, "xtr-l3-8b-8gpu-64k-sp8": 0.82,
+    "optbench-4090-llama2-7b-bnb4-lora-bs4": 0.798, "qwen1-1.8b-full-a100x1-s1024": 0.838,
+    "aai-4090x2-llama2-7b-lora-ddp-bs4": 0.814, "amdpt252-mi325x-llama31-8b-bf16-s4k": 0.825,
+    "nanotron-usp-1.34b-8n-dp32tp1pp2": 0.809, "tt-q32b-h100-16g-lbs4-eager": 0.819, "jaxtb2308-pax-175b-a100-bf16":
+    1.162, "vectorlm-a100-l3-8b-n1-s2048": 0.812, "vectorlm-a100-l3-8b-n1-s4096": 0.797,
+    "vectorlm-a100-l3-8b-n1-s8192": 0.795, "internevo-a100-7b-ckpt-n1024-mb2-mn1": 1.316,
+    "internevo-a100-7b-ckpt-n1024-mb4-mn1": 1.165, "internevo-a100-7b-nockpt-n1024-mb2-mn4": 1.178,
+    "internevo-a100-7b-nockpt-n512-mb2-mn2": 1.346, "internevo-a100-7b-nockpt-n1024-mb2-mn1": 1.676,
+    "internevo-a100-7b-nockpt-n1024-mb2-mn2": 1.474, "alst-8b-1gpu-500k": 0.82, "amdpt252-mi300x-llama31-8b-bf16-s8k":
+    0.83, "amdpt252-mi300x-llama31-8b-bf16-s4k": 0.829, "amdpt252-mi300x-llama31-70b-bf16-tt": 0.827,
+    "nanotron-usp-3.57b-2n-dp8tp1pp2": 0.825, "mds-rebase-v100-13b-tp4pp8dp4": 0.766, "lf-a100-7b-s8192-g8-mb8": 0.825,
+    "dsx-autotune-gpt2-16xv100-z1": 0.793, "lumi-mds-175b-16n": 0.829, "fp-aquila2-7b-a800x8-tp1pp8dp1-mbs4": 0.826,
     "swift-qwen25-14b-a800x8-ds-zero2": 0.829, "at-news-dgxstation-qwen3-32b-136k": 1.215,
     "alcf-mds-polaris-llama7b-48n-z2-tp2": 2.915, "nanotron-usp-3.57b-4n-dp16tp1pp2": 0.835,
     "thunder-llama2-7b-h100-1gpu": 0.837, "dgxc2502-nemotron4-340b-h100-128g-bf16": 0.83,
-    "dgxc2502-nemotron4-340b-h100-2048g-bf16": 0.835, "dgxc2504-llama31-8b-h100-8g-bf16": 0.839,
-    "lumi-mds-175b-32n": 0.839, "whytl-ds-rtx3090x8-tinyllama-mb4": 1.287, "whytl-ds-a100x8-llama7b-mb4": 1.825,
+    "dgxc2502-nemotron4-340b-h100-2048g-bf16": 0.835, "dgxc2504-llama31-8b-h100-8g-bf16": 0.839, "lumi-mds-175b-32n":
+    0.839, "whytl-ds-rtx3090x8-tinyllama-mb4": 1.287, "whytl-ds-a100x8-llama7b-mb4": 1.825,
     "marinfold-nemo-h100-qwen3shape-2p9b-mb1": 1.224, "marinfold-nemo-h100-qwen3shape-2p9b-mb2": 1.194,
     "marinfold-nemo-h100-qwen3shape-2p9b-mb4": 1.191, "swissai-gh200-llama3.2-3b-16n-gbs512-s4k": 1.166,
     "swissai-gh200-llama3.2-3b-32n-gbs512-s4k": 1.169, "swissai-gh200-300m-8n-mbs2": 2.616,
-    "marinfold-levanter-h100-qwen3shape-2p9b-jaxflash-8g": 2.402,
-    "marinfold-levanter-h100-qwen3shape-2p9b-vanilla-8g": 0.711,
-    "marinfold-levanter-h100-qwen3shape-2p8b-w2816-32g": 2.242, "megatron-h100-462b": 0.844,
+    "marinfold-levanter-h100-qwen3shape-2p9b-jaxflash-8g": 2.402, "marinfold-levanter-h100-qwen3shape-2p9b-vanilla-8g":
+    0.711, "marinfold-levanter-h100-qwen3shape-2p8b-w2816-32g": 2.242, "megatron-h100-462b": 0.844,
     "mlm-h100-weak-314b": 0.844, "lf-h100l-70b-s2048-g128-mb8": 0.842, "ds-162": 0.85,
     "amdpt252-mi325x-mistral7b-bf16": 0.844, "automodel-llama3-70b-pretrain-h100-64g": 0.849,
     "dgxc2504-llama31-8b-h100-128g-bf16": 0.844, "aai-4090x2-llama2-7b-qlora-ddp-bs8": 0.839,
@@ -124,14 +120,22 @@ KNOWN_MISSES = {
     "yafsdp-fsdp-a100-l2-7b-128g-s2048": 1.666, "yafsdp-fsdp-a100-l2-13b-128g-s2048": 1.765,
     "yafsdp-fsdp-a100-l2-34b-128g-s2048": 1.724, "yafsdp-fsdp-a100-l2-34b-256g-s2048": 1.811,
     "yafsdp-fsdp-a100-l3-8b-64g-s2048": 1.705, "yafsdp-fsdp-a100-l3-8b-64g-s4096": 1.209,
-    "dlperf-megatron-v100-dp-1x1x1-2-1536x16": 0.775, "dlperf-megatron-v100-dp-8x1x1-16-1536x16": 0.783,
-    "dlperf-megatron-v100-dp-16x1x1-32-1536x16": 0.832, "dlperf-megatron-v100-dp-32x1x1-64-1536x16": 0.849,
-    "dlperf-megatron-v100-mp-1x1x1-8-768x12": 0.733, "dlperf-megatron-v100-mp-1x8x1-16-1536x16": 0.837,
-    "dlperf-megatron-v100-mp-1x16x1-16-3072x16": 1.203, "dlperf-megatron-v100-mp-1x32x1-16-3072x32": 1.464,
-    "dlperf-megatron-v100-dp-pp-8x1x4-512-1536x16": 0.772, "henkdr-lumi-mds-gpt13b-2n-dp16-z1": 1.244,
+    "dlperf-megatron-v100-dp-1x1x1-2-1536x16": 0.724, "dlperf-megatron-v100-dp-8x1x1-16-1536x16": 0.732,
+    "dlperf-megatron-v100-dp-16x1x1-32-1536x16": 0.79, "dlperf-megatron-v100-dp-32x1x1-64-1536x16": 0.806,
+    "dlperf-megatron-v100-mp-1x1x1-8-768x12": 0.684, "dlperf-megatron-v100-mp-1x8x1-16-1536x16": 0.791,
+    "dlperf-megatron-v100-mp-1x16x1-16-3072x16": 1.184, "dlperf-megatron-v100-mp-1x32x1-16-3072x32": 1.447,
+    "dlperf-megatron-v100-dp-pp-8x1x4-512-1536x16": 0.723, "henkdr-lumi-mds-gpt13b-2n-dp16-z1": 1.244,
     "ttune-rd-a100-llama31-70b-full": 0.384, "zb-1f1b-smallm-6p2b-m2": 0.838, "xtuner-yi-34b-32gpu-128k-sp8": 0.839,
     "xtr-l3-8b-8gpu-8k-sp1": 0.833, "xtr-l3-8b-8gpu-32k-sp4": 0.845, "xtr-l3-8b-8gpu-128k-sp8": 0.844,
-    "fp-llama2-7b-a800x8-z3-s2048-mbs3-gas64": 0.84, "zb-zb2p-smallm-6p2b-m2": 0.85
+    "fp-llama2-7b-a800x8-z3-s2048-mbs3-gas64": 0.84, "zb-zb2p-smallm-6p2b-m2": 0.85,
+    "dlperf-megatron-v100-2d-2x4x1-16-1536x16": 0.805, "bigsci-tr3m-v100-32g-dp8-mbs1": 0.774,
+    "bigsci-tr3m-v100-32g-dp8-mbs8": 0.819, "bigsci-tr3m-v100-32g-pp2-mbs2": 0.744, "bigsci-tr3m-v100-32g-pp4-mbs1":
+    0.738, "bigsci-tr3m-v100-32g-tp2-mbs1": 1.241, "bigsci-tr3m-v100-32g-dp8-mbs1-norc": 0.815,
+    "bigsci-tr3m-v100-32g-pp4-mbs2-norc": 0.716, "bigsci-tr3m-v100-32g-tp2-mbs1-norc": 1.22,
+    "bigsci-tr3m-v100-16g-pp2-mbs4": 0.737, "bigsci-tr3m-v100-16g-pp8-mbs4": 0.705,
+    "bigsci-tr8-104b-v100-tp4-pp32-adam": 1.163, "bigsci-tr8-104b-v100-tp4-pp16-dp2-bnb": 1.206,
+    "bigsci-tr11-176b-gbs16-mbs2": 1.436, "bigsci-tr11-176b-gbs192-mbs1": 1.267, "atw-v6e8-qwen3-8b-bs20-s2k": 1.193,
+    "mtt-v6e32-llama2-7b-s4k": 1.914
 }
 
 
@@ -192,8 +196,9 @@ def test_known_misses_are_what_is_written():
     for rid, want in KNOWN_MISSES.items():
         assert _ratio(by_id[rid])[0] == pytest.approx(want, abs=0.01), rid
     # a guard against drift (0.30 until the tenth batch's 2019-2022 papers joined and moved the GPU sustained
-    # fraction, 2026-12-05: 131 of 427)
-    assert len(KNOWN_MISSES) / len(RUNS) < 0.32
+    # fraction, 2026-12-05: 131 of 427; 0.32 until the thirtieth batch's BigScience V100 tables joined, 2026-12-07:
+    # 16 of its 40 dense rows miss, 267 of 834)
+    assert len(KNOWN_MISSES) / len(RUNS) < 0.33
 
 
 @pytest.fixture(scope="module")
@@ -232,8 +237,9 @@ def test_leave_one_source_out_median_within_10_percent(refit, fw):
 # where a profile misses the 10 % target (the strict xfails above), the median it reads now, so that a change making it
 # worse still fails (2026-12-07: fsdp 10.1 %, deepspeed 18.5 %; after the twenty-ninth batch's refit fsdp 10.9 % —
 # YaFSDP's FSDP baseline at 2,048 tokens, 1.5-1.8 slower than predicted — deepspeed 18.7 % and maxtext 10.4 %, which
-# no run joined but the GPU sustained fraction it shares moved, 0.71 -> 0.70)
-LOSO_CEILING = {"fsdp": 0.11, "deepspeed": 0.19, "maxtext": 0.105}
+# no run joined but the GPU sustained fraction it shares moved, 0.71 -> 0.70; after the thirtieth batch's maxtext
+# 10.7 %: a v6e-32 health scan of five profiled steps at 1.91 and a third party's v6e-8 reruns at 0.86-1.19 joined)
+LOSO_CEILING = {"fsdp": 0.11, "deepspeed": 0.19, "maxtext": 0.11}
 
 
 @pytest.mark.parametrize("fw", sorted(LOSO_CEILING))
@@ -317,9 +323,9 @@ def test_nested_ratios_leave_out_both_sources():
     run's own source h (bench/fit_profiles._nested_loso): on the fsdp table, g's own runs have none, and h's runs are
     what a fit on the other sources alone predicts."""
     rows = [r for r in RUNS if r.framework == "fsdp"]
-    fitted = PF.fitted_rows()  # the values the script's own tables use: the GPU fraction and Ampere's own
+    fitted = PF.fitted_rows()  # the values the script's own tables use: the GPU fraction and each family's own
     t = FIT.Table(rows, [fitted[("gpu", "sustained_fraction")][0]],
-                  fam_values=[fitted[("ampere", "sustained_fraction")][0]])
+                  fam_values=[tuple(fitted[(f, "sustained_fraction")][0] for f in FIT.FAMILY_FITS)])
     keys = list(t.A)
     inner = FIT._nested_loso(t, FIT.FIT_SCOPES["fsdp"], keys)
     g, h = sorted(set(t.groups))[:2]
