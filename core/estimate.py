@@ -152,7 +152,7 @@ LATE_INPUTS = ("etp", "pp_schedule", "document_tokens", "moe_capacity_factor", "
                "fp8_recipe", "fp8_param_gather", "fp8_attention", "price_tier", "preemption_rate_per_gpu_hour",
                "failure_rate_per_gpu_hour", "storage_bytes_per_s", "restart_s", "checkpoint_interval_s",
                "power_draw_frac", "node_overhead_frac", "pue", "carbon_kg_per_kwh", "optimizer_in_backward",
-               "paged_optimizer")
+               "paged_optimizer", "sac_saves_all_to_all")
 
 
 def derived_columns(c: dict) -> dict:
@@ -1003,7 +1003,8 @@ def recompute_policy(c, moe_share) -> dict:
     layers) — the one reading of recompute, recompute_modules, remat_policy and the profile's selective word that the
     estimate and the displayed ledger share."""
     return RC.columns(c["recompute"], c["recompute_modules"], c["remat_policy"], PF.word(c["framework"], "selective"),
-                      moe_share, local=np.asarray(c["ep"]) <= 1, custom=c["remat_custom"])
+                      moe_share, local=RC.tokens_not_saved(c["ep"], c.get("sac_saves_all_to_all", True)),
+                      custom=c["remat_custom"])
 
 
 def recomputes_whole(cfg: Config) -> bool:

@@ -370,6 +370,13 @@ INPUTS: tuple[Input, ...] = (
           "separated (where: " + ", ".join(RC.CUSTOM_WHERE) + "; names: " + ", ".join(RC.CUSTOM_NAMES) + "; MLA's, "
           "the indexer's and engram's are not modelled); unnamed ones as base.yml: decoder_layer_input device "
           "(never remat), the rest remat", "activations", parse=RC.parse_custom),
+    Input("sac_saves_all_to_all", "bool", True, "", "with recompute selective under per-op SAC (the fsdp profile's "
+          "selective: torchtitan) and expert parallelism: the save list keeps the MoE dispatch and combine "
+          "all-to-alls' outputs, so the experts' tokens are kept as those outputs and the all-to-alls do not rerun "
+          "in the backward (torchtitan since PR #1672, 2025-09-06, for DeepSeek-V3 and Llama 4, GPT-OSS from its "
+          "enablement, every model since PR #2357, 2026-03-23); false: the all-to-alls rerun in the backward and "
+          "their outputs are not kept (torchtitan's Qwen3 before 2026-03-23, DeepSeek-V3 before 2025-09-06)",
+          "activations"),
     Input("distribute_saved_activations", "bool", False, "", "with recompute full: each tensor-parallel rank keeps "
           "1/tp of every checkpointed layer input and all-gathers it before the recompute (Megatron-LM "
           "--distribute-saved-activations, DeepSpeed activation checkpointing partition_activations, metaseq "
@@ -554,6 +561,7 @@ WIDGETS = {
     "activation_offload_layers": Widget("aoffl", "Offload only K layers per stage (0 = all)"),
     "remat_policy": Widget("remat", "MaxText remat policy"),
     "remat_custom": Widget("rematc", "MaxText custom remat (name=" + "|".join(RC.CUSTOM_WHERE) + ", …)"),
+    "sac_saves_all_to_all": Widget("sacata", "Per-op SAC saves the MoE all-to-alls"),
     "activation_offload": Widget("actoff", "Offload activations to host"),
     "distribute_saved_activations": Widget("rcdist", "Distribute checkpointed layer inputs over TP (full recompute)"),
     "chunked_loss": Widget("chunkce", "Chunked loss (logits never whole)"),
@@ -939,6 +947,12 @@ RULES: tuple[Rule, ...] = (
          & ~_is(g, "recompute", "selective")),
     Rule("recompute_layers", "needs recompute full (Megatron's block method)",
          lambda g: (g("recompute_layers") > 0) & ~_is(g, "recompute", "full")),
+    Rule("sac_saves_all_to_all", "false applies to recompute selective under per-op SAC (a profile whose selective "
+         "is op_sac: " + PF.offered_by("selective", "op_sac") + ") of an MoE model with ep > 1: only there is an "
+         "all-to-all output to save or not",
+         lambda g: ~np.asarray(_opt(g, "sac_saves_all_to_all", True), dtype=bool)
+         & ~(_is(g, "recompute", "selective") & (np.asarray(PF.word(g("framework"), "selective")) == "op_sac")
+             & (g("ep") > 1))),  # (ep > 1 needs an MoE model: the ep rule)
     Rule("profile", "eager contradicts compile (torch.compile fuses the elementwise kernels: give one of them)",
          lambda g: _is(g, "profile", "eager") & _is(g, "compile", True)),
     Rule("distribute_saved_activations", "needs recompute full (Megatron: 'only applicable to full recompute "

@@ -172,7 +172,7 @@ def profiles() -> dict[str, Profile]:
 def fitted_rows() -> dict:
     """(scope, key) → (value, source) from data/fitted.csv (written by bench/fit_profiles.py). The scope is a
     framework, 'gpu' / 'tpu' for the sustained fraction of every GPU / TPU family, or a chip family fitted on its own
-    (bench/fit_profiles.FAMILY_FITS: 'ampere')."""
+    (bench/fit_profiles.FAMILY_FITS)."""
     path = DATA_DIR / "fitted.csv"
     if not path.exists():
         return {}
@@ -182,7 +182,7 @@ def fitted_rows() -> dict:
 
 def sustained_fraction(family: str) -> tuple:
     """(value, source) of the fitted sustained fraction for a chip family: TPUs have their own (fixed clocks, one
-    XLA program), a GPU family fitted on its own runs (bench/fit_profiles.FAMILY_FITS: Ampere) its own, every other
+    XLA program), a GPU family fitted on its own runs (bench/fit_profiles.FAMILY_FITS) its own, every other
     GPU family shares one (data/fitted.csv; 0.84 before any fit)."""
     rows = fitted_rows()
     if (family, "sustained_fraction") in rows:
@@ -245,9 +245,9 @@ def number(framework, key: str) -> np.ndarray:
     return _select(framework, lambda p: p.numbers[key])
 
 
-def offered_by(attr: str) -> str:
-    """The profiles whose word `attr` is "offered" (data/frameworks.csv), for a rule's text."""
-    return ", ".join(n for n, p in profiles().items() if getattr(p, attr) == "offered")
+def offered_by(attr: str, value: str = "offered") -> str:
+    """The profiles whose word `attr` is `value` ("offered" unless given; data/frameworks.csv), for a rule's text."""
+    return ", ".join(n for n, p in profiles().items() if getattr(p, attr) == value)
 
 
 def word(framework, attr: str) -> np.ndarray:

@@ -47,7 +47,8 @@ class Unit:
     drop: tuple  # ledger tensors not kept
     scope: str = "all"  # all | dense | moe (layers it applies to)
     source: str = ""
-    drop_local: tuple = ()  # tensors not kept only where the tokens reach the experts without an all-to-all (ep 1)
+    drop_local: tuple = ()  # tensors not kept only where the MoE tokens are not saved as all-to-all outputs (`local`)
+    rerun_local: tuple = ()  # components rerun where the all-to-all's outputs are not saved (core/steptime.py's `local`)
 
 
 # Megatron's --recompute-modules (Megatron-Core transformer_config.py l.560-583, checked l.1943-1958)
@@ -74,9 +75,12 @@ OP_SAC = Unit("op_sac", (("norm", 1.0), ("rope", 1.0), ("act", 1.0), ("resid", 1
 # and none of their outputs is kept; the dispatched and combined tokens are kept only as the outputs of an
 # all-to-all, which the list saves (all_to_all_single, DeepEP's and HybridEP's dispatch and combine): at ep 1 they
 # are gathers and rerun too (torchtitan/distributed/activation_checkpoint.py _get_default_save_ops @b5bcd76)
+# A save list without the all-to-all (torchtitan's per-model lists before PR #1672, 2025-09-06, which added
+# all_to_all_single to DeepSeek-V3's and Llama 4's; Qwen3's until PR #2357, 2026-03-23, centralised one list for all:
+# input sac_saves_all_to_all false) keeps neither and reruns the forward's dispatch and combine in the backward
 OP_SAC_MOE = Unit("op_sac_moe", (("mlp_in", 0.5), ("mlp_out", 1.0)), ("gate",), "moe",
                   "torchtitan per-op SAC, MoE layers: expert GEMMs recomputed",
-                  drop_local=("expert_inputs", "expert_outputs"))
+                  drop_local=("expert_inputs", "expert_outputs"), rerun_local=(("dispatch", 1.0),))
 _ALL_ELEM = (("norm", 1.0), ("rope", 1.0), ("resid", 1.0))
 # MaxText's checkpoint names (src/maxtext/configs/base.yml l.359-382 @e591f30, where each is 'remat', 'device' or
 # 'offload' under remat_policy 'custom'; named in layers/attentions.py, attention_op.py, linears.py, moe.py,
@@ -259,12 +263,18 @@ def spec(recompute, modules, policy, selective, custom="") -> Spec:
     return Spec(False, ())
 
 
+def tokens_not_saved(ep, sac_saves_all_to_all=True) -> np.ndarray:
+    """Where an MoE layer's dispatched tokens are not kept as all-to-all outputs (`columns`' `local`): no all-to-all
+    (ep 1: a gather, which per-op SAC reruns), or a save list without it (input sac_saves_all_to_all false)."""
+    return (np.asarray(ep) <= 1) | ~np.asarray(sac_saves_all_to_all, dtype=bool)
+
+
 def columns(recompute, modules, policy, selective, moe_share, *, local, custom="") -> dict:
     """Per row: `full`, `input_offload` and `host_all` (bool), `rerun` {component: share}, `drop` {tensor: share}
     (not kept) and `drop_device` (not kept on the device: what a policy's device places alone would drop; None where
     it is `drop` on every row) (shares of a layer: a unit scoped to the MoE layers counts moe_share, to the dense
-    ones 1 − moe_share; a unit's `drop_local` tensors count only where `local`, the MoE tokens crossing no
-    all-to-all). Vectorised over the unique combinations of the five inputs (`custom`: remat_custom, read under
+    ones 1 − moe_share; a unit's `drop_local` tensors and `rerun_local` components count only where `local`, the MoE
+    tokens not saved as all-to-all outputs: `tokens_not_saved`). Vectorised over the unique combinations of the five inputs (`custom`: remat_custom, read under
     remat_policy 'custom')."""
     cols = np.broadcast_arrays(np.asarray(recompute, dtype=object), np.asarray(modules, dtype=object),
                                np.asarray(policy, dtype=object), np.asarray(selective, dtype=object),
@@ -310,6 +320,8 @@ def columns(recompute, modules, policy, selective, moe_share, *, local, custom="
         for u in sp.units:
             for comp, frac in u.rerun:
                 rerun[comp] = rerun[comp] + share_of(u, where) * frac
+            for comp, frac in u.rerun_local:
+                rerun[comp] = rerun[comp] + np.where(local, share_of(u, where), 0.0) * frac
         drops(sp.units, where, drop)
         drops(sp.units if sp.device_units is None else sp.device_units, where, drop_device)
         host_all = host_all | (where & (sp.device_units == ()))

@@ -482,8 +482,12 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     bwd_gemm = (1.0 + np.minimum(trained, 1.0)) * (gemm_fwd - ein_fwd) + 1.5 * ein_fwd
 
     # --- recomputation (core/recompute.py) ---------------------------------------------------------------------
+    # (`local` moves what is kept, which time does not read, and a unit's rerun_local components: the dispatch and
+    # combine that per-op SAC reruns where its save list lacks the all-to-all, sac_saves_all_to_all false with
+    # ep > 1; at ep 1 nothing more reruns, the expert-TP gather beside the dispatch included)
     spec = RC.columns(c.get("recompute", "none"), g("recompute_modules", ""), g("remat_policy", "none"),
-                      P.word(fw, "selective"), moe_share, local=True,  # (`local` moves only what is kept, not time)
+                      P.word(fw, "selective"), moe_share,
+                      local=(ep > 1) & ~np.asarray(g("sac_saves_all_to_all", True), dtype=bool),
                       custom=g("remat_custom", ""))
     r = spec["rerun"]
     partial = (sum(r[k] * comp[k] for k in ("qkv", "out", "mlp_in", "mlp_out", "core") + elem_names)

@@ -135,7 +135,8 @@ KNOWN_MISSES = {
     "bigsci-tr3m-v100-16g-pp2-mbs4": 0.737, "bigsci-tr3m-v100-16g-pp8-mbs4": 0.705,
     "bigsci-tr8-104b-v100-tp4-pp32-adam": 1.163, "bigsci-tr8-104b-v100-tp4-pp16-dp2-bnb": 1.206,
     "bigsci-tr11-176b-gbs16-mbs2": 1.436, "bigsci-tr11-176b-gbs192-mbs1": 1.267, "atw-v6e8-qwen3-8b-bs20-s2k": 1.193,
-    "mtt-v6e32-llama2-7b-s4k": 1.914
+    "mtt-v6e32-llama2-7b-s4k": 1.914, "nanogpt-4090-gpt2-124m-pr225": 0.702, "tpuchat-v6e-130m-b64": 0.639,
+    "tpuchat-v5e-130m-b64": 0.599
 }
 
 
