@@ -463,7 +463,7 @@ def _family_fraction(tables: dict, cur) -> tuple:
         per_value, groups = [], None
         for a in trials:
             qs, gs = [], []
-            for fw, (t, keys) in tables.items():
+            for fw, (t, _) in tables.items():
                 m = t.fam_of[f]
                 if not m.any():
                     continue

@@ -269,6 +269,12 @@ def tokens_not_saved(ep, sac_saves_all_to_all=True) -> np.ndarray:
     return (np.asarray(ep) <= 1) | ~np.asarray(sac_saves_all_to_all, dtype=bool)
 
 
+def all_to_alls_rerun(ep, sac_saves_all_to_all=True) -> np.ndarray:
+    """Where a save list without the all-to-all reruns it (`columns`' `local` for time): only where there is one
+    (ep > 1); at ep 1 the gather that stands for it costs no communication to rerun."""
+    return (np.asarray(ep) > 1) & ~np.asarray(sac_saves_all_to_all, dtype=bool)
+
+
 def columns(recompute, modules, policy, selective, moe_share, *, local, custom="") -> dict:
     """Per row: `full`, `input_offload` and `host_all` (bool), `rerun` {component: share}, `drop` {tensor: share}
     (not kept) and `drop_device` (not kept on the device: what a policy's device places alone would drop; None where

@@ -487,7 +487,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # ep > 1; at ep 1 nothing more reruns, the expert-TP gather beside the dispatch included)
     spec = RC.columns(c.get("recompute", "none"), g("recompute_modules", ""), g("remat_policy", "none"),
                       P.word(fw, "selective"), moe_share,
-                      local=(ep > 1) & ~np.asarray(g("sac_saves_all_to_all", True), dtype=bool),
+                      local=RC.all_to_alls_rerun(ep, g("sac_saves_all_to_all", True)),
                       custom=g("remat_custom", ""))
     r = spec["rerun"]
     partial = (sum(r[k] * comp[k] for k in ("qkv", "out", "mlp_in", "mlp_out", "core") + elem_names)
