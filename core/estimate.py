@@ -1004,7 +1004,7 @@ def recompute_policy(c, moe_share) -> dict:
     estimate and the displayed ledger share."""
     return RC.columns(c["recompute"], c["recompute_modules"], c["remat_policy"], PF.word(c["framework"], "selective"),
                       moe_share, local=RC.tokens_not_saved(c["ep"], c.get("sac_saves_all_to_all", True)),
-                      custom=c["remat_custom"])
+                      unshared=np.asarray(c["n_shared_experts"]) < 1, custom=c["remat_custom"])
 
 
 def recomputes_whole(cfg: Config) -> bool:

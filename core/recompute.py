@@ -49,6 +49,8 @@ class Unit:
     source: str = ""
     drop_local: tuple = ()  # tensors not kept only where the MoE tokens are not saved as all-to-all outputs (`local`)
     rerun_local: tuple = ()  # components rerun where the all-to-all's outputs are not saved (core/steptime.py's `local`)
+    drop_unshared: tuple = ()  # tensors not kept only in MoE layers without shared experts (`columns`' `unshared`)
+    # (a `drop` entry is a tensor's name, or (name, share) where the unit keeps part of a ledger row)
 
 
 # Megatron's --recompute-modules (Megatron-Core transformer_config.py l.560-583, checked l.1943-1958)
@@ -78,9 +80,22 @@ OP_SAC = Unit("op_sac", (("norm", 1.0), ("rope", 1.0), ("act", 1.0), ("resid", 1
 # A save list without the all-to-all (torchtitan's per-model lists before PR #1672, 2025-09-06, which added
 # all_to_all_single to DeepSeek-V3's and Llama 4's; Qwen3's until PR #2357, 2026-03-23, centralised one list for all:
 # input sac_saves_all_to_all false) keeps neither and reruns the forward's dispatch and combine in the backward
-OP_SAC_MOE = Unit("op_sac_moe", (("mlp_in", 0.5), ("mlp_out", 1.0)), ("gate",), "moe",
-                  "torchtitan per-op SAC, MoE layers: expert GEMMs recomputed",
-                  drop_local=("expert_inputs", "expert_outputs"), rerun_local=(("dispatch", 1.0),))
+# Nor does the list hold the routing-weight multiply (its output, the ledger's moe_weighted_outputs, reruns) or the
+# residual add whose output the second norm reads (norm2_input): a dense layer saves the down projection's output, its
+# seventh mm, of that size in its place; an MoE layer's routed experts run torch._grouped_mm, which the mm count does not
+# see (PyTorch's get_default_op_list has no _grouped_mm; torch 2.13), so where no shared expert follows nothing h-wide
+# is kept (Qwen3-MoE, GPT-OSS). A shared expert's FeedForward is three mms after the attention's four (the router's is
+# forced to recompute, SelectiveAC.Config force_recompute_mm_shapes_by_fqns ['moe.router.gate'] @b5bcd76): w1 (5th)
+# and w2 (7th) are saved, w3 reruns, so of the ledger's shared_experts row (gate, up, SiLU, down input: eager PyTorch's
+# four d_ff-wide tensors) one in four is kept, and w2's h-wide output stands where norm2_input does in a dense layer.
+# Convention: share 3/4 of the row, exact for eager PyTorch; compiled, the row holds three tensors and 3/4 of one is
+# kept (under by a quarter of one, T·f_s/2 bytes per layer). Older lists counted the router's mm (before PR #2357):
+# then w3 alone was saved and norm2_input's h-wide stand-in was not, an over-count of T·h·2 bytes per MoE layer there.
+OP_SAC_MOE = Unit("op_sac_moe", (("mlp_in", 0.5), ("mlp_out", 1.0)), ("gate", "moe_weighted_outputs",
+                                                                      ("shared_experts", 0.75)), "moe",
+                  "torchtitan per-op SAC, MoE layers: expert GEMMs, routing-weight multiply and residual add recomputed",
+                  drop_local=("expert_inputs", "expert_outputs"), rerun_local=(("dispatch", 1.0),),
+                  drop_unshared=("norm2_input",))
 _ALL_ELEM = (("norm", 1.0), ("rope", 1.0), ("resid", 1.0))
 # MaxText's checkpoint names (src/maxtext/configs/base.yml l.359-382 @e591f30, where each is 'remat', 'device' or
 # 'offload' under remat_policy 'custom'; named in layers/attentions.py, attention_op.py, linears.py, moe.py,
@@ -275,12 +290,13 @@ def all_to_alls_rerun(ep, sac_saves_all_to_all=True) -> np.ndarray:
     return (np.asarray(ep) > 1) & ~np.asarray(sac_saves_all_to_all, dtype=bool)
 
 
-def columns(recompute, modules, policy, selective, moe_share, *, local, custom="") -> dict:
+def columns(recompute, modules, policy, selective, moe_share, *, local, unshared=False, custom="") -> dict:
     """Per row: `full`, `input_offload` and `host_all` (bool), `rerun` {component: share}, `drop` {tensor: share}
     (not kept) and `drop_device` (not kept on the device: what a policy's device places alone would drop; None where
     it is `drop` on every row) (shares of a layer: a unit scoped to the MoE layers counts moe_share, to the dense
     ones 1 − moe_share; a unit's `drop_local` tensors and `rerun_local` components count only where `local`, the MoE
-    tokens not saved as all-to-all outputs: `tokens_not_saved`). Vectorised over the unique combinations of the five inputs (`custom`: remat_custom, read under
+    tokens not saved as all-to-all outputs: `tokens_not_saved`; its `drop_unshared` tensors only where `unshared`, MoE
+    layers without shared experts). Vectorised over the unique combinations of the five inputs (`custom`: remat_custom, read under
     remat_policy 'custom')."""
     cols = np.broadcast_arrays(np.asarray(recompute, dtype=object), np.asarray(modules, dtype=object),
                                np.asarray(policy, dtype=object), np.asarray(selective, dtype=object),
@@ -309,9 +325,12 @@ def columns(recompute, modules, policy, selective, moe_share, *, local, custom="
         for u in units:
             share = share_of(u, where)
             for t in u.drop:
-                into[t] = np.maximum(into.get(t, 0.0), share)
+                t, part = (t, 1.0) if isinstance(t, str) else t
+                into[t] = np.maximum(into.get(t, 0.0), share * part)
             for t in u.drop_local:
                 into[t] = np.maximum(into.get(t, 0.0), np.where(local, share, 0.0))
+            for t in u.drop_unshared:
+                into[t] = np.maximum(into.get(t, 0.0), np.where(unshared, share, 0.0))
 
     for k in np.unique(code):
         idx, rest = [], int(k)

@@ -646,13 +646,10 @@ def test_nvfp4_on_blackwell_is_faster_than_mxfp8():
 from core import validation as V  # noqa: E402
 
 MOE_RUNS = V.read(Path(__file__).resolve().parent.parent / "data" / "published_runs_moe.csv")
-# predicted not to fit (bench/RESULTS.md "Profiles" notes); torchtitan PR #1610's DeepSeek-V3 16B on 8 H100 (96 GB)
-# needs 110 GiB of 89.4 with its per-op SAC's all-to-alls rerun, as its save list of 2025-08 did (sac_saves_all_to_all
-# false; 153 GiB with them kept), against a printed 78.1 GiB: SDPA's memory-efficient kernel (MLA's head dims) is not
-# an input
+# predicted not to fit (bench/RESULTS.md "Profiles" notes). torchtitan PR #1610's DeepSeek-V3 16B on 8 H100 (96 GB)
+# fits since its MoE layers keep only what per-op SAC saves (70 GiB against a printed 78.1; tests/test_sac_all_to_all.py)
 MOE_NOT_FIT = {"deepseek-v3-pretrain-2048xh800",
-               "primus-proj-mi355x-mixtral-8x22b-bf16-8n",
-               "tt-pr1610-dsv3-16b-h100-8g-ep8-sdpa"}
+               "primus-proj-mi355x-mixtral-8x22b-bf16-8n"}
 MOE_WITHIN = {"ao-moe-scout-gb200-256g-bf16",
               "automodel-gptoss-120b-h100-64g",
               "automodel-gptoss-20b-h100-8g",
