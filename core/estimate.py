@@ -152,7 +152,7 @@ LATE_INPUTS = ("etp", "pp_schedule", "document_tokens", "moe_capacity_factor", "
                "fp8_recipe", "fp8_param_gather", "fp8_attention", "price_tier", "preemption_rate_per_gpu_hour",
                "failure_rate_per_gpu_hour", "storage_bytes_per_s", "restart_s", "checkpoint_interval_s",
                "power_draw_frac", "node_overhead_frac", "pue", "carbon_kg_per_kwh", "optimizer_in_backward",
-               "paged_optimizer", "sac_saves_all_to_all")
+               "paged_optimizer", "sac_saves_all_to_all", "bf16_first_layers", "bf16_last_layers")
 
 
 def derived_columns(c: dict) -> dict:
@@ -502,6 +502,13 @@ def evaluate(**c) -> dict:
         one_module = (np.asarray(c["zero_stage"]) == 3) | ((np.asarray(c["training"]) == "lora") & fp8_params)
         local = np.where(one_module, units["largest_layer"] * scale / tp,
                          st["weights_bytes"] / np.maximum(wb * np.where(fp8_params, 0.5, 1.0), 1e-9))
+        # the worst stage's layers kept in bf16 (bf16_first_layers / bf16_last_layers) have no low-precision copies
+        # (one gathered module at a time: the largest is a low-precision one while any is)
+        bf = [c.get(k, 0) for k in ("bf16_first_layers", "bf16_last_layers")]
+        if np.any(np.asarray(bf[0]) + np.asarray(bf[1]) > 0):
+            bf_share = np.where(last_is_worst, LP.bf16_layer_share(*bf, L, pp, sl["last"], stage="last"),
+                                LP.bf16_layer_share(*bf, L, pp, sl["first"], stage="first"))
+            local = np.where(one_module, local, local * (1.0 - bf_share))
         lowp_w = copy_b * local
     else:
         lowp_w = 0.0
@@ -1004,7 +1011,8 @@ def recompute_policy(c, moe_share) -> dict:
     estimate and the displayed ledger share."""
     return RC.columns(c["recompute"], c["recompute_modules"], c["remat_policy"], PF.word(c["framework"], "selective"),
                       moe_share, local=RC.tokens_not_saved(c["ep"], c.get("sac_saves_all_to_all", True)),
-                      unshared=np.asarray(c["n_shared_experts"]) < 1, custom=c["remat_custom"])
+                      no_w2=RC.shared_w2_not_saved(c["n_shared_experts"], c["attention"], c["q_lora_rank"]),
+                      custom=c["remat_custom"])
 
 
 def recomputes_whole(cfg: Config) -> bool:

@@ -299,6 +299,16 @@ INPUTS: tuple[Input, ...] = (
           f"{LP.FP8_ATTENTION_OVER_BF16:.2f} of bf16 attention's efficiency (FlashAttention-3 paper: fp8 "
           f"{LP.FA3_FP8_TFLOPS / 1e3:.1f} PFLOP/s against bf16 {LP.FA3_BF16_TFLOPS:.0f} TFLOP/s on H100); the saved "
           "attention tensors stay 16-bit in the ledger", "framework"),
+    Input("bf16_first_layers", "int", 0, "count", "under a low-precision recipe, the first N transformer layers stay "
+          "bf16 (Megatron --first-last-layers-bf16 --num-layers-at-start-in-bf16 N; Megatron-Bridge's "
+          "bf16_with_fp8_current_scaling_mixed keeps 1 and 1): their linear GEMMs at the bf16 rate, no quantise "
+          "kernels, no low-precision weight copies, their saved linear inputs 16-bit; with pp > 1 they sit on the "
+          "first stage (its saved inputs count for the last stage's ledger too). Not modelled: their attention under "
+          "fp8_attention and their parameters under fp8_param_gather stay the recipe's", "framework", lo=0,
+          hi=MAX_INT),
+    Input("bf16_last_layers", "int", 0, "count", "under a low-precision recipe, the last N transformer layers stay bf16 "
+          "(Megatron --num-layers-at-end-in-bf16 N; Megatron-Bridge's NVFP4 recipes for Llama 3 8B and GPT-OSS 20B keep "
+          "4); with pp > 1 they sit on the last stage", "framework", lo=0, hi=MAX_INT),
     Input("cuda_graphs", "choice", "none", "", "CUDA graphs (megatron): per_layer replays each layer's kernels from one "
           "launch (Megatron-Core --cuda-graph-impl local / transformer_engine, NeMo MCORE_CUDA_GRAPH): no kernel-launch "
           "host time; full_iteration captures the whole forward and backward (--cuda-graph-scope full_iteration, "
@@ -553,6 +563,8 @@ WIDGETS = {
     "compile": Widget("compile", "torch.compile (fsdp, deepspeed)"),
     "fp8_recipe": Widget("fp8r", "Low-precision recipe"), "fp8_param_gather": Widget("fp8pg", "fp8 parameter gather"),
     "fp8_attention": Widget("fp8at", "fp8 attention"),
+    "bf16_first_layers": Widget("bf16f", "First layers kept in bf16"),
+    "bf16_last_layers": Widget("bf16l", "Last layers kept in bf16"),
     "cuda_graphs": Widget("cgraph", "CUDA graphs (megatron)"),
     "act_fp8_store": Widget("actf8", "MLP activation input kept in fp8"),
     "attention_kernel": Widget("attk2", "Attention kernel"),
@@ -700,6 +712,14 @@ def _opt(g, k, default):
         return g(k)
     except KeyError:  # a caller's hand-built columns without the accelerator's low-precision fields
         return np.asarray(default)
+
+
+# layers kept in bf16 need a recipe other than delayed scaling: Megatron-Core's get_fp8_context asserts "Delayed scaling
+# does not support first / last layer in BF16" (entering and leaving the fp8 context per layer breaks its amax
+# reduction; megatron/core/fp8_utils.py, as AMD-AGI/Primus carries it @fd1eeabb l.246-251)
+_BF16_LAYERS_NEED = ("needs a low-precision recipe other than delayed scaling (fp8_recipe current, rowwise, blockwise, "
+                     "mxfp8 or nvfp4; compute_dtype fp8 alone is delayed): Megatron-Core asserts delayed scaling does "
+                     "not take layers kept in bf16")
 
 
 def _lowp_unsupported(g):
@@ -1070,6 +1090,17 @@ RULES: tuple[Rule, ...] = (
          "(it is Megatron-Core's activation_func_fp8_input_store)",
          lambda g: np.asarray(_opt(g, "act_fp8_store", False), dtype=bool)
          & ((LP.effective(g("fp8_recipe"), g("compute_dtype")) == "none") | ~_is(g, "framework", "megatron"))),
+    Rule("bf16_first_layers", _BF16_LAYERS_NEED,
+         lambda g: (np.asarray(_opt(g, "bf16_first_layers", 0)) > 0)
+         & VE.isin(LP.effective(g("fp8_recipe"), g("compute_dtype")), ("none", "delayed"))),
+    Rule("bf16_last_layers", _BF16_LAYERS_NEED,
+         lambda g: (np.asarray(_opt(g, "bf16_last_layers", 0)) > 0)
+         & VE.isin(LP.effective(g("fp8_recipe"), g("compute_dtype")), ("none", "delayed"))),
+    Rule("bf16_last_layers", "bf16_first_layers + bf16_last_layers must be fewer than n_layers (with every layer in "
+         "bf16, say fp8_recipe none)",
+         lambda g: (np.asarray(_opt(g, "bf16_first_layers", 0)) + np.asarray(_opt(g, "bf16_last_layers", 0))
+                    >= g("n_layers")) & (np.asarray(_opt(g, "bf16_first_layers", 0))
+                                         + np.asarray(_opt(g, "bf16_last_layers", 0)) > 0)),
     Rule("fp8_attention", "needs a low-precision recipe (fp8_recipe or compute_dtype fp8), flash attention with the "
          "native kernel (cuDNN / Transformer Engine: FlashAttention-2, fsdp's and deepspeed's auto, FlexAttention and "
          "the Triton kernel have no fp8 path) "

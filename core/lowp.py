@@ -82,3 +82,22 @@ def supported(recipe, family) -> np.ndarray:
         if name != "none":
             ok = ok | ((r == name) & VE.isin(f, row["families"]))
     return ok
+
+
+def bf16_layer_share(first, last, n_layers, pp, stage_layers, stage="slowest") -> np.ndarray:
+    """The share of a pipeline stage's layers that a low-precision run keeps in bf16 (Megatron-Core
+    --first-last-layers-bf16 with --num-layers-at-start-in-bf16 `first` and --num-layers-at-end-in-bf16 `last`:
+    those layers' linear layers are built without fp8/fp4 autocast; Megatron-Bridge's
+    training/mixed_precision.py bf16_with_fp8_current_scaling_mixed keeps 1 and 1, its NVFP4 recipes for Llama 3 8B
+    and GPT-OSS 20B the last 4, @067f987; its performance scripts turn it off for fp8_cs).
+    Convention: one pipeline (pp 1) mixes them into its average layer, (first + last)/n_layers; with pp > 1 the first
+    stage holds `first` of its layers and the last stage `last`, `stage_layers` being the named stage's count: stage
+    "first" or "last" (memory) that stage's share; stage "slowest" (time: the end stage with more bf16 layers sets
+    the pipeline's pace, `stage_layers` the fullest stage's count) the larger share of the fullest stage's layers —
+    the spare time of an end stage that a layout or the embedding and loss slots leave shorter is not credited."""
+    f, l_, L = (np.asarray(x, dtype=np.float64) for x in (first, last, n_layers))
+    Ls = np.maximum(np.asarray(stage_layers, dtype=np.float64), 1.0)
+    one = np.minimum(f + l_, L) / np.maximum(L, 1.0)
+    on_first, on_last = np.minimum(f, Ls) / Ls, np.minimum(l_, Ls) / Ls
+    staged = {"slowest": np.maximum(on_first, on_last), "first": on_first, "last": on_last}[stage]
+    return np.where(np.asarray(pp) > 1, staged, one)

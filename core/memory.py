@@ -538,6 +538,21 @@ def ledger(c, **over) -> dict:
     from .model import moe_load_factor
     from . import lowp as LP
     recipe = LP.effective(get("fp8_recipe"), get("compute_dtype"))
+    # a low-precision run's layers kept in bf16 (bf16_first_layers / bf16_last_layers) save 16-bit linear inputs: the
+    # first stage's average layer (core/lowp.bf16_layer_share, stage "first": the stage that holds the most in flight;
+    # the estimate's last stage reads the same per-layer ledger: its own share is not applied there, a stated
+    # approximation, under by the 16-bit inputs of bf16_last_layers where the last stage peaks)
+    opt = lambda k: over[k] if k in over else c[k] if k in c else BY_NAME[k].default  # noqa: E731
+    first, last = (np.asarray(opt(k), dtype=np.float64) for k in ("bf16_first_layers", "bf16_last_layers"))
+    if np.any((first + last > 0) & (recipe != "none")):
+        from .schedule import stage_layers
+        L, pp = opt("n_layers"), opt("pp")
+        share = np.where(recipe != "none", LP.bf16_layer_share(first, last, L, pp, stage_layers(
+            L, pp, opt("pp_embedding_loss_slots"), opt("pp_layout"))["first"], stage="first"), 0.0)
+        cd = np.asarray(get("compute_dtype"), dtype=object)
+        lp_led, bf_led = (ledger(c, **{**over, "bf16_first_layers": 0, "bf16_last_layers": 0, **x}) for x in (
+            {}, {"fp8_recipe": "none", "compute_dtype": np.where(cd == "fp8", "bf16", cd), "act_fp8_store": False}))
+        return {k: (1.0 - share) * v + share * bf_led[k] for k, v in lp_led.items()}
     saved = LP.number(recipe, "saved_input_bytes") if np.any(recipe != "none") else None  # data/lowp.csv (none: 2)
     led = layer_ledger(**kw, moe_load=moe_load_factor(get("moe_capacity_factor"), get("moe_load_imbalance"),
                                                       get("moe_pad_to_capacity")), saved_input_bytes=saved,

@@ -49,7 +49,7 @@ class Unit:
     source: str = ""
     drop_local: tuple = ()  # tensors not kept only where the MoE tokens are not saved as all-to-all outputs (`local`)
     rerun_local: tuple = ()  # components rerun where the all-to-all's outputs are not saved (core/steptime.py's `local`)
-    drop_unshared: tuple = ()  # tensors not kept only in MoE layers without shared experts (`columns`' `unshared`)
+    drop_no_w2: tuple = ()  # tensors not kept only in MoE layers that save no shared expert's w2 output (`no_w2`)
     # (a `drop` entry is a tensor's name, or (name, share) where the unit keeps part of a ledger row)
 
 
@@ -85,17 +85,22 @@ OP_SAC = Unit("op_sac", (("norm", 1.0), ("rope", 1.0), ("act", 1.0), ("resid", 1
 # seventh mm, of that size in its place; an MoE layer's routed experts run torch._grouped_mm, which the mm count does not
 # see (PyTorch's get_default_op_list has no _grouped_mm; torch 2.13), so where no shared expert follows nothing h-wide
 # is kept (Qwen3-MoE, GPT-OSS). A shared expert's FeedForward is three mms after the attention's four (the router's is
-# forced to recompute, SelectiveAC.Config force_recompute_mm_shapes_by_fqns ['moe.router.gate'] @b5bcd76): w1 (5th)
-# and w2 (7th) are saved, w3 reruns, so of the ledger's shared_experts row (gate, up, SiLU, down input: eager PyTorch's
-# four d_ff-wide tensors) one in four is kept, and w2's h-wide output stands where norm2_input does in a dense layer.
-# Convention: share 3/4 of the row, exact for eager PyTorch; compiled, the row holds three tensors and 3/4 of one is
-# kept (under by a quarter of one, T·f_s/2 bytes per layer). Older lists counted the router's mm (before PR #2357):
-# then w3 alone was saved and norm2_input's h-wide stand-in was not, an over-count of T·h·2 bytes per MoE layer there.
+# forced to recompute, SelectiveAC.Config force_recompute_mm_shapes_by_fqns ['moe.router.gate'] @b5bcd76, since PR
+# #1380 of 2025-07-16): w1 (5th) and w2 (7th) are saved, w3 reruns, so of the ledger's shared_experts row (gate, up,
+# SiLU, down input: eager PyTorch's four d_ff-wide tensors) one in four is kept, and w2's h-wide output stands where
+# norm2_input does in a dense layer. After five attention mms (MLA with a query down-projection, q_lora_rank > 0:
+# wq_a, wq_b, wkv_a, wkv_b, wo) the count shifts: w3 (7th) is saved, w1 and w2 rerun, nothing h-wide is kept, so
+# norm2_input goes there too (`columns`' `no_w2`). Convention: share 3/4 of the row, exact for eager PyTorch; compiled,
+# the row holds three tensors and 3/4 of one is kept (under by a quarter of one, T·f_s/2 bytes per layer). Lists before
+# PR #1380 counted the router's mm: then w3 alone was saved, an over-count of T·h·2 bytes per MoE layer there.
+# Time: the unit reruns the MoE layer's MLP GEMMs whole (mlp_in 0.5 beside OP_SAC's 0.5, mlp_out 1.0), the shared
+# expert's saved w1 and w2 included: an over-count of half its input GEMMs and its output GEMM (not split: the step
+# model's mlp_in and mlp_out hold the shared expert's GEMMs with the routed ones)
 OP_SAC_MOE = Unit("op_sac_moe", (("mlp_in", 0.5), ("mlp_out", 1.0)), ("gate", "moe_weighted_outputs",
                                                                       ("shared_experts", 0.75)), "moe",
                   "torchtitan per-op SAC, MoE layers: expert GEMMs, routing-weight multiply and residual add recomputed",
                   drop_local=("expert_inputs", "expert_outputs"), rerun_local=(("dispatch", 1.0),),
-                  drop_unshared=("norm2_input",))
+                  drop_no_w2=("norm2_input",))
 _ALL_ELEM = (("norm", 1.0), ("rope", 1.0), ("resid", 1.0))
 # MaxText's checkpoint names (src/maxtext/configs/base.yml l.359-382 @e591f30, where each is 'remat', 'device' or
 # 'offload' under remat_policy 'custom'; named in layers/attentions.py, attention_op.py, linears.py, moe.py,
@@ -284,19 +289,25 @@ def tokens_not_saved(ep, sac_saves_all_to_all=True) -> np.ndarray:
     return (np.asarray(ep) <= 1) | ~np.asarray(sac_saves_all_to_all, dtype=bool)
 
 
+def shared_w2_not_saved(n_shared_experts, attention="standard", q_lora_rank=0) -> np.ndarray:
+    """Where per-op SAC saves no h-wide output in an MoE layer (`columns`' `no_w2`, OP_SAC_MOE's comment): no shared
+    expert, or MLA with a query down-projection, whose five attention mms shift the every-second-mm count."""
+    return (np.asarray(n_shared_experts) < 1) | ((np.asarray(attention) == "mla") & (np.asarray(q_lora_rank) > 0))
+
+
 def all_to_alls_rerun(ep, sac_saves_all_to_all=True) -> np.ndarray:
     """Where a save list without the all-to-all reruns it (`columns`' `local` for time): only where there is one
     (ep > 1); at ep 1 the gather that stands for it costs no communication to rerun."""
     return (np.asarray(ep) > 1) & ~np.asarray(sac_saves_all_to_all, dtype=bool)
 
 
-def columns(recompute, modules, policy, selective, moe_share, *, local, unshared=False, custom="") -> dict:
+def columns(recompute, modules, policy, selective, moe_share, *, local, no_w2=False, custom="") -> dict:
     """Per row: `full`, `input_offload` and `host_all` (bool), `rerun` {component: share}, `drop` {tensor: share}
     (not kept) and `drop_device` (not kept on the device: what a policy's device places alone would drop; None where
     it is `drop` on every row) (shares of a layer: a unit scoped to the MoE layers counts moe_share, to the dense
     ones 1 − moe_share; a unit's `drop_local` tensors and `rerun_local` components count only where `local`, the MoE
-    tokens not saved as all-to-all outputs: `tokens_not_saved`; its `drop_unshared` tensors only where `unshared`, MoE
-    layers without shared experts). Vectorised over the unique combinations of the five inputs (`custom`: remat_custom, read under
+    tokens not saved as all-to-all outputs: `tokens_not_saved`; its `drop_no_w2` tensors only where `no_w2`, MoE
+    layers where per-op SAC saves no shared expert's w2 output: `shared_w2_not_saved`). Vectorised over the unique combinations of the five inputs (`custom`: remat_custom, read under
     remat_policy 'custom')."""
     cols = np.broadcast_arrays(np.asarray(recompute, dtype=object), np.asarray(modules, dtype=object),
                                np.asarray(policy, dtype=object), np.asarray(selective, dtype=object),
@@ -329,8 +340,8 @@ def columns(recompute, modules, policy, selective, moe_share, *, local, unshared
                 into[t] = np.maximum(into.get(t, 0.0), share * part)
             for t in u.drop_local:
                 into[t] = np.maximum(into.get(t, 0.0), np.where(local, share, 0.0))
-            for t in u.drop_unshared:
-                into[t] = np.maximum(into.get(t, 0.0), np.where(unshared, share, 0.0))
+            for t in u.drop_no_w2:
+                into[t] = np.maximum(into.get(t, 0.0), np.where(no_w2, share, 0.0))
 
     for k in np.unique(code):
         idx, rest = [], int(k)

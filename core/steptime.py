@@ -263,6 +263,13 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     peak_lin = np.where(lowp, lp_raw * sus, peak)
     eff_lin = np.where(lowp, eff8, eff)
     lin_bytes = np.where(lowp, np.where(fp4, 0.5, 1.0), 2.0)
+    # layers a low-precision run keeps in bf16 (inputs bf16_first_layers / bf16_last_layers): their share of the
+    # fullest stage's layers runs its linear GEMMs at the bf16 rate (core/lowp.bf16_layer_share, stage "slowest")
+    bf16_share = 0.0
+    if np.any(lowp & (_f(g("bf16_first_layers", 0)) + _f(g("bf16_last_layers", 0)) > 0)):
+        bf16_share = np.where(lowp, LP.bf16_layer_share(
+            g("bf16_first_layers", 0), g("bf16_last_layers", 0), L, p,
+            S.stage_layers(L, p, g("pp_embedding_loss_slots", False), g("pp_layout", ""))["most"]), 0.0)
     hbm = _f(c["memory_bandwidth_bytes_per_s"]) * _f(c["hbm_efficiency"]) * sus
     lat = _f(c["collective_latency_s"])
     gpn = _f(c["gpus_per_node"])
@@ -299,9 +306,15 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     def gemm(m_, n_, k_, batch=1.0):
         return gemm_time_s(m_, n_, k_, peak, eff, sms, hbm, batch=batch, mxu=mxu)
 
-    def lin(m_, n_, k_, batch=1.0, eff_=None):  # a linear layer's GEMM: at the low-precision rate under a recipe
-        return gemm_time_s(m_, n_, k_, peak_lin, eff_lin if eff_ is None else eff_, sms, hbm, dtype_bytes=lin_bytes,
-                           batch=batch, mxu=mxu)
+    def lin(m_, n_, k_, batch=1.0, eff_=None, eff_bf16=None):  # a linear layer's GEMM: at the low-precision rate
+        # under a recipe; the share of layers kept in bf16 at the bf16 rate (`eff_bf16`: their efficiency, where
+        # `eff_` is a low-precision one's)
+        t_ = gemm_time_s(m_, n_, k_, peak_lin, eff_lin if eff_ is None else eff_, sms, hbm, dtype_bytes=lin_bytes,
+                         batch=batch, mxu=mxu)
+        if np.all(np.asarray(bf16_share) == 0.0):
+            return t_
+        t_bf = gemm_time_s(m_, n_, k_, peak, eff if eff_bf16 is None else eff_bf16, sms, hbm, batch=batch, mxu=mxu)
+        return (1.0 - bf16_share) * t_ + bf16_share * t_bf
 
     # --- one layer's forward components --------------------------------------------------------------------------
     gated = np.where(swiglu, 2.0, 1.0)
@@ -320,12 +333,14 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         # measured grouped rate (data/accelerators.csv grouped_gemm_efficiency), the other stacks at the dense one
         grouped = _f(g("grouped_gemm_efficiency", np.nan))
         # (dense dispatch, every expert on every token, is a batched matmul or a loop of plain GEMMs: the dense rate)
-        eff_exp = np.where((np.asarray(P.word(fw, "moe_gemm")) == "torch_grouped_mm") & ~lowp & (grouped > 0)
-                           & (np.asarray(g("moe_dispatcher", "alltoall")) != "dense"), grouped, eff_lin)
+        grouped_bf16 = (np.asarray(P.word(fw, "moe_gemm")) == "torch_grouped_mm") & (grouped > 0) \
+            & (np.asarray(g("moe_dispatcher", "alltoall")) != "dense")
+        eff_exp = np.where(grouped_bf16 & ~lowp, grouped, eff_lin)
+        eff_exp_bf16 = np.where(grouped_bf16, grouped, eff)  # a bf16 layer's experts under a recipe
         tok_e = ep * T_moe * topk * etp * load / np.where(moe, E, 1.0)
         shared_in = np.where(n_shared > 0, lin(T, gated * n_shared * fs / t, h), 0.0)
         shared_out = np.where(n_shared > 0, lin(T, h, n_shared * fs / t), 0.0)
-        moe_in = lin(tok_e, gated * fe / etp, h, E / ep, eff_exp) + gemm(T_moe, E, h) + shared_in
+        moe_in = lin(tok_e, gated * fe / etp, h, E / ep, eff_exp, eff_exp_bf16) + gemm(T_moe, E, h) + shared_in
         # GShard-style einsum dispatch (moe_dispatcher einsum; MaxText dense_matmul, src/maxtext/layers/moe.py
         # @e591f30c l.2588-2825: "BSM,BSEC -> EBCM" and "EBCM,BSEC -> BSM" with one-hot masks over capacity buffers
         # of C = capacity_factor·S·k/E slots per sequence): two GEMMs of S × E·C × h per sequence, on the rank's
@@ -340,7 +355,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
             moe_in = moe_in + ein_t
         else:
             ein_t = 0.0
-        moe_out = lin(tok_e, h, fe / etp, E / ep, eff_exp) + shared_out
+        moe_out = lin(tok_e, h, fe / etp, E / ep, eff_exp, eff_exp_bf16) + shared_out
     else:  # a chunk without MoE rows skips the experts' GEMMs (a dense layer never reads them: n_moe = 0)
         moe_in = moe_out = ein_t = 0.0
     mixed = (moe & (n_dense > 0) & (n_moe > 0)) | has_ssm  # layers differ: the components are the layers' average
@@ -534,8 +549,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         g_out = w_attn * ((a * hd + 2.0 * kh * hd) / t + outside * h) + w_ssm * (dm["in_width"] / t + outside * h) \
             + avg(gated * f, gated * (topk * fe + n_shared * fs)) / t \
             + w_mlp * outside * h
-        q_fwd = np.where(lowp, T * x_in * LP.number(recipe, "fwd_bytes") / hbm, 0.0)
-        q_bwd = np.where(lowp, T * g_out * LP.number(recipe, "bwd_bytes") / hbm, 0.0)
+        q_fwd = np.where(lowp, T * x_in * LP.number(recipe, "fwd_bytes") / hbm, 0.0) * (1.0 - bf16_share)
+        q_bwd = np.where(lowp, T * g_out * LP.number(recipe, "bwd_bytes") / hbm, 0.0) * (1.0 - bf16_share)
         elem_stage = elem_stage + Ls * (q_fwd + q_bwd)
         fwd = fwd + Ls * q_fwd
     if np.any(n_mtp > 0):  # the MTP modules on the last rank, at the share w above
