@@ -544,7 +544,7 @@ def ledger(c, **over) -> dict:
     # approximation, under by the 16-bit inputs of bf16_last_layers where the last stage peaks)
     opt = lambda k: over[k] if k in over else c[k] if k in c else BY_NAME[k].default  # noqa: E731
     first, last = (np.asarray(opt(k), dtype=np.float64) for k in ("bf16_first_layers", "bf16_last_layers"))
-    if np.any((first + last > 0) & (recipe != "none")):
+    if np.any(first + last > 0) and np.any((first + last > 0) & (recipe != "none")):
         from .schedule import stage_layers
         L, pp = opt("n_layers"), opt("pp")
         share = np.where(recipe != "none", LP.bf16_layer_share(first, last, L, pp, stage_layers(

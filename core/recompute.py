@@ -292,7 +292,10 @@ def tokens_not_saved(ep, sac_saves_all_to_all=True) -> np.ndarray:
 def shared_w2_not_saved(n_shared_experts, attention="standard", q_lora_rank=0) -> np.ndarray:
     """Where per-op SAC saves no h-wide output in an MoE layer (`columns`' `no_w2`, OP_SAC_MOE's comment): no shared
     expert, or MLA with a query down-projection, whose five attention mms shift the every-second-mm count."""
-    return (np.asarray(n_shared_experts) < 1) | ((np.asarray(attention) == "mla") & (np.asarray(q_lora_rank) > 0))
+    out, q = np.asarray(n_shared_experts) < 1, np.asarray(q_lora_rank)
+    if not np.any(q > 0):  # (the string comparison only where some row has a query down-projection)
+        return out
+    return out | ((np.asarray(attention) == "mla") & (q > 0))
 
 
 def all_to_alls_rerun(ep, sac_saves_all_to_all=True) -> np.ndarray:
