@@ -1090,12 +1090,9 @@ RULES: tuple[Rule, ...] = (
          "(it is Megatron-Core's activation_func_fp8_input_store)",
          lambda g: np.asarray(_opt(g, "act_fp8_store", False), dtype=bool)
          & ((LP.effective(g("fp8_recipe"), g("compute_dtype")) == "none") | ~_is(g, "framework", "megatron"))),
-    Rule("bf16_first_layers", _BF16_LAYERS_NEED,
-         lambda g: (np.asarray(_opt(g, "bf16_first_layers", 0)) > 0)
-         & VE.isin(LP.effective(g("fp8_recipe"), g("compute_dtype")), ("none", "delayed"))),
-    Rule("bf16_last_layers", _BF16_LAYERS_NEED,
-         lambda g: (np.asarray(_opt(g, "bf16_last_layers", 0)) > 0)
-         & VE.isin(LP.effective(g("fp8_recipe"), g("compute_dtype")), ("none", "delayed"))),
+    *(Rule(k, _BF16_LAYERS_NEED, lambda g, k=k: (np.asarray(_opt(g, k, 0)) > 0)
+           & VE.isin(LP.effective(g("fp8_recipe"), g("compute_dtype")), ("none", "delayed")))
+      for k in ("bf16_first_layers", "bf16_last_layers")),
     Rule("bf16_last_layers", "bf16_first_layers + bf16_last_layers must be fewer than n_layers (with every layer in "
          "bf16, say fp8_recipe none)",
          lambda g: (np.asarray(_opt(g, "bf16_first_layers", 0)) + np.asarray(_opt(g, "bf16_last_layers", 0))

@@ -524,7 +524,8 @@ LEDGER_INPUTS = ("seq_len", "micro_batch", "d_model", "n_heads", "n_kv_heads", "
 LEDGER_DEFAULTS = {"training": "full", "lora_rank": 16, "lora_targets": "all"}  # + model.ARCH_DEFAULTS
 # inputs the ledger reads whose defaults are the schema's own (core/inputs.py), not restated here
 SCHEMA_DEFAULTED = ("moe_capacity_factor", "moe_load_imbalance", "moe_pad_to_capacity", "fp8_recipe", "compute_dtype",
-                    "act_fp8_store", "framework")
+                    "act_fp8_store", "framework", "bf16_first_layers", "bf16_last_layers", "pp",
+                    "pp_embedding_loss_slots", "pp_layout")
 
 
 def ledger(c, **over) -> dict:
@@ -542,13 +543,12 @@ def ledger(c, **over) -> dict:
     # first stage's average layer (core/lowp.bf16_layer_share, stage "first": the stage that holds the most in flight;
     # the estimate's last stage reads the same per-layer ledger: its own share is not applied there, a stated
     # approximation, under by the 16-bit inputs of bf16_last_layers where the last stage peaks)
-    opt = lambda k: over[k] if k in over else c[k] if k in c else BY_NAME[k].default  # noqa: E731
-    first, last = (np.asarray(opt(k), dtype=np.float64) for k in ("bf16_first_layers", "bf16_last_layers"))
+    first, last = (np.asarray(get(k), dtype=np.float64) for k in ("bf16_first_layers", "bf16_last_layers"))
     if np.any(first + last > 0) and np.any((first + last > 0) & (recipe != "none")):
         from .schedule import stage_layers
-        L, pp = opt("n_layers"), opt("pp")
+        L, pp = get("n_layers"), get("pp")
         share = np.where(recipe != "none", LP.bf16_layer_share(first, last, L, pp, stage_layers(
-            L, pp, opt("pp_embedding_loss_slots"), opt("pp_layout"))["first"], stage="first"), 0.0)
+            L, pp, get("pp_embedding_loss_slots"), get("pp_layout"))["first"], stage="first"), 0.0)
         cd = np.asarray(get("compute_dtype"), dtype=object)
         lp_led, bf_led = (ledger(c, **{**over, "bf16_first_layers": 0, "bf16_last_layers": 0, **x}) for x in (
             {}, {"fp8_recipe": "none", "compute_dtype": np.where(cd == "fp8", "bf16", cd), "act_fp8_store": False}))

@@ -341,10 +341,9 @@ def columns(recompute, modules, policy, selective, moe_share, *, local, no_w2=Fa
             for t in u.drop:
                 t, part = (t, 1.0) if isinstance(t, str) else t
                 into[t] = np.maximum(into.get(t, 0.0), share * part)
-            for t in u.drop_local:
-                into[t] = np.maximum(into.get(t, 0.0), np.where(local, share, 0.0))
-            for t in u.drop_no_w2:
-                into[t] = np.maximum(into.get(t, 0.0), np.where(no_w2, share, 0.0))
+            for tensors, mask in ((u.drop_local, local), (u.drop_no_w2, no_w2)):
+                for t in tensors:
+                    into[t] = np.maximum(into.get(t, 0.0), np.where(mask, share, 0.0))
 
     for k in np.unique(code):
         idx, rest = [], int(k)

@@ -265,11 +265,11 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     lin_bytes = np.where(lowp, np.where(fp4, 0.5, 1.0), 2.0)
     # layers a low-precision run keeps in bf16 (inputs bf16_first_layers / bf16_last_layers): their share of the
     # fullest stage's layers runs its linear GEMMs at the bf16 rate (core/lowp.bf16_layer_share, stage "slowest")
+    sl = S.stage_layers(L, p, g("pp_embedding_loss_slots", False), g("pp_layout", ""))
     bf16_share = 0.0
     if np.any(lowp & (_f(g("bf16_first_layers", 0)) + _f(g("bf16_last_layers", 0)) > 0)):
-        bf16_share = np.where(lowp, LP.bf16_layer_share(
-            g("bf16_first_layers", 0), g("bf16_last_layers", 0), L, p,
-            S.stage_layers(L, p, g("pp_embedding_loss_slots", False), g("pp_layout", ""))["most"]), 0.0)
+        bf16_share = np.where(lowp, LP.bf16_layer_share(g("bf16_first_layers", 0), g("bf16_last_layers", 0), L, p,
+                                                        sl["most"]), 0.0)
     hbm = _f(c["memory_bandwidth_bytes_per_s"]) * _f(c["hbm_efficiency"]) * sus
     lat = _f(c["collective_latency_s"])
     gpn = _f(c["gpus_per_node"])
@@ -509,7 +509,6 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
                + np.maximum(r["k_proj"] - r["qkv"], 0.0) * comp["k_proj"]
                + np.maximum(r["mla_up"] - r["qkv"], 0.0) * comp["mla_up"]
                + np.maximum(r["scores"] - r["core"], 0.0) * comp["scores"])
-    sl = S.stage_layers(L, p, g("pp_embedding_loss_slots", False), g("pp_layout", ""))
     Ls = sl["most"]
     K = _f(g("recompute_layers", 0))
     full_share = np.where(spec["full"], np.where(K > 0, np.minimum(K * v, Ls) / Ls, 1.0), 0.0)
