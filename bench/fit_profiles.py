@@ -679,6 +679,33 @@ def _validated_rows(fw, facts):
 
 WHY_MISSES = """What the misses point at (read from the sources' own notes; not fitted away):
 
+- The thirty-fourth batch (2026-12-07, predicted with 6e8f58f before joining): 36 runs from eleven new sources, found by
+  three helpers: Jülich's JUPITER benchmark suite (GPT 13B and 175B on JUWELS Booster A100 40GB) and CARAML (a GPT
+  800M on GH200, A100 40GB and H100 PCIe), the Apertus technical report (8B and 70B on 1,024-4,096 Alps GH200, BF16
+  and FP8, four long-context rows; layouts from swiss-ai/pretrain-code, figures through a transcription of the paper),
+  FlashAttention's training README (GPT-3 125M-2.7B on 8 A100) and Lambda's FlashAttention-2 benchmark (GPT-3 2.7B on 1
+  and 8 A100 / H100, with its Hugging Face baseline) and GPT-NeoX example, MLPerf Training v6.0's Cisco (Llama 2 70B
+  LoRA on 16 MI350X) and MiTAC (Llama 3.1 8B on 8 MI325X) rows, a Megatron-LM MI325X log (70B, FSDP2, FP8) and AMD's
+  maxtext-slurm DeepSeek-V3 and Kimi-K2 reports on 64 MI355X. Median 15.4 %, 17 within 15 %, 72 % covered, none
+  predicted not to fit. What they show: (1) the Hugging Face GPT-2 baseline on one A100 / H100 2.15 / 2.64 (eager
+  attention with the softmax upcast to fp32, gelu_new as eight kernels, autocast's per-micro-batch weight casts at
+  micro-batch 1: the eager profile's kernels are torchtitan's, leaner than these; the same table's FlashAttention-2
+  rows 1.08-1.11); (2) CARAML's 800M (head dim 256) on GH200 1.46-1.76 where the same model on A100 reads 1.06-1.26
+  (legacy Megatron-LM without Transformer Engine, the flash-attn 2 package on Hopper: the kernel's rate at head dim
+  256 on Hopper is not in the catalog); (3) MaxText's DeepSeek-V3 and Kimi-K2 on MI355X 1.16-1.80 (its dropless
+  DeepEP rows the slowest); (4) Apertus' 8B at 64K with CP 4 1.67 and 70B at 32K 1.34, its 4K-8K rows 0.82-1.03.
+  Two changes beside it: PyTorch's async TP now hides the forward's tensor-parallel collectives only (data/frameworks.csv
+  fsdp tp_overlap_scope: the measured gain is the forward's, ~29 % of it and ~8 % end-to-end in PyTorch's post,
+  1.09-1.10 in torchtitan's table, which the model had at 1.20-1.26 and reads within 3 % now), and per-op SAC reruns
+  only the shared expert's unsaved w3 (recompute components shared_in / shared_out; Megatron's shared_experts module
+  now costs its forward). The refit after the batch: the GPU sustained fraction 0.71 -> 0.67 with megatron's
+  step_host_s 68 -> 46 ms, Ampere 0.81 -> 0.80, fsdp overlap_cost 0.2 -> 0.1, maxtext sustained_scale 1.06 -> 1.10,
+  interval slope 3.25 -> 2.25; leave-one-source-out megatron 10.3 -> 10.0 % (the target met again), fsdp 10.2 ->
+  11.0 %, deepspeed 18.3 -> 18.8 %, maxtext 10.7 -> 10.2 %. The GPU fraction is poorly pinned: the megatron loss is
+  within 0.7 % of its minimum from 0.67 to 0.72, and refit on bootstrap resamples of the sources it spans 0.65-0.74
+  (10th-90th percentile; median 0.67): CARAML's GH200 rows and Apertus' long-context rows tip it from 0.71, which
+  moves the out-of-sample low-precision rows 2-4 % slower (288 -> 266 of 396 within 15 %) and the modern H100 rows
+  of NVIDIA's tables to 0.81-0.85. Kept as fitted; the spread is the case for a stack-era term, not yet sourced.
 - The thirty-third batch (2026-12-07, predicted with 6a58b86 before joining): 11 runs from four new sources, found by
   three helpers: LLM-jp's Megatron-LM trial logs of a 175B Llama-2-style model on 384-448 H100 at Sakura (TP 8 / PP 8,
   five FFN and KV-group variants; the step the median of the logged iterations), Swallow's continual-pretraining logs

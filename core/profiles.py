@@ -58,13 +58,17 @@ PAGED_OPTIMIZER = ("offered", "no")
 # whether the framework runs models whose MoE layers compute every expert on every token (moe_dispatcher dense:
 # Hugging Face transformers' Llama 4)
 MOE_DENSE = ("offered", "no")
+# which tensor-parallel collectives its TP overlap (tp_overlap) hides behind GEMMs: every one (Transformer Engine's
+# userbuffers overlap the forward's and the backward's; XLA's collective matmul) or the forward's only (the measured
+# gain of PyTorch's async TP is the forward's: data/frameworks.csv fsdp tp_overlap_scope)
+TP_OVERLAP_SCOPE = ("all", "forward")
 # the words checked when data/frameworks.csv is read: their allowed values and the value a profile omitting one takes
 # (None: it must say)
 CHECKED_WORDS = {"kernels": (PROFILES, None), "sink_window_skip": (SINK_WINDOW_SKIP, "no"),
                  "grad_allreduce": (GRAD_ALLREDUCE, GRAD_ALLREDUCE[0]), "param_gather": (PARAM_GATHER, PARAM_GATHER[0]),
                  "moe_probs": (MOE_PROBS, MOE_PROBS[0]), "moe_gemm": (MOE_GEMM, MOE_GEMM[0]),
                  "optimizer_in_backward": (OPTIMIZER_IN_BACKWARD, None), "paged_optimizer": (PAGED_OPTIMIZER, None),
-                 "moe_dense": (MOE_DENSE, None)}
+                 "moe_dense": (MOE_DENSE, None), "tp_overlap_scope": (TP_OVERLAP_SCOPE, TP_OVERLAP_SCOPE[0])}
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,7 @@ class Profile:
     zero_convention: str
     dp_overlap: str  # yes | no | stage3 (only ZeRO-3 overlaps: DeepSpeed's overlap_comm default)
     tp_overlap: str  # yes | no
+    tp_overlap_scope: str = TP_OVERLAP_SCOPE[0]  # forward: its TP overlap hides the forward's collectives only
     remat_dce: str = "no"  # yes: the compiler drops recomputed work the backward never reads (XLA)
     sink_window_skip: str = "no"  # where its kernel skips windowed blocks under attention sinks (SINK_WINDOW_SKIP)
     sequence_parallel: str = "input"  # always: activations are split over tp whatever the input says (XLA sharding)
@@ -148,6 +153,7 @@ def profiles() -> dict[str, Profile]:
                             layouts=tuple(kv["layouts"].split()), pp_schedules=tuple(kv["pp_schedules"].split()),
                             zero_convention=kv["zero_convention"],
                             dp_overlap=kv["dp_overlap"], tp_overlap=kv["tp_overlap"],
+                            tp_overlap_scope=kv["tp_overlap_scope"],
                             remat_dce=kv.get("remat_dce", "no"),
                             sink_window_skip=kv["sink_window_skip"],
                             sequence_parallel=kv.get("sequence_parallel", "input"),

@@ -31,7 +31,9 @@ import numpy as np
 from .tables import LEDGER_TENSORS
 
 COMPONENTS = ("norm", "qkv", "k_proj", "mla_up", "rope", "core", "scores", "out", "mlp_in", "act", "mlp_out",
-              "resid", "dispatch")
+              "resid", "dispatch", "shared_in", "shared_out")
+# (shared_in / shared_out: an MoE layer's shared experts' input and output GEMMs, which mlp_in / mlp_out hold beside
+# the routed experts'; a unit reruns them as it reruns mlp_in / mlp_out unless it says otherwise: Unit.shared)
 NORM_OUT = ("qkv_input", "mlp_input", "norm1_normalized", "norm2_normalized", "norm1_upcast", "norm2_upcast",
             "qk_norm_input", "mla_latents_normed")
 CORE = ("softmax_output", "softmax_dropout_mask", "dropout_output", "softmax_lse")
@@ -50,6 +52,10 @@ class Unit:
     drop_local: tuple = ()  # tensors not kept only where the MoE tokens are not saved as all-to-all outputs (`local`)
     rerun_local: tuple = ()  # components rerun where the all-to-all's outputs are not saved (core/steptime.py's `local`)
     drop_no_w2: tuple = ()  # tensors not kept only in MoE layers that save no shared expert's w2 output (`no_w2`)
+    rerun_no_w2: tuple = ()  # components rerun only there
+    # the shared experts' components it reruns, ((shared_in | shared_out, share), ...); None: at its mlp_in / mlp_out
+    # shares (the shared experts run and rerun with the routed ones)
+    shared: tuple | None = None
     # (a `drop` entry is a tensor's name, or (name, share) where the unit keeps part of a ledger row)
 
 
@@ -66,7 +72,8 @@ MEGATRON_MODULES = {u.name: u for u in (
     Unit("moe", (("mlp_in", 1.0), ("act", 1.0), ("dispatch", 1.0)),
          MLP_HIDDEN + ("router_probs", "expert_inputs", "expert_outputs"), "moe",
          "the whole MoE layer, its token dispatcher's all-to-alls included"),
-    Unit("shared_experts", (), ("shared_experts",), "moe", "the shared experts (their time is in mlp_in: not split)"),
+    Unit("shared_experts", (), ("shared_experts",), "moe", "the shared experts' forward",
+         shared=(("shared_in", 1.0), ("shared_out", 1.0))),
 )}
 # torchtitan's per-op selective AC: save the outputs of mm and SDPA except every second mm (wk, wo, w3 of wq, wk, wv,
 # wo, w1, w3, w2), recompute the rest (norms, RoPE, SiLU·mul, adds) (parallelize_llama.py L213-285 @9dec370)
@@ -93,14 +100,14 @@ OP_SAC = Unit("op_sac", (("norm", 1.0), ("rope", 1.0), ("act", 1.0), ("resid", 1
 # norm2_input goes there too (`columns`' `no_w2`). Convention: share 3/4 of the row, exact for eager PyTorch; compiled,
 # the row holds three tensors and 3/4 of one is kept (under by a quarter of one, T·f_s/2 bytes per layer). Lists before
 # PR #1380 counted the router's mm: then w3 alone was saved, an over-count of T·h·2 bytes per MoE layer there.
-# Time: the unit reruns the MoE layer's MLP GEMMs whole (mlp_in 0.5 beside OP_SAC's 0.5, mlp_out 1.0), the shared
-# expert's saved w1 and w2 included: an over-count of half its input GEMMs and its output GEMM (not split: the step
-# model's mlp_in and mlp_out hold the shared expert's GEMMs with the routed ones)
+# Time: the unit reruns the routed experts' GEMMs whole (mlp_in 0.5 beside OP_SAC's 0.5, mlp_out 1.0) and of the
+# shared expert what is not saved: w3, OP_SAC's half of shared_in, and where the count shifts (`no_w2`) w2 too (w1
+# then reruns in w3's place: still half of shared_in)
 OP_SAC_MOE = Unit("op_sac_moe", (("mlp_in", 0.5), ("mlp_out", 1.0)), ("gate", "moe_weighted_outputs",
                                                                       ("shared_experts", 0.75)), "moe",
                   "torchtitan per-op SAC, MoE layers: expert GEMMs, routing-weight multiply and residual add recomputed",
                   drop_local=("expert_inputs", "expert_outputs"), rerun_local=(("dispatch", 1.0),),
-                  drop_no_w2=("norm2_input",))
+                  drop_no_w2=("norm2_input",), rerun_no_w2=(("shared_out", 1.0),), shared=())
 _ALL_ELEM = (("norm", 1.0), ("rope", 1.0), ("resid", 1.0))
 # MaxText's checkpoint names (src/maxtext/configs/base.yml l.359-382 @e591f30, where each is 'remat', 'device' or
 # 'offload' under remat_policy 'custom'; named in layers/attentions.py, attention_op.py, linears.py, moe.py,
@@ -309,7 +316,7 @@ def columns(recompute, modules, policy, selective, moe_share, *, local, no_w2=Fa
     (not kept) and `drop_device` (not kept on the device: what a policy's device places alone would drop; None where
     it is `drop` on every row) (shares of a layer: a unit scoped to the MoE layers counts moe_share, to the dense
     ones 1 − moe_share; a unit's `drop_local` tensors and `rerun_local` components count only where `local`, the MoE
-    tokens not saved as all-to-all outputs: `tokens_not_saved`; its `drop_no_w2` tensors only where `no_w2`, MoE
+    tokens not saved as all-to-all outputs: `tokens_not_saved`; its `drop_no_w2` tensors and `rerun_no_w2` components only where `no_w2`, MoE
     layers where per-op SAC saves no shared expert's w2 output: `shared_w2_not_saved`). Vectorised over the unique combinations of the five inputs (`custom`: remat_custom, read under
     remat_policy 'custom')."""
     cols = np.broadcast_arrays(np.asarray(recompute, dtype=object), np.asarray(modules, dtype=object),
@@ -356,10 +363,13 @@ def columns(recompute, modules, policy, selective, moe_share, *, local, no_w2=Fa
         full = full | (where & sp.full)
         input_offload = input_offload | (where & sp.input_offload)
         for u in sp.units:
-            for comp, frac in u.rerun:
+            shared = u.shared if u.shared is not None else tuple(
+                ("shared_" + comp[4:], frac) for comp, frac in u.rerun if comp in ("mlp_in", "mlp_out"))
+            for comp, frac in u.rerun + shared:
                 rerun[comp] = rerun[comp] + share_of(u, where) * frac
-            for comp, frac in u.rerun_local:
-                rerun[comp] = rerun[comp] + np.where(local, share_of(u, where), 0.0) * frac
+            for comps, mask in ((u.rerun_local, local), (u.rerun_no_w2, no_w2)):
+                for comp, frac in comps:
+                    rerun[comp] = rerun[comp] + np.where(mask, share_of(u, where), 0.0) * frac
         drops(sp.units, where, drop)
         drops(sp.units if sp.device_units is None else sp.device_units, where, drop_device)
         host_all = host_all | (where & (sp.device_units == ()))

@@ -48,7 +48,8 @@ recompute_layers K only K of the stage's layers); otherwise the components the m
 
 Communication, per micro-batch and layer (core/comm.py for the link each group uses): tensor parallel (2
 all-reduces of T·h·2 bytes forward and 2 backward, +2 per recomputed forward; exposed unless tp_overlap, then what
-exceeds the layer's GEMMs); context parallel (all-gather of K/V forward, reduce-scatter of their gradients;
+exceeds the layer's GEMMs, or under PyTorch's async TP the backward's and what the forward's exceed of the forward
+GEMMs: profile tp_overlap_scope); context parallel (all-gather of K/V forward, reduce-scatter of their gradients;
 Llama 3 §3.3.2); expert parallel (all-to-all dispatch and combine, T·top_k·h·2 bytes each way); data parallel
 (gradient all-reduce of the stage's parameters ÷ t once per step, ZeRO-1/2 its reduce-scatter + all-gather; ZeRO-3
 all-gathers forward and backward and reduce-scatters per micro-batch; over the dp_shard·c ranks that shard, and an
@@ -357,7 +358,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
             ein_t = 0.0
         moe_out = lin(tok_e, h, fe / etp, E / ep, eff_exp, eff_exp_bf16) + shared_out
     else:  # a chunk without MoE rows skips the experts' GEMMs (a dense layer never reads them: n_moe = 0)
-        moe_in = moe_out = ein_t = 0.0
+        moe_in = moe_out = ein_t = shared_in = shared_out = 0.0
     mixed = (moe & (n_dense > 0) & (n_moe > 0)) | has_ssm  # layers differ: the components are the layers' average
     moe_share = np.where(moe, np.where(mixed, n_moe / L, 1.0), 0.0)
 
@@ -471,6 +472,9 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
         "out": w_attn * lin(T, h, a * vd / t),
         "mlp_in": avg(dense_in, moe_in),
         "mlp_out": avg(dense_out, moe_out),
+        # the shared experts' part of mlp_in / mlp_out (what a recompute unit may rerun apart: core/recompute.Unit)
+        "shared_in": avg(0.0, shared_in),
+        "shared_out": avg(0.0, shared_out),
         "core": w_attn * np.where(flash, flash_fb / (1 + FLASH_BWD_OVER_FWD), math_fwd),
         # without flash, the probabilities alone: QKᵀ and the softmax (what a recompute of them reruns; in core)
         "scores": w_attn * np.where(flash, 0.0, probs_fwd),
@@ -503,9 +507,14 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     spec = RC.columns(c.get("recompute", "none"), g("recompute_modules", ""), g("remat_policy", "none"),
                       P.word(fw, "selective"), moe_share,
                       local=RC.all_to_alls_rerun(ep, g("sac_saves_all_to_all", True)),
+                      no_w2=RC.shared_w2_not_saved(n_shared, g("attention", "standard"), qr),
                       custom=g("remat_custom", ""))
     r = spec["rerun"]
-    partial = (sum(r[k] * comp[k] for k in ("qkv", "out", "mlp_in", "mlp_out", "core") + elem_names)
+    # mlp_in / mlp_out rerun as the routed experts (and a dense layer's MLP) do, their shared-expert part as the
+    # shared experts do
+    partial = (sum(r[k] * comp[k] for k in ("qkv", "out", "core") + elem_names)
+               + sum(r[k] * (comp[k] - comp[sh]) + r[sh] * comp[sh]
+                     for k, sh in (("mlp_in", "shared_in"), ("mlp_out", "shared_out")))
                + np.maximum(r["k_proj"] - r["qkv"], 0.0) * comp["k_proj"]
                + np.maximum(r["mla_up"] - r["qkv"], 0.0) * comp["mla_up"]
                + np.maximum(r["scores"] - r["core"], 0.0) * comp["scores"])
@@ -573,7 +582,13 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     tp_total = n_tp * tp_one + np.where(dist, full_share * C.collective_time_s("all_gather", act_bytes, t, tp_bw, lat),
                                         0.0)
     tp_ov = np.asarray(c["tp_overlap"], dtype=bool)
-    tp_exposed = np.where(tp_ov, np.maximum(0.0, tp_total - 3.0 * gemm_fwd), tp_total)
+    # overlapped, the collectives hide behind the GEMMs; where the profile's overlap covers the forward only
+    # (data/frameworks.csv tp_overlap_scope: PyTorch's async TP) the backward's share, 1/(2 + full_share) of them,
+    # stays exposed and the forward's (and the recomputed forward's) hide behind the forward GEMMs they run beside
+    fwd_only = np.asarray(P.word(fw, "tp_overlap_scope")) == "forward"
+    bwd_tp = np.where(fwd_only, n_tp * tp_one / (2.0 + full_share), 0.0)
+    hide = np.where(fwd_only, (1.0 + full_share) * gemm_fwd, 3.0 * gemm_fwd)
+    tp_exposed = np.where(tp_ov, bwd_tp + np.maximum(0.0, tp_total - bwd_tp - hide), tp_total)
     cp_bw = C.group_bus_bandwidth(cp, t, **link)
     kv_bytes = cp * T * kh * (hd + vd) * 2.0 / t
     cp_layer = w_attn * (C.collective_time_s("all_gather", kv_bytes, cp, cp_bw, lat) * (1.0 + rec_full * full_share)

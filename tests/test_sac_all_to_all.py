@@ -120,6 +120,30 @@ def test_a_shared_expert_keeps_its_two_saved_mms():
     assert float(recompute_policy(config_from_inputs(**BASE).columns(), 1.0)["drop"]["norm2_input"]) == 1.0
 
 
+def test_a_shared_expert_reruns_only_its_unsaved_mms():
+    """The time side of the same save list: the backward reruns the routed experts' GEMMs whole and of the shared
+    expert only w3 (half of its input GEMMs); where the mm count shifts (MLA with a query down-projection, `no_w2`) w1
+    and w2 rerun (half of the input GEMMs and the output GEMM). Megatron's shared_experts module reruns the shared
+    experts' forward (before, their GEMMs were in mlp_in with the routed experts' and the module cost no time)."""
+    from core import recompute as RC
+    rerun = lambda no_w2, **kw: RC.columns(kw.get("r", "selective"), kw.get("m", ""), "none", kw.get("s", "op_sac"),
+                                           1.0, local=False, no_w2=no_w2)["rerun"]
+    sac, shifted = rerun(False), rerun(True)
+    assert (float(sac["mlp_in"]), float(sac["mlp_out"])) == (1.0, 1.0)
+    assert (float(sac["shared_in"]), float(sac["shared_out"])) == (0.5, 0.0)
+    assert (float(shifted["shared_in"]), float(shifted["shared_out"])) == (0.5, 1.0)
+    mod = rerun(False, m="shared_experts", s="core_attn")
+    assert (float(mod["shared_in"]), float(mod["shared_out"]), float(mod["mlp_in"])) == (1.0, 1.0, 0.0)
+    whole = rerun(False, m="moe", s="core_attn")  # the whole MoE layer: the shared experts with the routed ones
+    assert float(whole["shared_in"]) == float(whole["mlp_in"]) == 1.0
+    # in the step: adding the module to PR #1610's DeepSeek-V3 16B under Megatron's names costs recompute time
+    run = next(r for r in V.read("data/published_runs_moe.csv") if r.id == "tt-pr1610-dsv3-16b-h100-8g-ep8-sdpa")
+    base = {**{k: v for k, v in run.inputs.items() if k != "sac_saves_all_to_all"}, "framework": "megatron",
+            "recompute": "selective", "mfu": "auto"}
+    t = lambda mods: float(estimate(config_from_inputs(**base, recompute_modules=mods))["recompute_s"])
+    assert t("layernorm,moe_act,shared_experts") > t("layernorm,moe_act") > 0.0
+
+
 # torchtitan's printed `memory:` (max reserved, GiB) of the per-op SAC MoE rows that print one, and the ledger's total
 # (with its fragmentation allowance) within 15 % of each; before the routing-weight multiply, the residual add and
 # three of the shared expert's four tensors were dropped the ledger read +6 % to +41 % (tt-pr1610: 110 GiB of 89)
