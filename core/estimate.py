@@ -226,9 +226,11 @@ def _matmul_weights(c: dict) -> dict:
     fe, fs = MD.moe_widths(f, c["moe_d_ff"], c["shared_d_ff"])
     gated = np.where(VE.isin(np.asarray(c["mlp"]), GATED_MLPS), 2.0, 1.0)
     moe = f64(c["n_experts"]) > 1
-    width = np.where(moe, f64(c["top_k"]) * fe + f64(c["n_shared_experts"]) * fs, f)
+    shared = np.where(moe, f64(c["n_shared_experts"]) * fs, 0.0)
+    width = np.where(moe, f64(c["top_k"]) * fe + shared, f)
+    # (shared_in / shared_out: the shared experts' part of mlp_in / mlp_out, which a recompute unit reruns apart)
     return {"qkv": h * (a * hd + kh * hd + kh * vd), "k_proj": h * kh * hd, "out": a * vd * h,
-            "mlp_in": gated * width * h, "mlp_out": width * h}
+            "mlp_in": gated * width * h, "mlp_out": width * h, "shared_in": gated * shared * h, "shared_out": shared * h}
 
 
 def default_global_batch(dp, micro_batch, seq_len, target_batch_tokens):
@@ -570,8 +572,12 @@ def evaluate(**c) -> dict:
     # partial recomputation: the rerun share of the blocks' matmul FLOPs and of the attention core's forward
     rr = spec["rerun"]
     wts = _matmul_weights(c)
-    gemm_share = sum(rr[k] * wts[k] for k in wts) / np.maximum(sum(wts[k] for k in ("qkv", "out", "mlp_in",
-                                                                                     "mlp_out")), 1.0)
+    # (mlp_in / mlp_out rerun as the routed experts do, their shared-expert part as the shared experts do: the step
+    # model's rule, core/steptime.py `partial`)
+    gemm_share = (sum(rr[k] * wts[k] for k in ("qkv", "k_proj", "out"))
+                  + sum(rr[k] * (wts[k] - wts[sh]) + rr[sh] * wts[sh]
+                        for k, sh in (("mlp_in", "shared_in"), ("mlp_out", "shared_out")))) \
+        / np.maximum(sum(wts[k] for k in ("qkv", "out", "mlp_in", "mlp_out")), 1.0)
     blocks_fwd = np.maximum(hw_full - fpt - attn / 3.0, 0.0)  # the blocks' matmul forward per token
     hw = np.where(full, fpt + phi * (hw_full - fpt), fpt + gemm_share * blocks_fwd + rr["core"] * attn / 3.0)
     tokens = np.asarray(c["tokens"], dtype=np.float64)

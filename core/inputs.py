@@ -442,8 +442,8 @@ INPUTS: tuple[Input, ...] = (
           "(DeepSpeed: ZeRO-3 only); a framework whose gradient all-reduce is exposed (maxtext: data/frameworks.csv "
           "grad_allreduce) overlaps only its ZeRO-3 gathers", "run"),
     Input("tp_overlap", "bool", None, "", "tensor-parallel communication overlaps the GEMMs (Megatron "
-          "--tp-comm-overlap, torchtitan async TP, XLA collective matmul); default: the framework's (maxtext on, the "
-          "others off)", "run"),
+          "--tp-comm-overlap, torchtitan async TP: the forward's collectives only, data/frameworks.csv "
+          "tp_overlap_scope; XLA collective matmul); default: the framework's (maxtext on, the others off)", "run"),
     Input("collective_latency_s", "float", None, "s", "fixed cost of one collective (default: the chip family's, "
           "data/efficiency.csv)", "run", lo=0.0, hi=1.0),
     Input("tokens", "float", 1e12, "count (tokens)", "training tokens", "run", lo=-1e18, hi=1e30),

@@ -17,7 +17,9 @@ norm (the norms, QK-norm), qkv (the attention input projections; k_proj the key 
 up-projections, both inside qkv), rope, core (the attention core; scores, inside it, a non-flash core's QKᵀ and
 softmax), out (output projection), mlp_in (gate/up or fc1; experts, router and shared experts included), act (the
 MLP activation), mlp_out (down or fc2), resid (residual adds), dispatch (an MoE layer's forward all-to-alls,
-dispatch and combine: a share of the two; they cost time only with ep > 1). A unit says which components rerun (a
+dispatch and combine: a share of the two; they cost time only with ep > 1), shared_in / shared_out (an MoE layer's
+shared experts' part of mlp_in / mlp_out, which a unit may rerun apart from the routed experts': Unit.shared; counted
+over the MoE layers whatever the unit's scope, the only layers that have them). A unit says which components rerun (a
 share of each) and which ledger tensors (core/tables.py LEDGER_TENSORS) it drops; `scope` restricts it to the dense
 or the MoE layers.
 """
@@ -62,14 +64,17 @@ class Unit:
 # Megatron's --recompute-modules (Megatron-Core transformer_config.py l.560-583, checked l.1943-1958)
 MEGATRON_MODULES = {u.name: u for u in (
     Unit("core_attn", (("core", 1.0),), CORE, source="the core attention part (softmax, dropout; flash's LSE)"),
-    Unit("mlp", (("mlp_in", 1.0), ("act", 1.0)), MLP_HIDDEN, "dense",
-         "the dense MLP submodule (its fc2 output is not needed again)"),
+    # tensor_parallel.checkpoint reruns the whole submodule's forward in the backward, fc2 included, though its output
+    # is not needed again (transformer_layer.py _forward_mlp: tensor_parallel.checkpoint(self.mlp, False, ...);
+    # moe_layer.py: the same around the MoE layer's forward)
+    Unit("mlp", (("mlp_in", 1.0), ("act", 1.0), ("mlp_out", 1.0)), MLP_HIDDEN, "dense",
+         "the dense MLP submodule, rerun whole (fc1, activation, fc2)"),
     Unit("moe_act", (("act", 1.0),), ("silu_output", "mlp_hidden"), "moe",
          "the MoE experts' activation (output-discarding checkpoint)"),
     Unit("layernorm", (("norm", 1.0),), NORM_OUT, source="input_layernorm and pre_mlp_layernorm outputs"),
     Unit("mla_up_proj", (("mla_up", 1.0), ("rope", 1.0)), ("q", "k", "v"),
          source="MLA up projection and RoPE (MLA only)"),
-    Unit("moe", (("mlp_in", 1.0), ("act", 1.0), ("dispatch", 1.0)),
+    Unit("moe", (("mlp_in", 1.0), ("act", 1.0), ("mlp_out", 1.0), ("dispatch", 1.0)),
          MLP_HIDDEN + ("router_probs", "expert_inputs", "expert_outputs"), "moe",
          "the whole MoE layer, its token dispatcher's all-to-alls included"),
     Unit("shared_experts", (), ("shared_experts",), "moe", "the shared experts' forward",
@@ -173,7 +178,11 @@ def saved_units(saved, name: str) -> tuple:
                + ((("mlp_out", 1.0),) if not moe_out else ()),
                tuple(n for n in MOE_TENSORS if n != "expert_outputs" or not moe_out) + (("up",) if moe_up else ()),
                "moe",
-               "MaxText MoE layers: the dispatched tokens are not named")
+               "MaxText MoE layers: the dispatched tokens are not named",
+               # the shared experts are a dense MlpBlock (moe.py): named mlpwi_0 / mlpwi_1 / mlpwo, so their input
+               # GEMMs rerun with the dense layers' (the unit above) and their output, which only the residual sum
+               # reads, never (XLA drops the rerun the backward does not read)
+               shared=())
     return Unit(name, rerun, drop, source="saves " + (", ".join(sorted(s)) or "nothing but the layer input")), moe
 
 
@@ -316,9 +325,10 @@ def columns(recompute, modules, policy, selective, moe_share, *, local, no_w2=Fa
     (not kept) and `drop_device` (not kept on the device: what a policy's device places alone would drop; None where
     it is `drop` on every row) (shares of a layer: a unit scoped to the MoE layers counts moe_share, to the dense
     ones 1 − moe_share; a unit's `drop_local` tensors and `rerun_local` components count only where `local`, the MoE
-    tokens not saved as all-to-all outputs: `tokens_not_saved`; its `drop_no_w2` tensors and `rerun_no_w2` components only where `no_w2`, MoE
-    layers where per-op SAC saves no shared expert's w2 output: `shared_w2_not_saved`). Vectorised over the unique combinations of the five inputs (`custom`: remat_custom, read under
-    remat_policy 'custom')."""
+    tokens not saved as all-to-all outputs: `tokens_not_saved`; its `drop_no_w2` tensors and `rerun_no_w2`
+    components only where `no_w2`, MoE layers where per-op SAC saves no shared expert's w2 output:
+    `shared_w2_not_saved`). Vectorised over the unique combinations of the five inputs (`custom`: remat_custom, read
+    under remat_policy 'custom')."""
     cols = np.broadcast_arrays(np.asarray(recompute, dtype=object), np.asarray(modules, dtype=object),
                                np.asarray(policy, dtype=object), np.asarray(selective, dtype=object),
                                np.asarray(custom, dtype=object))
@@ -338,7 +348,10 @@ def columns(recompute, modules, policy, selective, moe_share, *, local, no_w2=Fa
         code = code * len(u) + i
     code = code.reshape(shape)
 
-    def share_of(u, where):  # a unit's share of a layer, on the rows `where`
+    def share_of(u, where, comp=""):  # a unit's share of a layer, on the rows `where`
+        if comp.startswith("shared_"):  # only the MoE layers have shared experts, and the step model's shared_in /
+            # shared_out are already their average over the layers: a unit of them all or of the MoE layers counts 1
+            return np.where(where, 0.0 if u.scope == "dense" else 1.0, 0.0)
         return np.where(where, np.where(u.scope == "moe", moe_share, np.where(u.scope == "dense", 1.0 - moe_share,
                                                                              1.0)), 0.0)
 
@@ -366,10 +379,10 @@ def columns(recompute, modules, policy, selective, moe_share, *, local, no_w2=Fa
             shared = u.shared if u.shared is not None else tuple(
                 ("shared_" + comp[4:], frac) for comp, frac in u.rerun if comp in ("mlp_in", "mlp_out"))
             for comp, frac in u.rerun + shared:
-                rerun[comp] = rerun[comp] + share_of(u, where) * frac
+                rerun[comp] = rerun[comp] + share_of(u, where, comp) * frac
             for comps, mask in ((u.rerun_local, local), (u.rerun_no_w2, no_w2)):
                 for comp, frac in comps:
-                    rerun[comp] = rerun[comp] + np.where(mask, share_of(u, where), 0.0) * frac
+                    rerun[comp] = rerun[comp] + np.where(mask, share_of(u, where, comp), 0.0) * frac
         drops(sp.units, where, drop)
         drops(sp.units if sp.device_units is None else sp.device_units, where, drop_device)
         host_all = host_all | (where & (sp.device_units == ()))

@@ -194,7 +194,7 @@ HYBRID_RATIO = {"mb260401-nemotron3-nano-h100-16g-fp8": 1.117,  # 1.171 before t
                 "mb260201-nemotron-3-nano-30b-a3b-gb300-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512": 1.178,  # 1.228 before the refit after batch 34; 1.218 before the refit after batches 32-33; 1.259; 1.282 before the refit after batch 25
                 "mb260201-nemotron-3-nano-30b-a3b-gb200-8g-mxfp8-tp1pp1cp1ep8vp1mbs2gbs512": 1.21,  # 1.263 before the refit after batch 34; 1.251 before the refit after batches 32-33; 1.294; 1.319 before the refit after batch 25
                 "mb260201-nemotron-3-nano-30b-a3b-b300-8g-mxfp8-tp1pp1cp1ep8vp1mbs4gbs512": 1.116,  # 1.165 before the refit after batch 34; 1.155 before the refit after batches 32-33; 1.194; 1.218 before the refit after batch 25
-                "mb260201-nemotron-3-nano-30b-a3b-h100-sxm-16g-current-tp1pp1cp1ep8vp1mbs1gbs1024": 1.044,  # 1.09 before the refit after batch 34; 1.079 before the refit after batches 32-33; 1.115; 1.137 before the refit
+                "mb260201-nemotron-3-nano-30b-a3b-h100-sxm-16g-current-tp1pp1cp1ep8vp1mbs1gbs1024": 1.019,  # 1.044 before the review fixes after batch 35; 1.09 before the refit after batch 34; 1.079 before the refit after batches 32-33; 1.115; 1.137 before the refit
                 # after batch 25
                 # Megatron-Bridge 26.08 (v0.6.0), twenty-fifth batch: predicted 1.21 before joining (bc1822e)
                 "mb2608-nemotron3-nano-gb300-8g-mxfp8-tp1pp1cp1ep8mbs4gbs512": 1.111}  # 1.159 before the refit after batch 34; 1.148 before the refit after batches 32-33; 1.187 before the refit after batch 29

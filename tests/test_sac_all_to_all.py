@@ -142,6 +142,32 @@ def test_a_shared_expert_reruns_only_its_unsaved_mms():
             "recompute": "selective", "mfu": "auto"}
     t = lambda mods: float(estimate(config_from_inputs(**base, recompute_modules=mods))["recompute_s"])
     assert t("layernorm,moe_act,shared_experts") > t("layernorm,moe_act") > 0.0
+    # where dense and MoE layers mix (half of each: Llama 4 Maverick's pattern) the shared experts' components count
+    # over the MoE layers alone whatever the unit's scope (the step model's shared_in is their average over the
+    # layers already): not moe_share² of them
+    half = lambda m, s: RC.columns("selective", m, "none", s, 0.5, local=False, no_w2=False)["rerun"]
+    assert float(half("shared_experts", "core_attn")["shared_in"]) == 1.0
+    assert float(half("", "op_sac")["shared_in"]) == 0.5 and float(half("mlp", "core_attn")["shared_in"]) == 0.0
+
+
+def test_per_op_sac_reruns_less_of_the_shared_expert_in_the_step(monkeypatch):
+    """The step reads the save list's shares: PR #1610's row under per-op SAC reruns less than it would rerunning its
+    shared experts with the routed ones (the default a unit without its own `shared` takes), by the saved w1 and w2;
+    and on DeepSeek-V3 (MLA with a query down-projection: the shifted count, `no_w2`) more than where w2 were saved."""
+    import dataclasses
+    from core import recompute as RC
+    run = next(r for r in V.read("data/published_runs_moe.csv") if r.id == "tt-pr1610-dsv3-16b-h100-8g-ep8-sdpa")
+    rec = lambda **kw: float(estimate(config_from_inputs(**{**run.inputs, "mfu": "auto", **kw}))["recompute_s"])
+    saved = rec()
+    op_sac, moe_unit = RC.SELECTIVE_DEFAULTS["op_sac"]
+    monkeypatch.setitem(RC.SELECTIVE_DEFAULTS, "op_sac", (op_sac, dataclasses.replace(moe_unit, shared=None)))
+    assert rec() > saved * 1.02
+    monkeypatch.undo()
+    dsv3 = dict(model="deepseek-v3", gpu="h100-sxm", n_gpus=256, ep=8, pp=16, framework="fsdp", zero_stage=3,
+                micro_batch=1, seq_len=4096, global_batch=256, recompute="selective", mfu="auto")
+    shifted = float(estimate(config_from_inputs(**dsv3))["recompute_s"])
+    monkeypatch.setattr(RC, "shared_w2_not_saved", lambda *a, **k: False)
+    assert float(estimate(config_from_inputs(**dsv3))["recompute_s"]) < shifted
 
 
 # torchtitan's printed `memory:` (max reserved, GiB) of the per-op SAC MoE rows that print one, and the ledger's total
