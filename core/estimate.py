@@ -230,7 +230,8 @@ def _matmul_weights(c: dict) -> dict:
     width = np.where(moe, f64(c["top_k"]) * fe + shared, f)
     # (shared_in / shared_out: the shared experts' part of mlp_in / mlp_out, which a recompute unit reruns apart)
     return {"qkv": h * (a * hd + kh * hd + kh * vd), "k_proj": h * kh * hd, "out": a * vd * h,
-            "mlp_in": gated * width * h, "mlp_out": width * h, "shared_in": gated * shared * h, "shared_out": shared * h}
+            "mlp_in": gated * width * h, "mlp_out": width * h, "shared_in": gated * shared * h,
+            "shared_out": shared * h}
 
 
 def default_global_batch(dp, micro_batch, seq_len, target_batch_tokens):
@@ -572,11 +573,10 @@ def evaluate(**c) -> dict:
     # partial recomputation: the rerun share of the blocks' matmul FLOPs and of the attention core's forward
     rr = spec["rerun"]
     wts = _matmul_weights(c)
-    # (mlp_in / mlp_out rerun as the routed experts do, their shared-expert part as the shared experts do: the step
-    # model's rule, core/steptime.py `partial`)
+    # (mlp_in / mlp_out: the routed part and the shared experts' part at their own shares, as the step reads them:
+    # recompute.mlp_rerun)
     gemm_share = (sum(rr[k] * wts[k] for k in ("qkv", "k_proj", "out"))
-                  + sum(rr[k] * (wts[k] - wts[sh]) + rr[sh] * wts[sh]
-                        for k, sh in (("mlp_in", "shared_in"), ("mlp_out", "shared_out")))) \
+                  + RC.mlp_rerun(rr, wts)) \
         / np.maximum(sum(wts[k] for k in ("qkv", "out", "mlp_in", "mlp_out")), 1.0)
     blocks_fwd = np.maximum(hw_full - fpt - attn / 3.0, 0.0)  # the blocks' matmul forward per token
     hw = np.where(full, fpt + phi * (hw_full - fpt), fpt + gemm_share * blocks_fwd + rr["core"] * attn / 3.0)

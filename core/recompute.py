@@ -299,6 +299,13 @@ def spec(recompute, modules, policy, selective, custom="") -> Spec:
     return Spec(False, ())
 
 
+def mlp_rerun(rerun: dict, parts: dict):
+    """The rerun mlp_in and mlp_out of `parts` (their times or FLOPs, the shared experts' part included): the routed
+    part at the mlp_* share, the shared experts' part (`parts`' shared_in / shared_out) at the shared_* share."""
+    return sum(rerun[k] * (parts[k] - parts[sh]) + rerun[sh] * parts[sh]
+               for k, sh in (("mlp_in", "shared_in"), ("mlp_out", "shared_out")))
+
+
 def tokens_not_saved(ep, sac_saves_all_to_all=True) -> np.ndarray:
     """Where an MoE layer's dispatched tokens are not kept as all-to-all outputs (`columns`' `local`): no all-to-all
     (ep 1: a gather, which per-op SAC reruns), or a save list without it (input sac_saves_all_to_all false)."""

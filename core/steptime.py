@@ -513,8 +513,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # mlp_in / mlp_out rerun as the routed experts (and a dense layer's MLP) do, their shared-expert part as the
     # shared experts do
     partial = (sum(r[k] * comp[k] for k in ("qkv", "out", "core") + elem_names)
-               + sum(r[k] * (comp[k] - comp[sh]) + r[sh] * comp[sh]
-                     for k, sh in (("mlp_in", "shared_in"), ("mlp_out", "shared_out")))
+               + RC.mlp_rerun(r, comp)
                + np.maximum(r["k_proj"] - r["qkv"], 0.0) * comp["k_proj"]
                + np.maximum(r["mla_up"] - r["qkv"], 0.0) * comp["mla_up"]
                + np.maximum(r["scores"] - r["core"], 0.0) * comp["scores"])
