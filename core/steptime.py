@@ -584,11 +584,14 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # overlapped, the collectives hide behind the GEMMs; where the profile's overlap covers the forward only
     # (data/frameworks.csv tp_overlap_scope: PyTorch's async TP) the backward's share, 1/(2 + full_share) of them,
     # stays exposed and the forward's (and the recomputed forward's) hide behind the forward GEMMs they run beside;
-    # a whole overlap hides every pass's collectives behind that pass's GEMMs: forward, backward (twice the forward's)
-    # and the recomputed forward's share
+    # a whole overlap hides the forward's, the backward's and the recomputed forward's collectives behind those
+    # passes' GEMMs, pooled (one pass's excess may hide behind another's slack): the backward's GEMMs as the step
+    # counts them (bwd_gemm: frozen weights and the einsum dispatch included) and the rerun pass's as its recompute
+    # does (under XLA's dead-code elimination without the MLP's last projection)
     fwd_only = np.asarray(P.word(fw, "tp_overlap_scope")) == "forward"
     bwd_tp = np.where(fwd_only, n_tp * tp_one / (2.0 + full_share), 0.0)
-    hide = (np.where(fwd_only, 1.0, 3.0) + full_share) * gemm_fwd
+    rerun_gemm = gemm_fwd - np.where(dce, comp["mlp_out"], 0.0)
+    hide = np.where(fwd_only, 0.0, bwd_gemm) + gemm_fwd + full_share * rerun_gemm
     tp_exposed = np.where(tp_ov, bwd_tp + np.maximum(0.0, tp_total - bwd_tp - hide), tp_total)
     cp_bw = C.group_bus_bandwidth(cp, t, **link)
     kv_bytes = cp * T * kh * (hd + vd) * 2.0 / t
