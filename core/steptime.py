@@ -523,7 +523,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # under XLA (profile remat_dce) a fully rematerialised layer skips its last projection and residual add: only
     # their outputs would be recomputed, and the backward reads their inputs (data/frameworks.csv remat_dce)
     dce = np.asarray(P.word(fw, "remat_dce")) == "yes"
-    full_fwd = layer_fwd - np.where(dce, comp["mlp_out"] + 0.5 * comp["resid"], 0.0)
+    dce_gemm = np.where(dce, comp["mlp_out"], 0.0)  # the GEMM the rerun skips (the TP overlap below reads it too)
+    full_fwd = layer_fwd - dce_gemm - np.where(dce, 0.5 * comp["resid"], 0.0)
     layer_rec = full_share * full_fwd + (1.0 - full_share) * partial
     rec_full = spec["full"]
 
@@ -590,8 +591,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # does (under XLA's dead-code elimination without the MLP's last projection)
     fwd_only = np.asarray(P.word(fw, "tp_overlap_scope")) == "forward"
     bwd_tp = np.where(fwd_only, n_tp * tp_one / (2.0 + full_share), 0.0)
-    rerun_gemm = gemm_fwd - np.where(dce, comp["mlp_out"], 0.0)
-    hide = np.where(fwd_only, 0.0, bwd_gemm) + gemm_fwd + full_share * rerun_gemm
+    hide = np.where(fwd_only, 0.0, bwd_gemm) + gemm_fwd + full_share * (gemm_fwd - dce_gemm)
     tp_exposed = np.where(tp_ov, bwd_tp + np.maximum(0.0, tp_total - bwd_tp - hide), tp_total)
     cp_bw = C.group_bus_bandwidth(cp, t, **link)
     kv_bytes = cp * T * kh * (hd + vd) * 2.0 / t
