@@ -576,7 +576,10 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     tp_one = C.collective_time_s("all_reduce", act_bytes, t, tp_bw, lat)
     # two all-reduces per sublayer (forward and backward; + one per recomputed forward); an MoE layer's MLP collectives
     # are the dispatcher's; a hybrid's sublayers are its attention, Mamba-2 and dense MLP blocks per layer
-    n_tp = (2.0 + full_share) * np.where(has_ssm, (n_attn + n_ssm + n_mlp - n_moe) / L, 2.0 - moe_share)
+    # (under XLA's dead-code elimination the rerun skips each dense MLP's last projection and so its all-reduce)
+    tp_pass = np.where(has_ssm, (n_attn + n_ssm + n_mlp - n_moe) / L, 2.0 - moe_share)  # all-reduces of one pass
+    dense_mlp = np.where(has_ssm, (n_mlp - n_moe) / L, 1.0 - moe_share)
+    n_tp = 2.0 * tp_pass + full_share * (tp_pass - np.where(dce, dense_mlp, 0.0))
     # distributed saved activations: each recomputed layer first all-gathers its checkpointed input over tp
     dist = np.asarray(g("distribute_saved_activations", False), dtype=bool)
     tp_total = n_tp * tp_one + np.where(dist, full_share * C.collective_time_s("all_gather", act_bytes, t, tp_bw, lat),
@@ -590,7 +593,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # counts them (bwd_gemm: frozen weights and the einsum dispatch included) and the rerun pass's as its recompute
     # does (under XLA's dead-code elimination without the MLP's last projection)
     fwd_only = np.asarray(P.word(fw, "tp_overlap_scope")) == "forward"
-    bwd_tp = np.where(fwd_only, n_tp * tp_one / (2.0 + full_share), 0.0)
+    bwd_tp = np.where(fwd_only, tp_pass * tp_one, 0.0)
     hide = np.where(fwd_only, 0.0, bwd_gemm) + gemm_fwd + full_share * (gemm_fwd - dce_gemm)
     tp_exposed = np.where(tp_ov, bwd_tp + np.maximum(0.0, tp_total - bwd_tp - hide), tp_total)
     cp_bw = C.group_bus_bandwidth(cp, t, **link)

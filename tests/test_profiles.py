@@ -727,6 +727,18 @@ def test_xla_remat_skips_the_last_projection_torch_reruns_it():
     assert share("maxtext") / share("megatron") == pytest.approx(1 - 14336 / 53248, rel=1e-6)
 
 
+def test_xla_remat_skips_the_skipped_projections_all_reduce_too():
+    """The projection XLA's dead-code elimination drops from a rematerialised layer (above) is row-parallel under
+    tensor parallelism: its output all-reduce is dead with it. A dense layer's collectives, without overlap: one per
+    sublayer (attention, MLP) in the forward and one in the backward, 4; full recompute reruns both forwards under
+    PyTorch (6) and only the attention's under XLA (5)."""
+    base = dict(model="llama-3.1-8b", gpu="h100-sxm", n_gpus=8, tp=4, micro_batch=1, seq_len=4096, global_batch=8,
+                zero_stage=0, tp_overlap=False)
+    tp = lambda fw, rc: float(_est(**base, framework=fw, recompute=rc)["tp_comm_s"])  # noqa: E731
+    assert tp("megatron", "full") / tp("megatron", "none") == pytest.approx(6 / 4, rel=1e-9)
+    assert tp("maxtext", "full") / tp("maxtext", "none") == pytest.approx(5 / 4, rel=1e-9)
+
+
 def test_recompute_layers_interpolates_between_none_and_full():
     base = dict(model="llama-3.1-8b", n_gpus=8, seq_len=8192, zero_stage=1, recompute="full")
     n = config_from_inputs(**base).model.n_layers
