@@ -43,11 +43,13 @@ critical stage is the busiest rank's layers plus what of those the last rank's f
 and loss slots, or Megatron's custom layout, `pp_layout`: core/schedule.layout_ranks).
 
 Recomputation (core/recompute.py): full = every layer's forward again (under XLA less its last projection, which
-the backward never reads: profile remat_dce; with its tensor-parallel communication; with
+the backward never reads: profile remat_dce; the routed experts' still reruns, the router's gradient reads its
+outputs; with its tensor-parallel communication; with
 recompute_layers K only K of the stage's layers); otherwise the components the modules or remat policy name.
 
 Communication, per micro-batch and layer (core/comm.py for the link each group uses): tensor parallel (2
-all-reduces of T·h·2 bytes forward and 2 backward, +2 per recomputed forward; exposed unless tp_overlap, then what
+all-reduces of T·h·2 bytes forward and 2 backward, +2 per recomputed forward, +1 under remat_dce whose rerun skips
+the MLP's row-parallel projection; exposed unless tp_overlap, then what
 exceeds the layer's GEMMs, or under PyTorch's async TP the backward's and what the forward's exceed of the forward
 GEMMs: profile tp_overlap_scope); context parallel (all-gather of K/V forward, reduce-scatter of their gradients;
 Llama 3 §3.3.2); expert parallel (all-to-all dispatch and combine, T·top_k·h·2 bytes each way); data parallel
@@ -521,9 +523,12 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     K = _f(g("recompute_layers", 0))
     full_share = np.where(spec["full"], np.where(K > 0, np.minimum(K * v, Ls) / Ls, 1.0), 0.0)
     # under XLA (profile remat_dce) a fully rematerialised layer skips its last projection and residual add: only
-    # their outputs would be recomputed, and the backward reads their inputs (data/frameworks.csv remat_dce)
+    # their outputs would be recomputed, and the backward reads their inputs (data/frameworks.csv remat_dce). Not the
+    # routed experts' down projection: MaxText weighs its outputs by the router's weights after it (layers/moe.py
+    # RoutedMoE.unpermute, weight_sum), and the router's gradient reads them; a dense MLP's and the shared experts'
     dce = np.asarray(P.word(fw, "remat_dce")) == "yes"
-    dce_gemm = np.where(dce, comp["mlp_out"], 0.0)  # the GEMM the rerun skips (the TP overlap below reads it too)
+    dce_gemm = np.where(dce, avg(dense_out, 0.0) + comp["shared_out"], 0.0)  # the GEMMs the rerun skips (and the TP
+    # overlap below)
     full_fwd = layer_fwd - dce_gemm - np.where(dce, 0.5 * comp["resid"], 0.0)
     layer_rec = full_share * full_fwd + (1.0 - full_share) * partial
     rec_full = spec["full"]
@@ -586,7 +591,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
                                         0.0)
     tp_ov = np.asarray(c["tp_overlap"], dtype=bool)
     # overlapped, the collectives hide behind the GEMMs; where the profile's overlap covers the forward only
-    # (data/frameworks.csv tp_overlap_scope: PyTorch's async TP) the backward's share, 1/(2 + full_share) of them,
+    # (data/frameworks.csv tp_overlap_scope: PyTorch's async TP) the backward's share, one pass's count (tp_pass),
     # stays exposed and the forward's (and the recomputed forward's) hide behind the forward GEMMs they run beside;
     # a whole overlap hides the forward's, the backward's and the recomputed forward's collectives behind those
     # passes' GEMMs, pooled (one pass's excess may hide behind another's slack): the backward's GEMMs as the step

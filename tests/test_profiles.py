@@ -29,132 +29,131 @@ RUNS = runs()
 # Published runs the model misses by more than 15 % with the constants of data/fitted.csv: measured step / predicted
 # step (> 1: slower than predicted). Why, as far as the sources say, is in bench/RESULTS.md ("Profiles").
 KNOWN_MISSES = {
-    "ttune-rd-4090-llama31-8b-full": 0.794, "mlm-h100-weak-32b": 0.778, "tt-h100-jun25-8b-bf16-vanilla": 1.255,
-    "tt-h100-jun25-8b-bf16-asynctp": 1.269, "ao-mi300x-8b-bf16": 1.188, "ao-b200-8b-bf16": 1.62, "ds-112": 1.291,
-    "ds-113": 1.372, "ds-145": 0.723, "ds-146": 0.721, "ds-152": 1.846, "ds-161": 0.797, "ds-163": 0.802, "ds-165":
-    0.806, "ds-167": 0.822, "tr-v6e-gpt3-175b-bf16": 1.256, "tier-v5p-llama2-70b-512": 0.84, "pax-5b-a100-80gb-bf16":
-    1.411, "pax-5b-h100-sxm-tebf16": 1.175, "kf-h200-7b-1g-tp1-fsdp1": 0.643, "kf-h200-7b-2g-tp1-fsdp2": 0.716,
-    "kf-h200-7b-4g-tp1-fsdp4": 0.694, "kf-h200-13b-8g-tp1-fsdp8": 0.761, "alst-8b-1gpu-baseline": 1.795,
-    "alst-8b-8gpu-baseline": 1.359, "alst-8b-8gpu-sp8-1.1m": 0.734, "alst-8b-8gpu-sp8-2.4m-actoffload": 0.731,
-    "alst-8b-8gpu-sp8-3.8m": 0.726, "alst-8b-32gpu-sp32-15.5m": 0.726, "hf-ulysses-qwen3-4b-1gpu-8k": 1.316,
-    "hf-ulysses-qwen3-4b-sp4-8k": 2.51, "hf-ulysses-qwen3-4b-sp4-32k": 1.422, "hf-ulysses-qwen3-4b-sp4-64k": 0.574,
+    "ttune-rd-4090-llama31-8b-full": 0.794, "mlm-h100-weak-32b": 0.803, "tt-h100-jun25-8b-bf16-vanilla": 1.319,
+    "tt-h100-jun25-8b-bf16-asynctp": 1.323, "ao-mi300x-8b-bf16": 1.172, "ao-b200-8b-bf16": 1.598, "ds-112": 1.26,
+    "ds-113": 1.339, "ds-145": 0.706, "ds-146": 0.701, "ds-152": 1.91, "ds-161": 0.796, "ds-163": 0.801, "ds-165":
+    0.805, "ds-167": 0.822, "tr-v6e-gpt3-175b-bf16": 1.256, "tier-v5p-llama2-70b-512": 0.84, "pax-5b-a100-80gb-bf16":
+    1.293, "pax-5b-h100-sxm-tebf16": 1.181, "kf-h200-7b-1g-tp1-fsdp1": 0.701, "kf-h200-7b-2g-tp1-fsdp2": 0.774,
+    "kf-h200-7b-4g-tp1-fsdp4": 0.751, "kf-h200-13b-8g-tp1-fsdp8": 0.817, "alst-8b-1gpu-baseline": 1.927,
+    "alst-8b-8gpu-baseline": 1.453, "alst-8b-8gpu-sp8-1.1m": 0.8, "alst-8b-8gpu-sp8-2.4m-actoffload": 0.796,
+    "alst-8b-8gpu-sp8-3.8m": 0.791, "alst-8b-32gpu-sp32-15.5m": 0.791, "hf-ulysses-qwen3-4b-1gpu-8k": 1.4,
+    "hf-ulysses-qwen3-4b-sp4-8k": 2.588, "hf-ulysses-qwen3-4b-sp4-32k": 1.525, "hf-ulysses-qwen3-4b-sp4-64k": 0.622,
     "tr-v6e-llama3.1-8b-256-jan25": 0.821, "tr-v6e-gemma3-12b-4x256": 1.175, "tr-v6e-llama3.1-405b-2x256-tp4": 1.311,
-    "tr-v6e-llama3.1-405b-2x256-fsdp": 1.173, "tr-v5p-llama3.1-405b-512": 0.795, "zfcb-qwen2.5-1.5b-zero2": 0.703,
-    "zfcb-qwen2.5-1.5b-zero2-offload-bind": 1.916, "zfcb-qwen2.5-3b-zero2-offload-bind": 1.961,
-    "zfcb-qwen2.5-3b-zero2-offload-nobind": 2.267, "amdpt252-mi325x-llama31-70b-bf16-tt": 0.752,
-    "nanotron-usp-1.34b-64n-dp128tp2pp2": 2.034, "nanotron-usp-3.57b-64n-dp128tp4pp1": 2.389,
-    "nanotron-usp-8.86b-64n-dp128tp4pp1": 1.676, "nanotron-usp-80b-64n-dp32tp16pp1": 1.734,
-    "nanotron-usp-80b-16n-dp1tp4pp32": 0.721, "nanotron-usp-1.34b-4n-dp16tp1pp2": 0.725,
-    "nanotron-usp-80b-4n-dp1tp8pp4": 2.596, "nanotron-usp-1.34b-2n-dp8tp1pp2": 0.705,
-    "nanotron-usp-1.34b-1n-dp4tp1pp2": 0.662, "marin-speedrun-adamw-llama-130m-v5p32": 1.21,
-    "marin-speedrun-adamw-llama-300m-v5p32": 1.225, "marin-speedrun-llama-1_4b-8xh200": 1.354,
+    "tr-v6e-llama3.1-405b-2x256-fsdp": 1.173, "tr-v5p-llama3.1-405b-512": 0.795, "zfcb-qwen2.5-1.5b-zero2": 0.699,
+    "zfcb-qwen2.5-1.5b-zero2-offload-bind": 1.91, "zfcb-qwen2.5-3b-zero2-offload-bind": 1.955,
+    "zfcb-qwen2.5-3b-zero2-offload-nobind": 2.26, "amdpt252-mi325x-llama31-70b-bf16-tt": 0.751,
+    "nanotron-usp-1.34b-64n-dp128tp2pp2": 1.921, "nanotron-usp-3.57b-64n-dp128tp4pp1": 2.276,
+    "nanotron-usp-8.86b-64n-dp128tp4pp1": 1.69, "nanotron-usp-80b-64n-dp32tp16pp1": 1.802,
+    "nanotron-usp-80b-16n-dp1tp4pp32": 0.78, "nanotron-usp-1.34b-4n-dp16tp1pp2": 0.771,
+    "nanotron-usp-80b-4n-dp1tp8pp4": 2.785, "nanotron-usp-1.34b-2n-dp8tp1pp2": 0.758,
+    "nanotron-usp-1.34b-1n-dp4tp1pp2": 0.716, "marin-speedrun-adamw-llama-130m-v5p32": 1.21,
+    "marin-speedrun-adamw-llama-300m-v5p32": 1.225, "marin-speedrun-llama-1_4b-8xh200": 1.36,
     "marin-speedrun-llama-300m-v4-256": 1.356, "marin-speedrun-llama-150m-v4-128": 1.184,
-    "tt-q32b-h100-8g-lbs2-fullac-compile": 0.751, "tt-q32b-h100-8g-lbs2-eager": 0.726,
-    "tt-q32b-h100-32g-fsdp4tp8-lbs16": 1.151, "tt-q32b-h100-32g-fsdp4tp8-lbs32": 1.152,
-    "tt-q32b-h100-64g-fsdp8tp8-lbs32": 1.165, "llama3-405b-128k-cp16-16384g": 1.32, "palm-540b-tpuv4-6144": 1.187,
-    "axlearn-fuji7b-v1-h100-256": 1.159, "axlearn-fuji7b-v1-h100-512": 1.344, "axlearn-fuji7b-v1-v5e-1024": 1.216,
-    "axlearn-fuji7b-v2-v5e-1024": 1.355, "axlearn-fuji70b-v2-h100-512": 1.329, "axlearn-fuji70b-v2-v6e-256": 1.186,
-    "mds-longseq-a100-40gb-30b-tp32-2k": 0.738, "mds-longseq-a100-40gb-30b-tp32-256k": 1.463,
+    "tt-q32b-h100-8g-lbs2-fullac-compile": 0.808, "tt-q32b-h100-8g-lbs2-eager": 0.783,
+    "tt-q32b-h100-32g-fsdp4tp8-lbs16": 1.227, "tt-q32b-h100-32g-fsdp4tp8-lbs32": 1.232,
+    "tt-q32b-h100-64g-fsdp8tp8-lbs32": 1.245, "llama3-405b-128k-cp16-16384g": 1.37, "palm-540b-tpuv4-6144": 1.187,
+    "axlearn-fuji7b-v1-h100-256": 1.17, "axlearn-fuji7b-v1-h100-512": 1.356, "axlearn-fuji7b-v1-v5e-1024": 1.216,
+    "axlearn-fuji7b-v2-v5e-1024": 1.355, "axlearn-fuji70b-v2-h100-512": 1.343, "axlearn-fuji70b-v2-v6e-256": 1.186,
+    "mds-longseq-a100-40gb-30b-tp32-2k": 0.709, "mds-longseq-a100-40gb-30b-tp32-256k": 1.447,
     "easylm-openllama-7b-v4-512": 1.255, "axlearn-gala1b-v5e-256": 1.792, "tr-tpu7x-llama3.1-70b-128k-bf16-256": 0.651,
-    "tr-tpu7x-llama3.1-405b-8k-bf16-256": 0.845, "automodel-qwen25-7b-lora-h100-1g": 0.748, "mtnlg-530b-280n": 1.187,
-    "mtnlg-530b-350n": 1.201, "mtnlg-530b-420n": 1.235, "gptneox-20b-96g": 1.266, "xtuner-yi-34b-32gpu-8k-sp1": 1.217,
-    "xtuner-llama2-70b-32gpu-8k-sp1": 1.452, "xtuner-llama2-70b-32gpu-32k-sp4": 0.804,
-    "xtuner-llama2-70b-32gpu-256k-sp16": 1.23, "nemo-launcher-a100-gpt3-175b-8n": 1.254,
-    "nemo-launcher-a100-gpt3-175b-32n": 1.246, "nemo-launcher-a100-gpt3-175b-128n": 1.233,
-    "bigsci-prequel-h14336-l72-pp12-mbs1": 1.175, "bigsci-prequel-h14336-l72-pp6-mbs1": 1.215,
-    "bigsci-prequel-h14336-l72-pp6-mbs2": 1.21, "bigsci-prequel-h12288-l96-pp6-mbs2": 1.234,
-    "bigsci-prequel-h13312-l84-pp6-mbs2": 1.258, "bigsci-tr1-13b-v100-64n": 1.173, "bigsci-tr1-13b-v100-128n": 1.278,
-    "pax-v4-16b-32c": 1.194, "pax-v4-32b-64c": 1.236, "ds-110": 1.239, "ds-111": 1.24, "xtr-l3-8b-2gpu-8k-sp2": 2.037,
-    "ezc-llama2-7b-8xa100-128k-ring": 1.341, "ao-f8nc-h100-8b-noac-bf16-eager": 1.299,
-    "ao-f8nc-h100-8b-sel2-bf16-eager": 1.243, "ao-f8nc-h100-8b-fullac-bf16-eager": 1.198,
-    "lf-a100-40gb-70b-s2048-g64-mb2": 1.303, "axlearn-gala85m-v5e-256": 2.48, "axlearn-honeycrisp85m-h100-16": 3.681,
-    "axlearn-fuji7b-v2-singlehost-h100-8-64k": 1.284, "axlearn-honeycrisp3b-v5p-2048": 1.155, "ds-153": 1.364,
-    "ds-158": 0.821, "ds-159": 0.833, "lsaie-gh200-z3-eager": 0.808, "lf-a100-40gb-350m-s8192-g8-mb4": 0.838,
-    "tt1881-h100-llama3-8b-fsdp8-eager": 0.757, "lumi-bcmeglm-33b-mqa-8n": 1.263, "frontier-accel-llama31-8b-512gcd":
-    1.792, "optbench-4090-llama2-7b-bnb4-lora-bs1": 0.643, "optbench-4090-llama2-7b-bnb4-lora-bs2": 0.707,
-    "fp-baichuan2-13b-h800x16-z1-gas8": 1.4, "fp-baichuan2-13b-h800x16-z1-gas64": 1.166, "fp-chatglm3-6b-h100x8-z3":
-    0.573, "fp-llama2-7b-h800x8-z3": 0.607, "qwen1-1.8b-full-a100x1-s2048": 0.675, "qwen1-1.8b-full-a100x1-s4096":
-    0.566, "qwen1-1.8b-full-a100x1-s8192": 0.654, "qwen1-7b-full-a100x2-s1024": 0.802, "cpl-gpt2xl-a100-40gx4-z3":
-    1.548, "ttune-rd-4090-llama31-8b-lora": 0.653, "aai-3090x2-llama2-7b-lora-fsdp-bs4": 1.525,
-    "aai-3090x2-llama2-7b-lora-fsdp-bs6": 1.361, "aai-3090x2-yi-34b-qlora-fsdp-bs2": 1.22,
-    "aai-3090x2-yi-34b-qlora-offload-bs4": 1.17, "aai-3090x2-llama2-70b-qlora-offload-bs2": 1.429,
+    "tr-tpu7x-llama3.1-405b-8k-bf16-256": 0.845, "automodel-qwen25-7b-lora-h100-1g": 0.815, "mtnlg-530b-280n": 1.173,
+    "mtnlg-530b-350n": 1.186, "mtnlg-530b-420n": 1.221, "gptneox-20b-96g": 1.251, "xtuner-yi-34b-32gpu-8k-sp1": 1.192,
+    "xtuner-llama2-70b-32gpu-8k-sp1": 1.421, "xtuner-llama2-70b-32gpu-32k-sp4": 0.788,
+    "xtuner-llama2-70b-32gpu-256k-sp16": 1.214, "nemo-launcher-a100-gpt3-175b-8n": 1.24,
+    "nemo-launcher-a100-gpt3-175b-32n": 1.232, "nemo-launcher-a100-gpt3-175b-128n": 1.218,
+    "bigsci-prequel-h14336-l72-pp12-mbs1": 1.162, "bigsci-prequel-h14336-l72-pp6-mbs1": 1.201,
+    "bigsci-prequel-h14336-l72-pp6-mbs2": 1.197, "bigsci-prequel-h12288-l96-pp6-mbs2": 1.221,
+    "bigsci-prequel-h13312-l84-pp6-mbs2": 1.244, "bigsci-tr1-13b-v100-64n": 1.171, "bigsci-tr1-13b-v100-128n": 1.276,
+    "pax-v4-16b-32c": 1.194, "pax-v4-32b-64c": 1.236, "ds-110": 1.209, "ds-111": 1.209, "xtr-l3-8b-2gpu-8k-sp2": 2.005,
+    "ezc-llama2-7b-8xa100-128k-ring": 1.325, "ao-f8nc-h100-8b-noac-bf16-eager": 1.372,
+    "ao-f8nc-h100-8b-sel2-bf16-eager": 1.318, "ao-f8nc-h100-8b-fullac-bf16-eager": 1.275,
+    "lf-a100-40gb-70b-s2048-g64-mb2": 1.252, "axlearn-gala85m-v5e-256": 2.48, "axlearn-honeycrisp85m-h100-16": 3.646,
+    "axlearn-fuji7b-v2-singlehost-h100-8-64k": 1.297, "axlearn-honeycrisp3b-v5p-2048": 1.155, "ds-153": 1.422,
+    "ds-158": 0.838, "ds-159": 0.832, "lsaie-gh200-z3-eager": 0.823, "lf-a100-40gb-350m-s8192-g8-mb4": 0.827,
+    "tt1881-h100-llama3-8b-fsdp8-eager": 0.808, "lumi-bcmeglm-33b-mqa-8n": 1.263, "frontier-accel-llama31-8b-512gcd":
+    1.783, "optbench-4090-llama2-7b-bnb4-lora-bs1": 0.643, "optbench-4090-llama2-7b-bnb4-lora-bs2": 0.707,
+    "fp-baichuan2-13b-h800x16-z1-gas8": 1.514, "fp-baichuan2-13b-h800x16-z1-gas64": 1.269, "fp-chatglm3-6b-h100x8-z3":
+    0.593, "fp-llama2-7b-h800x8-z3": 0.621, "qwen1-1.8b-full-a100x1-s2048": 0.671, "qwen1-1.8b-full-a100x1-s4096":
+    0.562, "qwen1-1.8b-full-a100x1-s8192": 0.647, "qwen1-7b-full-a100x2-s1024": 0.785, "cpl-gpt2xl-a100-40gx4-z3":
+    1.53, "ttune-rd-4090-llama31-8b-lora": 0.653, "aai-3090x2-llama2-7b-lora-fsdp-bs4": 1.495,
+    "aai-3090x2-llama2-7b-lora-fsdp-bs6": 1.338, "aai-3090x2-yi-34b-qlora-fsdp-bs2": 1.2,
+    "aai-3090x2-yi-34b-qlora-offload-bs4": 1.153, "aai-3090x2-llama2-70b-qlora-offload-bs2": 1.405,
     "aai-4090x2-mistral-7b-v02-qlora-offload-bs1-ctx24k": 0.615, "ds-169": 0.835, "automodel-llama3-8b-lora-h100-1g":
-    0.757, "ptblog-f8fsdp2-h100-512g-llama3-70b-bf16": 0.759, "jaxtb2310-pax-126m-a100-bf16": 1.49,
-    "jaxtb2310-pax-5b-a100-bf16": 1.566, "jaxtb2310-pax-5b-a100-tebf16": 1.428, "jaxtb2310-pax-126m-h100-tebf16":
-    1.192, "jaxtb2310-pax-5b-h100-tebf16": 1.826, "jaxtb2310-pax-175b-h100-tebf16": 1.227,
-    "jaxtb2308-pax-126m-a100-bf16": 1.352, "jaxtb2308-pax-5b-a100-bf16": 1.303, "ds-154": 1.164,
-    "dsx-bf16mw-6.9b-4xh100-bf16full": 1.181, "dsx-autotune-gpt2-large-16xv100-z1": 1.184, "fp-llama2-7b-a800x8-z3":
-    0.775, "fp-llama2-7b-a800x8-z3-s2048-mbs3": 0.806, "swift-qwen25-14b-a800x8-ds-zero3": 0.768,
-    "tt-q32b-h100-8g-lbs1-eager": 0.791, "swift-sft-qwen25-7b-h20x4-16k-fa2": 0.463,
-    "swift-sft-qwen25-7b-h20x4-16k-fa3": 0.541, "swift-sft-qwen25-7b-a100x4-16k-liger": 0.766,
-    "swift-sft-qwen25-7b-a100x4-64k-ulysses4": 0.539, "swift-sft-qwen25-3b-a100x4-64k-ring4": 0.508,
-    "openlm-a100-41m-dense": 1.552, "openlm-a100-410m-dense": 1.519, "openlm-a100-830m-dense": 1.677, "ds-160": 0.817,
-    "olmocore-h100-1b-bf16": 0.794, "alst-8b-8gpu-sp8-1.2m-tiledmlp": 0.772, "amdpt252-mi325x-llama31-8b-bf16-s8k":
-    0.786, "nanotron-usp-3.57b-1n-dp4tp1pp2": 0.774, "xtr-l3-8b-8gpu-64k-sp8": 0.829,
-    "optbench-4090-llama2-7b-bnb4-lora-bs4": 0.764, "qwen1-1.8b-full-a100x1-s1024": 0.841,
-    "aai-4090x2-llama2-7b-lora-ddp-bs4": 0.779, "amdpt252-mi325x-llama31-8b-bf16-s4k": 0.79,
-    "nanotron-usp-1.34b-8n-dp32tp1pp2": 0.778, "tt-q32b-h100-16g-lbs4-eager": 0.784, "jaxtb2308-pax-175b-a100-bf16":
-    1.221, "vectorlm-a100-l3-8b-n1-s2048": 0.822, "vectorlm-a100-l3-8b-n1-s4096": 0.807,
-    "vectorlm-a100-l3-8b-n1-s8192": 0.805, "internevo-a100-7b-ckpt-n1024-mb2-mn1": 1.331,
-    "internevo-a100-7b-ckpt-n1024-mb4-mn1": 1.179, "internevo-a100-7b-nockpt-n1024-mb2-mn4": 1.193,
-    "internevo-a100-7b-nockpt-n512-mb2-mn2": 1.362, "internevo-a100-7b-nockpt-n1024-mb2-mn1": 1.696,
-    "internevo-a100-7b-nockpt-n1024-mb2-mn2": 1.492, "alst-8b-1gpu-500k": 0.785, "amdpt252-mi300x-llama31-8b-bf16-s8k":
-    0.795, "amdpt252-mi300x-llama31-8b-bf16-s4k": 0.794, "amdpt252-mi300x-llama31-70b-bf16-tt": 0.792,
-    "nanotron-usp-3.57b-2n-dp8tp1pp2": 0.79, "mds-rebase-v100-13b-tp4pp8dp4": 0.766, "lf-a100-7b-s8192-g8-mb8": 0.836,
-    "dsx-autotune-gpt2-16xv100-z1": 0.793, "lumi-mds-175b-16n": 0.8, "fp-aquila2-7b-a800x8-tp1pp8dp1-mbs4": 0.836,
-    "swift-qwen25-14b-a800x8-ds-zero2": 0.839, "at-news-dgxstation-qwen3-32b-136k": 1.172,
-    "alcf-mds-polaris-llama7b-48n-z2-tp2": 2.949, "dgxc2502-nemotron4-340b-h100-128g-bf16": 0.799,
-    "whytl-ds-rtx3090x8-tinyllama-mb4": 1.303, "whytl-ds-a100x8-llama7b-mb4": 1.846,
-    "marinfold-nemo-h100-qwen3shape-2p9b-mb1": 1.185, "marinfold-nemo-h100-qwen3shape-2p9b-mb2": 1.155,
-    "marinfold-nemo-h100-qwen3shape-2p9b-mb4": 1.153, "swissai-gh200-300m-8n-mbs2": 2.527,
-    "marinfold-levanter-h100-qwen3shape-2p9b-jaxflash-8g": 2.415, "marinfold-levanter-h100-qwen3shape-2p9b-vanilla-8g":
-    0.706, "marinfold-levanter-h100-qwen3shape-2p8b-w2816-32g": 2.248, "automodel-llama3-70b-pretrain-h100-64g": 0.814,
-    "yafsdp-fsdp-a100-l2-7b-64g-s2048": 1.571, "yafsdp-fsdp-a100-l2-7b-128g-s2048": 1.685,
-    "yafsdp-fsdp-a100-l2-13b-128g-s2048": 1.786, "yafsdp-fsdp-a100-l2-34b-128g-s2048": 1.746,
-    "yafsdp-fsdp-a100-l2-34b-256g-s2048": 1.834, "yafsdp-fsdp-a100-l3-8b-64g-s2048": 1.725,
-    "yafsdp-fsdp-a100-l3-8b-64g-s4096": 1.224, "dlperf-megatron-v100-dp-1x1x1-2-1536x16": 0.724,
-    "dlperf-megatron-v100-dp-8x1x1-16-1536x16": 0.732, "dlperf-megatron-v100-dp-16x1x1-32-1536x16": 0.79,
-    "dlperf-megatron-v100-dp-32x1x1-64-1536x16": 0.806, "dlperf-megatron-v100-mp-1x1x1-8-768x12": 0.684,
-    "dlperf-megatron-v100-mp-1x8x1-16-1536x16": 0.791, "dlperf-megatron-v100-mp-1x16x1-16-3072x16": 1.184,
-    "dlperf-megatron-v100-mp-1x32x1-16-3072x32": 1.447, "dlperf-megatron-v100-dp-pp-8x1x4-512-1536x16": 0.723,
-    "henkdr-lumi-mds-gpt13b-2n-dp16-z1": 1.191, "ttune-rd-a100-llama31-70b-full": 0.385, "zb-1f1b-smallm-6p2b-m2":
-    0.848, "xtr-l3-8b-8gpu-8k-sp1": 0.843, "fp-llama2-7b-a800x8-z3-s2048-mbs3-gas64": 0.849,
-    "dlperf-megatron-v100-2d-2x4x1-16-1536x16": 0.805, "bigsci-tr3m-v100-32g-dp8-mbs1": 0.774,
-    "bigsci-tr3m-v100-32g-dp8-mbs8": 0.819, "bigsci-tr3m-v100-32g-pp2-mbs2": 0.744, "bigsci-tr3m-v100-32g-pp4-mbs1":
-    0.738, "bigsci-tr3m-v100-32g-tp2-mbs1": 1.241, "bigsci-tr3m-v100-32g-dp8-mbs1-norc": 0.815,
-    "bigsci-tr3m-v100-32g-pp4-mbs2-norc": 0.716, "bigsci-tr3m-v100-32g-tp2-mbs1-norc": 1.22,
-    "bigsci-tr3m-v100-16g-pp2-mbs4": 0.737, "bigsci-tr3m-v100-16g-pp8-mbs4": 0.705,
-    "bigsci-tr8-104b-v100-tp4-pp32-adam": 1.163, "bigsci-tr8-104b-v100-tp4-pp16-dp2-bnb": 1.206,
-    "bigsci-tr11-176b-gbs16-mbs2": 1.45, "bigsci-tr11-176b-gbs192-mbs1": 1.281, "atw-v6e8-qwen3-8b-bs20-s2k": 1.193,
-    "mtt-v6e32-llama2-7b-s4k": 1.914, "nanogpt-4090-gpt2-124m-pr225": 0.672, "tpuchat-v6e-130m-b64": 0.639,
-    "tpuchat-v5e-130m-b64": 0.599, "ptblog-f8fsdp2-h100-512g-llama3-405b-bf16": 0.818, "mllama-scal-a100-13b-256g-odo":
-    1.247, "mllama-scal-a100-13b-512g-odo": 1.259, "mllama-scal-a100-13b-256g-do": 1.323,
-    "mllama-scal-a100-13b-512g-do": 1.376, "lf-h100l-70b-s2048-g128-mb8": 0.806, "nanotron-usp-3.57b-4n-dp16tp1pp2":
-    0.8, "thunder-llama2-7b-h100-1gpu": 0.802, "dgxc2502-nemotron4-340b-h100-2048g-bf16": 0.806,
-    "xtuner-yi-34b-32gpu-128k-sp8": 0.85, "dgxc2504-llama31-8b-h100-8g-bf16": 0.809, "lumi-mds-175b-32n": 0.81,
-    "nanochat-h100-d20-8g": 0.697, "llmjp-sakura-h100-175b-ffn39936-kv16-448g": 1.151, "megatron-h100-462b": 0.809,
-    "mlm-h100-weak-314b": 0.811, "lf-h100l-70b-s2048-g512-mb8": 0.845, "lf-h100l-70b-s2048-g256-mb8": 0.824, "ds-162":
-    0.835, "ds-170": 0.832, "pax-5b-a100-80gb-tebf16": 1.167, "alst-8b-8gpu-liger-160k": 0.827,
-    "lsaie-gh200-z3-torchcompile": 0.848, "amdpt252-mi300x-mistral7b-bf16": 0.818, "amdpt252-mi325x-mistral7b-bf16":
-    0.808, "nanotron-usp-8.86b-1n-dp2tp1pp4": 0.85, "pax-llama2-7b-sft-h100-tebf16": 0.848,
-    "dgxc2502-llama31-8b-h100-8g-bf16": 0.842, "dgxc2502-llama31-405b-h100-576g-bf16": 0.842,
-    "dgxc2502-llama31-405b-h100-2304g-bf16": 0.849, "dgxc2502-gpt3-175b-h100-128g-bf16": 0.841,
-    "dgxc2504-llama31-8b-h100-128g-bf16": 0.813, "lumi-mds-175b-64n": 0.825, "lumi-mds-175b-128n": 0.84,
-    "frontier-tt-llama3-8b-64gcd": 0.848, "ttune-rd-4090-llama31-8b-qlora": 0.834,
-    "aai-4090x2-llama2-7b-lora-offload-bs10": 0.849, "aai-4090x2-llama2-7b-qlora-ddp-bs8": 0.803,
-    "aai-4090x2-llama2-7b-qlora-fsdp-bs10": 0.832, "aai-4090x2-llama2-7b-qlora-offload-bs12": 0.824,
-    "aai-4090x2-yi-34b-qlora-fsdp-bs2": 0.826, "aai-4090x2-yi-34b-qlora-offload-bs4": 0.814,
-    "aai-4090x2-mistral-7b-v02-qlora-offload-bs12-ctx2k": 0.825, "jaxtb2310-pax-175b-a100-bf16": 1.168,
-    "tt-pr996-l3-8b-h100-8g-baseline": 0.835, "tt-pr996-l3-8b-h100-8g-chunked-ce": 0.836,
-    "jubench-a100-40gb-gpt175b-96n-tp8pp8": 0.832, "caraml-jedi-gh200x4-gpt800m-gbs2048": 1.658,
-    "caraml-jedi-gh200x4-gpt800m-gbs512": 1.584, "caraml-gh200x1-gpt800m-gbs512": 1.378,
-    "caraml-a100-40gb-x4-gpt800m-gbs512": 1.262, "apertus-gh200-70b-lc32k-2048g-tp4pp8vp5cp4": 1.296,
-    "apertus-gh200-8b-lc64k-2048g-tp4cp4": 1.684, "lam-hf-a100-1g-gpt3-2.7b": 2.148, "lam-hf-h100-1g-gpt3-2.7b": 2.489,
-    "mtgemma-v5e256-gemma-2b": 0.827, "bigsci-prequel-h14336-l72-pp12-mbs2": 1.162, "jaxtb2310-pax-175b-a100-tebf16":
-    1.15, "xtuner-llama2-7b-8gpu-8k-sp1": 0.797, "xtuner-llama2-7b-8gpu-32k-sp1": 0.821,
-    "xtuner-llama2-7b-8gpu-128k-sp8": 0.785, "xtuner-llama2-7b-8gpu-256k-sp8": 0.816, "atwjax-v6e8-llama3-8b-bs4-s8k":
-    0.797, "atwjax-v6e8-llama3-8b-bs5-s8k": 0.803, "atwjax-v6e8-qwen3-8b-bs1-s2k-base": 1.629,
-    "atwjax-v6e8-qwen3-8b-bs2-s2k-remat": 1.287, "atwjax-v6e8-qwen3-8b-bs4-s2k-splash": 1.197
+    0.825, "ptblog-f8fsdp2-h100-512g-llama3-70b-bf16": 0.807, "jaxtb2310-pax-126m-a100-bf16": 1.372,
+    "jaxtb2310-pax-5b-a100-bf16": 1.435, "jaxtb2310-pax-5b-a100-tebf16": 1.309, "jaxtb2310-pax-126m-h100-tebf16":
+    1.203, "jaxtb2310-pax-5b-h100-tebf16": 1.835, "jaxtb2310-pax-175b-h100-tebf16": 1.238,
+    "jaxtb2308-pax-126m-a100-bf16": 1.245, "jaxtb2308-pax-5b-a100-bf16": 1.201, "ds-154": 1.228,
+    "dsx-bf16mw-6.9b-4xh100-bf16full": 1.175, "dsx-autotune-gpt2-large-16xv100-z1": 1.184, "fp-llama2-7b-a800x8-z3":
+    0.757, "fp-llama2-7b-a800x8-z3-s2048-mbs3": 0.789, "swift-qwen25-14b-a800x8-ds-zero3": 0.76,
+    "tt-q32b-h100-8g-lbs1-eager": 0.844, "swift-sft-qwen25-7b-h20x4-16k-fa2": 0.504,
+    "swift-sft-qwen25-7b-h20x4-16k-fa3": 0.577, "swift-sft-qwen25-7b-a100x4-16k-liger": 0.757,
+    "swift-sft-qwen25-7b-a100x4-64k-ulysses4": 0.533, "swift-sft-qwen25-3b-a100x4-64k-ring4": 0.502,
+    "openlm-a100-41m-dense": 1.528, "openlm-a100-410m-dense": 1.491, "openlm-a100-830m-dense": 1.643, "ds-160": 0.848,
+    "alst-8b-8gpu-sp8-1.2m-tiledmlp": 0.841, "amdpt252-mi325x-llama31-8b-bf16-s8k": 0.781,
+    "nanotron-usp-3.57b-1n-dp4tp1pp2": 0.841, "xtr-l3-8b-8gpu-64k-sp8": 0.818, "optbench-4090-llama2-7b-bnb4-lora-bs4":
+    0.764, "qwen1-1.8b-full-a100x1-s1024": 0.838, "aai-4090x2-llama2-7b-lora-ddp-bs4": 0.779,
+    "amdpt252-mi325x-llama31-8b-bf16-s4k": 0.786, "nanotron-usp-1.34b-8n-dp32tp1pp2": 0.811,
+    "tt-q32b-h100-16g-lbs4-eager": 0.848, "vectorlm-a100-l3-8b-n1-s2048": 0.812, "vectorlm-a100-l3-8b-n1-s4096": 0.797,
+    "vectorlm-a100-l3-8b-n1-s8192": 0.795, "internevo-a100-7b-ckpt-n1024-mb2-mn1": 1.295,
+    "internevo-a100-7b-ckpt-n1024-mb4-mn1": 1.155, "internevo-a100-7b-nockpt-n1024-mb2-mn4": 1.172,
+    "internevo-a100-7b-nockpt-n512-mb2-mn2": 1.331, "internevo-a100-7b-nockpt-n1024-mb2-mn1": 1.642,
+    "internevo-a100-7b-nockpt-n1024-mb2-mn2": 1.458, "amdpt252-mi300x-llama31-8b-bf16-s8k": 0.791,
+    "amdpt252-mi300x-llama31-8b-bf16-s4k": 0.789, "amdpt252-mi300x-llama31-70b-bf16-tt": 0.789,
+    "mds-rebase-v100-13b-tp4pp8dp4": 0.765, "lf-a100-7b-s8192-g8-mb8": 0.825, "dsx-autotune-gpt2-16xv100-z1": 0.793,
+    "lumi-mds-175b-16n": 0.8, "fp-aquila2-7b-a800x8-tp1pp8dp1-mbs4": 0.822, "swift-qwen25-14b-a800x8-ds-zero2": 0.829,
+    "at-news-dgxstation-qwen3-32b-136k": 1.172, "alcf-mds-polaris-llama7b-48n-z2-tp2": 2.902,
+    "whytl-ds-rtx3090x8-tinyllama-mb4": 1.283, "whytl-ds-a100x8-llama7b-mb4": 1.821,
+    "marinfold-nemo-h100-qwen3shape-2p9b-mb1": 1.26, "marinfold-nemo-h100-qwen3shape-2p9b-mb2": 1.228,
+    "marinfold-nemo-h100-qwen3shape-2p9b-mb4": 1.226, "swissai-gh200-300m-8n-mbs2": 2.539,
+    "marinfold-levanter-h100-qwen3shape-2p9b-jaxflash-8g": 2.383, "marinfold-levanter-h100-qwen3shape-2p9b-vanilla-8g":
+    0.713, "marinfold-levanter-h100-qwen3shape-2p8b-w2816-32g": 2.228, "yafsdp-fsdp-a100-l2-7b-64g-s2048": 1.465,
+    "yafsdp-fsdp-a100-l2-7b-128g-s2048": 1.564, "yafsdp-fsdp-a100-l2-13b-128g-s2048": 1.649,
+    "yafsdp-fsdp-a100-l2-34b-128g-s2048": 1.614, "yafsdp-fsdp-a100-l2-34b-256g-s2048": 1.69,
+    "yafsdp-fsdp-a100-l3-8b-64g-s2048": 1.603, "yafsdp-fsdp-a100-l3-8b-64g-s4096": 1.17,
+    "dlperf-megatron-v100-dp-1x1x1-2-1536x16": 0.7, "dlperf-megatron-v100-dp-8x1x1-16-1536x16": 0.709,
+    "dlperf-megatron-v100-dp-16x1x1-32-1536x16": 0.77, "dlperf-megatron-v100-dp-32x1x1-64-1536x16": 0.786,
+    "dlperf-megatron-v100-mp-1x1x1-8-768x12": 0.668, "dlperf-megatron-v100-mp-1x8x1-16-1536x16": 0.771,
+    "dlperf-megatron-v100-mp-1x16x1-16-3072x16": 1.178, "dlperf-megatron-v100-mp-1x32x1-16-3072x32": 1.443,
+    "dlperf-megatron-v100-dp-pp-8x1x4-512-1536x16": 0.72, "henkdr-lumi-mds-gpt13b-2n-dp16-z1": 1.191,
+    "ttune-rd-a100-llama31-70b-full": 0.383, "zb-1f1b-smallm-6p2b-m2": 0.817, "xtr-l3-8b-8gpu-8k-sp1": 0.829,
+    "fp-llama2-7b-a800x8-z3-s2048-mbs3-gas64": 0.83, "dlperf-megatron-v100-2d-2x4x1-16-1536x16": 0.781,
+    "bigsci-tr3m-v100-32g-dp8-mbs1": 0.773, "bigsci-tr3m-v100-32g-dp8-mbs8": 0.819, "bigsci-tr3m-v100-32g-pp2-mbs2":
+    0.744, "bigsci-tr3m-v100-32g-pp4-mbs1": 0.738, "bigsci-tr3m-v100-32g-tp2-mbs1": 1.24,
+    "bigsci-tr3m-v100-32g-dp8-mbs1-norc": 0.814, "bigsci-tr3m-v100-32g-pp4-mbs2-norc": 0.715,
+    "bigsci-tr3m-v100-32g-tp2-mbs1-norc": 1.219, "bigsci-tr3m-v100-16g-pp2-mbs4": 0.737,
+    "bigsci-tr3m-v100-16g-pp8-mbs4": 0.705, "bigsci-tr8-104b-v100-tp4-pp32-adam": 1.163,
+    "bigsci-tr8-104b-v100-tp4-pp16-dp2-bnb": 1.206, "bigsci-tr11-176b-gbs16-mbs2": 1.433,
+    "bigsci-tr11-176b-gbs192-mbs1": 1.266, "atw-v6e8-qwen3-8b-bs20-s2k": 1.193, "mtt-v6e32-llama2-7b-s4k": 1.914,
+    "nanogpt-4090-gpt2-124m-pr225": 0.672, "tpuchat-v6e-130m-b64": 0.639, "tpuchat-v5e-130m-b64": 0.599,
+    "ptblog-f8fsdp2-h100-512g-llama3-405b-bf16": 0.81, "mllama-scal-a100-13b-256g-odo": 1.228,
+    "mllama-scal-a100-13b-512g-odo": 1.237, "mllama-scal-a100-13b-256g-do": 1.305, "mllama-scal-a100-13b-512g-do":
+    1.355, "xtuner-yi-34b-32gpu-128k-sp8": 0.838, "lumi-mds-175b-32n": 0.81, "nanochat-h100-d20-8g": 0.759,
+    "llmjp-sakura-h100-175b-ffn39936-kv16-448g": 1.232, "amdpt252-mi300x-mistral7b-bf16": 0.813,
+    "amdpt252-mi325x-mistral7b-bf16": 0.805, "lumi-mds-175b-64n": 0.825, "lumi-mds-175b-128n": 0.839,
+    "frontier-tt-llama3-8b-64gcd": 0.828, "ttune-rd-4090-llama31-8b-qlora": 0.834,
+    "aai-4090x2-llama2-7b-lora-offload-bs10": 0.845, "aai-4090x2-llama2-7b-qlora-ddp-bs8": 0.803,
+    "aai-4090x2-llama2-7b-qlora-fsdp-bs10": 0.831, "aai-4090x2-llama2-7b-qlora-offload-bs12": 0.823,
+    "aai-4090x2-yi-34b-qlora-fsdp-bs2": 0.82, "aai-4090x2-yi-34b-qlora-offload-bs4": 0.811,
+    "aai-4090x2-mistral-7b-v02-qlora-offload-bs12-ctx2k": 0.824, "jubench-a100-40gb-gpt175b-96n-tp8pp8": 0.823,
+    "caraml-jedi-gh200x4-gpt800m-gbs2048": 1.804, "caraml-jedi-gh200x4-gpt800m-gbs512": 1.714,
+    "caraml-gh200x1-gpt800m-gbs512": 1.499, "caraml-a100-40gb-x4-gpt800m-gbs512": 1.243,
+    "apertus-gh200-70b-lc32k-2048g-tp4pp8vp5cp4": 1.359, "apertus-gh200-8b-lc64k-2048g-tp4cp4": 1.671,
+    "lam-hf-a100-1g-gpt3-2.7b": 2.122, "lam-hf-h100-1g-gpt3-2.7b": 2.712, "mtgemma-v5e256-gemma-2b": 0.827,
+    "xtuner-llama2-7b-8gpu-8k-sp1": 0.784, "xtuner-llama2-7b-8gpu-32k-sp1": 0.81, "xtuner-llama2-7b-8gpu-128k-sp8":
+    0.775, "xtuner-llama2-7b-8gpu-256k-sp8": 0.806, "atwjax-v6e8-llama3-8b-bs4-s8k": 0.797,
+    "atwjax-v6e8-llama3-8b-bs5-s8k": 0.803, "atwjax-v6e8-qwen3-8b-bs1-s2k-base": 1.629,
+    "atwjax-v6e8-qwen3-8b-bs2-s2k-remat": 1.287, "atwjax-v6e8-qwen3-8b-bs4-s2k-splash": 1.197, "ao-h100-sxm-8b-bf16":
+    1.17, "pax-126m-a100-80gb-tebf16": 0.832, "lsaie-gh200-z3-zerooffload": 1.162, "nanotron-usp-80b-8n-dp1tp4pp16":
+    1.239, "mds-longseq-a100-40gb-30b-tp32-4k": 0.832, "lf-a100-30b-s2048-g8-mb3": 0.846, "zb-1f1b-smallm-1p5b-m2":
+    0.828, "zb-1f1b-smallm-6p2b-m4": 0.838, "zb-1f1b-smallm-14p6b-m4": 0.827, "zb-1f1b-smallm-14p6b-m8": 0.836,
+    "xtr-l3-8b-8gpu-32k-sp4": 0.842, "xtr-l3-8b-8gpu-128k-sp8": 0.843, "tt1881-h100-llama3-8b-fsdp64-eager": 1.172,
+    "aai-4090x2-llama2-7b-lora-fsdp-bs6": 0.843, "zb-zb2p-smallm-1p5b-m2": 0.84, "zb-zb2p-smallm-6p2b-m2": 0.823,
+    "zb-zb2p-smallm-14p6b-m4": 0.821, "fp8lm-h100-gpt7b-32g-bf16": 1.18, "fp8lm-h100-gpt13b-32g-bf16": 1.159,
+    "swissai-gh200-llama3.2-3b-8n-mbs2": 1.157, "swissai-gh200-llama3.2-3b-16n-gbs512-s4k": 1.192,
+    "swissai-gh200-llama3.2-3b-32n-gbs512-s4k": 1.177, "swpr33-gh200-llama3-8b-64n-tp2-mbs4-s4k": 1.174,
+    "swpr33-gh200-llama3-8b-64n-tp1-mbs1-s8k": 1.156, "llmjp-sakura-h100-175b-ffn33792-kv16-384g": 1.197,
+    "llmjp-sakura-h100-175b-ffn33792-kv8-384g": 1.197, "llmjp-sakura-h100-175b-ffn43008-kv128-448g": 1.179,
+    "caraml-h100-pcie-x4-gpt800m-gbs512": 1.212
 }
 
 
@@ -261,8 +260,10 @@ def test_fitted_constants_are_what_the_script_fits(refit):
 # to 0.78 where they read 0.80 before (the batch's Skywork A800 rows, 0.99-1.14, pull it down once that source is
 # out), so that source is predicted slower: the Zero Bubble paper's 78 rows 6.4 -> 8.8 %, Narayanan 2021 2.8 -> 5.0 %,
 # BLOOM 5.3 -> 7.6 % (in sample the fraction moved 0.80 -> 0.81). Maxtext: its folds refit its scale with the batch's
-# native-JAX v6e rows (0.80-1.63) in them
-MISSES_LOSO_TARGET = ("megatron", "fsdp", "deepspeed", "maxtext")
+# native-JAX v6e rows (0.80-1.63) in them. After Hopper's own sustained fraction (2026-12-07, eleventh session:
+# FAMILY_FITS; its runs of every stack read 0.93 at the one GPU fraction) megatron 9.2 %, met again; fsdp 10.1 % and
+# maxtext 10.2 %, just outside
+MISSES_LOSO_TARGET = ("fsdp", "deepspeed", "maxtext")
 
 
 @pytest.mark.parametrize("fw", [pytest.param(
@@ -285,8 +286,9 @@ def test_leave_one_source_out_median_within_10_percent(refit, fw):
 # thirty-fifth batch's, maxtext 9.7 %, the others unchanged; after the thirty-sixth batch's megatron 11.0 % and
 # maxtext 10.3 % (see MISSES_LOSO_TARGET), fsdp 11.6 % — its Ampere sources lose 1.3-2.3 points each left out, as
 # megatron's (MosaicML's, VectorLM's, torchtune's, llm-foundry's A100 40GB table), OLMo-core PR #562's two rows joined
-# at 0.90-0.92 — and deepspeed 19.1 % with XTuner's six new rows in its folds)
-LOSO_CEILING = {"megatron": 0.115, "fsdp": 0.12, "deepspeed": 0.195, "maxtext": 0.11}
+# at 0.90-0.92 — and deepspeed 19.1 % with XTuner's six new rows in its folds; after Hopper's own sustained fraction
+# megatron 9.2 %, fsdp 10.1 %, deepspeed 18.3 %, maxtext 10.2 %)
+LOSO_CEILING = {"megatron": 0.10, "fsdp": 0.105, "deepspeed": 0.19, "maxtext": 0.105}
 
 
 @pytest.mark.parametrize("fw", sorted(LOSO_CEILING))
@@ -413,10 +415,9 @@ CAL_MISSES = {"FlagPerf NVIDIA Megatron cases",  # since the 2026-12-06 refit
               "LUMI LLM scaling (spyysalo)", "Answer.AI fsdp_qlora benchmarks 2024-03",
               "torchtune README memory and training speed",
               "llm-foundry benchmarks README A100 80GB table", "JAX-Toolbox Pax README 23.10 release",
-              "DGXC Benchmarking NeMo v25.05",
               # since the refit after the twenty-seventh batch (2026-12-06: GPU sustained fraction 0.73 -> 0.72,
-              # Ampere 0.83 -> 0.82, fsdp overlap cost 0.2 -> 0.1): 10.1-10.9 %
-              "llm-foundry benchmarks README A100 40GB table",
+              # Ampere 0.83 -> 0.82, fsdp overlap cost 0.2 -> 0.1): 10.1-10.9 % (its A100 40GB table: 9.7 % after
+              # Hopper's own sustained fraction, 2026-12-07, eleventh session, out of the list)
               # since the refit after the thirty-second and thirty-third batches (2026-12-07: GPU sustained fraction
               # 0.70 -> 0.71, Ampere 0.80 -> 0.81, fsdp overlap cost 0.1 -> 0.2; torchtitan's A100 rows and
               # Megatron-LM's H100 README within 10 % again): Megatron-LLaMA's README, whose 256-512-GPU scaling rows
@@ -427,7 +428,9 @@ CAL_MISSES = {"FlagPerf NVIDIA Megatron cases",  # since the 2026-12-06 refit
               # overlap cost 0.2 -> 0.1): torchtitan's A100 table 11.8 %, Megatron-LM's H100 README 11.0 %; and two of
               # the batch's sources: Apertus (11.3 %: its 64K row with CP 4 reads 1.68 beside 4K rows at 0.8-1.0) and
               # CARAML (19.1 %: its GH200 rows 1.4-1.7 beside A100 rows at 1.06-1.25)
-              "torchtitan A100 2024-04", "Megatron-LM README H100", "Apertus tech report", "CARAML",
+              # (after Hopper's own sustained fraction: torchtitan's A100 table 8.5 %, Megatron-LM's H100 README 9.0 %,
+              # DGXC's NeMo v25.05 5.4 %, InternEvo's A100 table 9.2 %: within 10 % again, out of the list)
+              "Apertus tech report", "CARAML",
               # the thirty-fifth batch: MaxText's Gemma MFU table (12.8 %: Gemma 2B and 7B on v5e-256 at 0.83 and 0.90,
               # 2B on v5p-128 at 1.03; the v5e layouts are the repo's recommended commands, assumed)
               "MaxText Run_Gemma MFU table",
@@ -435,7 +438,7 @@ CAL_MISSES = {"FlagPerf NVIDIA Megatron cases",  # since the 2026-12-06 refit
               # A100 table 10.7 % (it was 10.1 % once before); and one of the batch's sources: the native-JAX v6e-8
               # runs (48.7 %: Llama 3 8B with splash attention at 0.80 beside Qwen3 8B with plain attention at
               # 1.14-1.63, agent-tuned flags the inputs cannot say)
-              "InternLM/InternEvo training performance", "TPU autoresearch wiki native-JAX (Flax NNX) runs",
+              "TPU autoresearch wiki native-JAX (Flax NNX) runs",
               # the twenty-ninth batch (2026-12-07): YaFSDP's FSDP baseline (exposed ZeRO-3 traffic at 2,048 tokens,
               # hidden at 8,192: 0.99-1.81), DLPerf's V100 Megatron table (one 100 Gb/s NIC per node; tensor
               # parallelism across nodes)
@@ -725,6 +728,23 @@ def test_xla_remat_skips_the_last_projection_torch_reruns_it():
         r = evaluate(**c)
         return float(r["recompute_s"]) / float(r["compute_s"])
     assert share("maxtext") / share("megatron") == pytest.approx(1 - 14336 / 53248, rel=1e-6)
+
+
+def test_xla_remat_reruns_the_routed_experts_down_projection():
+    """MaxText weighs the routed experts' outputs by the router's weights after their down projection (layers/moe.py
+    RoutedMoE.unpermute, weight_sum) and the router's gradient reads those outputs, so a rematerialised MoE layer
+    reruns that GEMM: for Mixtral (every layer MoE, no shared expert) the recomputed share of the forward is PyTorch's
+    (the idealised chip of the test above, on 8 GPUs so that the experts fit)."""
+    from core.estimate import evaluate
+
+    def share(fw):
+        c = config_from_inputs(model="mixtral-8x7b", gpu="h100-sxm", framework=fw, n_gpus=8, seq_len=1024,
+                               micro_batch=1, global_batch=8, recompute="full", zero_stage=0, mfu="auto").columns()
+        c.update(sm_count=np.nan, matmul_efficiency=1.0, memory_bandwidth_bytes_per_s=1e30,
+                 attention_efficiency=1e12, fa2_attention_efficiency=1e12)
+        r = evaluate(**c)
+        return float(r["recompute_s"]) / float(r["compute_s"])
+    assert share("maxtext") == pytest.approx(share("megatron"), rel=1e-9)
 
 
 def test_xla_remat_skips_the_skipped_projections_all_reduce_too():
