@@ -43,7 +43,7 @@ critical stage is the busiest rank's layers plus what of those the last rank's f
 and loss slots, or Megatron's custom layout, `pp_layout`: core/schedule.layout_ranks).
 
 Recomputation (core/recompute.py): full = every layer's forward again (under XLA less its last projection, which
-the backward never reads: profile remat_dce; the routed experts' still reruns, the router's gradient reads its
+the backward never reads: profile remat_dce; a routed expert's still reruns, the router's gradient reads its
 outputs; with its tensor-parallel communication; with
 recompute_layers K only K of the stage's layers); otherwise the components the modules or remat policy name.
 
@@ -526,6 +526,7 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # their outputs would be recomputed, and the backward reads their inputs (data/frameworks.csv remat_dce). Not the
     # routed experts' down projection: MaxText weighs its outputs by the router's weights after it (layers/moe.py
     # RoutedMoE.unpermute, weight_sum), and the router's gradient reads them; a dense MLP's and the shared experts'
+    # are skipped
     dce = np.asarray(P.word(fw, "remat_dce")) == "yes"
     dce_gemm = np.where(dce, avg(dense_out, 0.0) + comp["shared_out"], 0.0)  # the GEMMs the rerun skips (and the TP
     # overlap below)
