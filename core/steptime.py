@@ -583,8 +583,8 @@ def context(c: dict, state_bytes, stage_params, expert_params=0.0) -> dict:
     # two all-reduces per sublayer (forward and backward; + one per recomputed forward); an MoE layer's MLP collectives
     # are the dispatcher's; a hybrid's sublayers are its attention, Mamba-2 and dense MLP blocks per layer
     # (under XLA's dead-code elimination the rerun skips each dense MLP's last projection and so its all-reduce)
-    tp_pass = np.where(has_ssm, (n_attn + n_ssm + n_mlp - n_moe) / L, 2.0 - moe_share)  # all-reduces of one pass
-    dense_mlp = np.where(has_ssm, (n_mlp - n_moe) / L, 1.0 - moe_share)
+    dense_mlp = avg(1.0, 0.0)  # the layers' share with a dense MLP
+    tp_pass = w_attn + w_ssm + dense_mlp  # all-reduces of one pass
     n_tp = 2.0 * tp_pass + full_share * (tp_pass - np.where(dce, dense_mlp, 0.0))
     # distributed saved activations: each recomputed layer first all-gathers its checkpointed input over tp
     dist = np.asarray(g("distribute_saved_activations", False), dtype=bool)

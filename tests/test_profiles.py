@@ -713,20 +713,24 @@ def test_recompute_modules_between_none_and_full():
     assert t["core_attn"] < t["core_attn+mlp"] < t["full"]
 
 
+def _idealised_recompute_share(fw, model, n_gpus):
+    """recompute_s ÷ compute_s under full recompute, one 1K sequence per GPU, on an idealised chip (GEMMs at peak, no
+    waves, free attention and memory traffic): the recomputed share of 3 × the forward GEMMs."""
+    from core.estimate import evaluate
+    c = config_from_inputs(model=model, gpu="h100-sxm", framework=fw, n_gpus=n_gpus, seq_len=1024, micro_batch=1,
+                           global_batch=n_gpus, recompute="full", zero_stage=0, mfu="auto").columns()
+    c.update(sm_count=np.nan, matmul_efficiency=1.0, memory_bandwidth_bytes_per_s=1e30,
+             attention_efficiency=1e12, fa2_attention_efficiency=1e12)
+    r = evaluate(**c)
+    return float(r["recompute_s"]) / float(r["compute_s"])
+
+
 def test_xla_remat_skips_the_last_projection_torch_reruns_it():
     """Full rematerialisation under XLA (profile remat_dce) recomputes a layer's forward but its last projection
     (mlp wo), whose output the backward never reads; PyTorch's checkpoint reruns it. On an idealised chip (GEMMs at
     peak, no waves, free attention and memory traffic) recompute_s ÷ compute_s is the recomputed share of 3 × the
     forward GEMMs: for Llama-3.1-8B a layer's GEMMs are h·(6144 + 4096 + 2·14336 + 14336) parameters, wo h·14336."""
-    from core.estimate import evaluate
-
-    def share(fw):
-        c = config_from_inputs(model="llama-3.1-8b", gpu="h100-sxm", framework=fw, n_gpus=1, seq_len=1024,
-                               micro_batch=1, global_batch=1, recompute="full", zero_stage=0, mfu="auto").columns()
-        c.update(sm_count=np.nan, matmul_efficiency=1.0, memory_bandwidth_bytes_per_s=1e30,
-                 attention_efficiency=1e12, fa2_attention_efficiency=1e12)
-        r = evaluate(**c)
-        return float(r["recompute_s"]) / float(r["compute_s"])
+    share = lambda fw: _idealised_recompute_share(fw, "llama-3.1-8b", n_gpus=1)  # noqa: E731
     assert share("maxtext") / share("megatron") == pytest.approx(1 - 14336 / 53248, rel=1e-6)
 
 
@@ -735,15 +739,7 @@ def test_xla_remat_reruns_the_routed_experts_down_projection():
     RoutedMoE.unpermute, weight_sum) and the router's gradient reads those outputs, so a rematerialised MoE layer
     reruns that GEMM: for Mixtral (every layer MoE, no shared expert) the recomputed share of the forward is PyTorch's
     (the idealised chip of the test above, on 8 GPUs so that the experts fit)."""
-    from core.estimate import evaluate
-
-    def share(fw):
-        c = config_from_inputs(model="mixtral-8x7b", gpu="h100-sxm", framework=fw, n_gpus=8, seq_len=1024,
-                               micro_batch=1, global_batch=8, recompute="full", zero_stage=0, mfu="auto").columns()
-        c.update(sm_count=np.nan, matmul_efficiency=1.0, memory_bandwidth_bytes_per_s=1e30,
-                 attention_efficiency=1e12, fa2_attention_efficiency=1e12)
-        r = evaluate(**c)
-        return float(r["recompute_s"]) / float(r["compute_s"])
+    share = lambda fw: _idealised_recompute_share(fw, "mixtral-8x7b", n_gpus=8)  # noqa: E731
     assert share("maxtext") == pytest.approx(share("megatron"), rel=1e-9)
 
 
