@@ -179,13 +179,19 @@ def efficiency_table() -> dict[str, dict]:
                 "attention_carries_to": tuple(row["attention_carries_to"].split()),
                 "flex_over_fa2": float(row["flex_over_fa2"]),
                 "causal_ratio": float(row["causal_ratio"]),
-                "sustained_fraction": sustained_fraction(row["family"])[0],  # fitted: data/fitted.csv
+                # fitted (data/fitted.csv); a family that runs another's GEMM kernels takes that one's (sustained_as)
+                "sustained_as": row["sustained_as"].strip() or row["family"],
+                "sustained_fraction": sustained_fraction(row["sustained_as"].strip() or row["family"])[0],
                 "hbm_efficiency": float(row["hbm_efficiency"]),
                 "intra_node_efficiency": float(row["intra_node_efficiency"]),
                 "inter_node_efficiency": float(row["inter_node_efficiency"]),
                 "collective_latency_s": float(row["collective_latency_us"]) * 1e-6,
                 "source": row["source"],
             }
+    for f, row in out.items():
+        if row["sustained_as"] not in out:
+            raise ValueError(f"data/efficiency.csv {f} sustained_as: {row['sustained_as']!r} is not a family of the "
+                             f"table ({', '.join(out)})")
     return out
 
 
@@ -227,7 +233,7 @@ def catalog() -> dict[str, Accelerator]:
                 matmul_efficiency=_f(row, "matmul_efficiency"),
                 grouped_gemm_efficiency=_f(row, "grouped_gemm_efficiency"),
                 **{k: v for k, v in fam[row["family"]].items()
-                   if k not in ("source", "attention_measured_on", "attention_carries_to")},
+                   if k not in ("source", "attention_measured_on", "attention_carries_to", "sustained_as")},
                 price_date=row["price_date"],
                 price_source=row["price_source"],
                 source=row["source"],

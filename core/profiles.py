@@ -189,7 +189,9 @@ def fitted_rows() -> dict:
 def sustained_fraction(family: str) -> tuple:
     """(value, source) of the fitted sustained fraction for a chip family: TPUs have their own (fixed clocks, one
     XLA program), a GPU family fitted on its own runs (bench/fit_profiles.FAMILY_FITS) its own, every other
-    GPU family shares one (data/fitted.csv; 0.84 before any fit)."""
+    GPU family shares one (data/fitted.csv; 0.84 before any fit). `family` is the one whose fraction is taken: a
+    family that runs another's GEMM kernels names it in data/efficiency.csv sustained_as, which
+    core.hardware.efficiency_table resolves before it asks here (Ada: Ampere's)."""
     rows = fitted_rows()
     if (family, "sustained_fraction") in rows:
         return rows[(family, "sustained_fraction")]

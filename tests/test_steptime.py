@@ -472,11 +472,12 @@ def test_mi355x_matmul_efficiency_is_the_mamf_tables_fraction():
 def test_a_familys_attention_runs_at_each_chips_gemm_rate():
     """A family's attention figures were measured on one chip (data/efficiency.csv attention_measured_on); the chips of
     the same silicon (attention_carries_to) run them at their GEMMs' rate relative to it: MI325X (MI300X's silicon at
-    1000 W; ml-engineering MAMF 784.9 and 668.4 of 1300) and GB200 (1822 of 2500 against B200's 1745 of 2250). The
-    family's other chips (A10, RTX 3090: another die, an assumed matmul efficiency; B300) keep the figures."""
+    1000 W; AMD's Max-Achievable FLOPs 843 and 708 of 1307, ROCm blog 'Measuring Max-Achievable FLOPs - Part 2') and
+    GB200 (1822 of 2500 against B200's 1745 of 2250). The family's other chips (A10, RTX 3090: another die, an
+    assumed matmul efficiency; B300) keep the figures."""
     from core.hardware import catalog, efficiency_table
     cat, fams = catalog(), efficiency_table()
-    for chip, ref, mamf in (("mi325x", "mi300x", 784.9 / 668.4), ("gb200", "b200", 1822 / 2500 / (1745 / 2250))):
+    for chip, ref, mamf in (("mi325x", "mi300x", 843 / 708), ("gb200", "b200", 1822 / 2500 / (1745 / 2250))):
         ratio = cat[chip].matmul_efficiency / cat[ref].matmul_efficiency
         assert ratio == pytest.approx(mamf, abs=3e-3), chip
         fam = fams[cat[chip].family]
@@ -501,3 +502,51 @@ def test_a_bad_attention_reference_chip_is_refused_by_name(ref, carries, why):
     with pytest.raises(ValueError, match=f"data/efficiency.csv cdna3 attention_measured_on.*{why}"
                        if "needs" not in why else f"cdna3 attention_carries_to: {why}"):
         H._attention_at_each_chips_gemm_rate(dict(H.catalog()), fams)
+
+
+def test_ada_and_geforce_blackwell_take_amperes_sustained_fraction():
+    """data/efficiency.csv sustained_as: Ada (sm_89) and GeForce Blackwell (sm_120) have neither Hopper's wgmma (an
+    sm_90a-only instruction, LLVM review D155851) nor Blackwell's tcgen05, so their tensor cores run Ampere's mma.sync
+    kernels and their GEMMs keep Ampere's fitted sustained fraction (data/fitted.csv ampere), not the one of the other
+    GPUs; the chips of the families fitted on their own, and the rest, keep theirs."""
+    from core import profiles as PF
+    from core.hardware import catalog
+    cat = catalog()
+    amp, gpu = PF.sustained_fraction("ampere")[0], PF.sustained_fraction("gpu")[0]
+    assert amp != gpu  # else the test could not tell them apart
+    for chip in ("rtx-4090", "l40s", "l4", "rtx-6000-ada", "rtx-5090", "a100-80gb"):
+        assert cat[chip].sustained_fraction == amp, chip
+    for chip, fam in (("h100-sxm", "hopper"), ("v100-32gb", "volta"), ("b200", "gpu"), ("mi300x", "gpu")):
+        assert cat[chip].sustained_fraction == PF.sustained_fraction(fam)[0], chip
+
+
+def test_a_sustained_as_that_is_no_family_is_refused_by_name(tmp_path, monkeypatch):
+    import csv
+    from core import hardware as H
+    rows = list(csv.DictReader(open(H.DATA_DIR / "efficiency.csv", newline="")))
+    for r in rows:
+        if r["family"] == "ada":
+            r["sustained_as"] = "amperee"
+    with open(tmp_path / "efficiency.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    monkeypatch.setattr(H, "DATA_DIR", tmp_path)
+    H.efficiency_table.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="data/efficiency.csv ada sustained_as: 'amperee' is not a family"):
+            H.efficiency_table()
+    finally:
+        H.efficiency_table.cache_clear()
+
+
+@pytest.mark.parametrize("chip, bf16, fp8", [("mi300x", 708, 1273), ("mi325x", 843, 1519)])
+def test_mi300x_and_mi325x_gemm_rates_are_amds_max_achievable_flops(chip, bf16, fp8):
+    """data/accelerators.csv: the CDNA3 chips' achievable GEMM rates are AMD's Max-Achievable FLOPs (ROCm blog
+    'Measuring Max-Achievable FLOPs - Part 2', Table 1: hipblaslt-bench at M=4096, N=4864 (fp8 3648), K=32896 with the
+    hipBLASLt the ROCm 6.5 release targets) over the 1307 / 2615 TFLOP/s peaks, to the catalog's three decimals."""
+    from core.hardware import catalog
+    g = catalog()[chip]
+    assert g.peak_bf16_flops_per_s == pytest.approx(1307e12) and g.peak_fp8_flops_per_s == pytest.approx(2615e12)
+    assert g.matmul_efficiency == pytest.approx(bf16 / 1307, abs=5e-4)
+    assert g.fp8_matmul_efficiency == pytest.approx(fp8 / 2615, abs=5e-4)
