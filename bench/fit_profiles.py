@@ -9,10 +9,11 @@ What is fitted (everything else is derived from sources: data/frameworks.csv, da
 - `sustained_fraction` of the GPU families (one constant; FAMILY_FITS below apart), on the megatron runs — kernels inside a training step
   against the hot-loop microbenchmarks the efficiencies come from (clocks under load, launch gaps);
 - `sustained_fraction` of the TPU family, on the maxtext runs on TPUs;
-- `sustained_fraction` of each GPU family of FAMILY_FITS (Ampere, Volta, Hopper) on its own, on that family's runs of every profile
-  (the profiles' constants refit at each trial value): A100 runs of every stack were 8-11 % faster than the one GPU
-  fraction predicts (fms-fsdp, torchtune, llm-foundry, Narayanan, Korthikanti, MegaScale; 13 of 16 A100 sources) —
-  kernels that run longer lose a smaller share to launch gaps and clocks under load; V100 runs of 2019-2021 software
+- `sustained_fraction` of each GPU family of FAMILY_FITS (Ampere, Volta, Hopper) on its own, on that family's runs
+  of every profile and those of the families that take its fraction (data/efficiency.csv sustained_as: Ada's and
+  GeForce Blackwell's are Ampere's; the profiles' constants refit at each trial value): A100 runs of every stack were
+  8-11 % faster than the one GPU fraction predicts (fms-fsdp, torchtune, llm-foundry, Narayanan, Korthikanti,
+  MegaScale; 13 of 16 A100 sources) — kernels that run longer lose a smaller share to launch gaps and clocks under load; V100 runs of 2019-2021 software
   ran slower than it predicts and pulled it down for every other family (the thirtieth batch's note); Hopper runs of
   every stack read 0.93 (measured / predicted step; NVIDIA's dense NeMo and DGXC tables 0.85-0.88): the one fraction
   was fitted on the megatron runs alone, jointly with megatron's host time, and the fsdp and deepspeed Hopper runs,
@@ -103,8 +104,10 @@ SCALE_GRID = np.round(np.arange(0.60, 1.101, 0.02), 3)  # a profile's sustained 
 # profile read 0.93 (median measured / predicted step; the median source 0.91 under fsdp, 0.94 megatron, 0.90
 # deepspeed; NVIDIA's dense NeMo and DGXC tables 0.85-0.88): the one fraction was fitted on the megatron runs alone
 # (94 of its 119 Hopper), jointly with megatron's host time, and the fsdp and deepspeed Hopper runs never entered it.
-# The GPU fraction left (0.67, unchanged) now rests on 25 megatron runs from 7 sources (Blackwell 9, MI250X 14 from
-# two LUMI sources, MI300X 2), and every other GPU family of every profile takes it.
+# The GPU fraction left (0.67, unchanged then; 0.68 since the twelfth session's refit) rests on 25 megatron runs from
+# 7 sources (Blackwell 9, MI250X 14 from two LUMI sources, MI300X 2), and every GPU family neither fitted here nor
+# taking a fitted family's fraction (data/efficiency.csv sustained_as: Ada and GeForce Blackwell take Ampere's since
+# 2026-12-07, twelfth session) takes it in every profile.
 # Tried and not kept: CDNA3 and CDNA4 of their own (their dense runs are 13 from 4 sources: the fit wandered to 0.66
 # and stayed at its 0.80 start; leave-one-source-out megatron 11.5 %, fsdp 11.3 %: no better than without)
 FAMILY_FITS = ("ampere", "volta", "hopper")
@@ -128,10 +131,18 @@ def _kind(run) -> str:
     return "tpu" if fam == "tpu" else fam if fam in FAMILY_FITS else "gpu"
 
 
+def _takers() -> str:
+    """' and the families that take their fractions (ada, ...)' when some family takes a FAMILY_FITS family's
+    fraction (data/efficiency.csv sustained_as); else ''."""
+    more = [f for f, r in efficiency_table().items() if f not in FAMILY_FITS and r["sustained_as"] in FAMILY_FITS]
+    return f" and the families that take their fractions ({', '.join(more)})" if more else ""
+
+
 def _sharing(family) -> str:
-    """', Ada's included (data/efficiency.csv sustained_as)' for a family whose fraction others take; else ''."""
+    """For a family whose fraction others take (data/efficiency.csv sustained_as), the clause that names them in its
+    data/fitted.csv row (', which ada and blackwell-geforce chips take too (...)'); else ''."""
     more = [f for f, r in efficiency_table().items() if f != family and r["sustained_as"] == family]
-    return f", {' and '.join(more)}'s included (data/efficiency.csv sustained_as)" if more else ""
+    return f", which {' and '.join(more)} chips take too (data/efficiency.csv sustained_as)" if more else ""
 
 
 class _View:
@@ -292,8 +303,8 @@ def run(write: bool):
     # --- report, intervals, validated region ----------------------------------------------------------------------
     n_gpu = int(np.sum(~mt.fam)) if fam_a is not None else len(mt.rows)
     fitted = [("gpu", "sustained_fraction", sus_gpu, f"fitted by bench/fit_profiles.py to the {n_gpu} megatron runs of "
-               f"data/published_runs.csv on GPUs outside {', '.join(FAMILY_FITS) or 'no family'} (kernels in a training "
-               f"step vs the microbenchmarks)"),
+               f"data/published_runs.csv on GPUs outside {', '.join(FAMILY_FITS) or 'no family'}{_takers()} (kernels "
+               f"in a training step vs the microbenchmarks)"),
               ("tpu", "sustained_fraction", sus_tpu if sus_tpu is not None else 0.84,
                "fitted by bench/fit_profiles.py to the maxtext runs on TPUs")]
     if fam_a is not None:
@@ -704,7 +715,9 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   ROCm blog 'Measuring Max-Achievable FLOPs - Part 2' (ROCm/rocm-blogs @8e01195, Table 1) gives 708 and 843 TFLOP/s
   bf16 of 1307, 1273 and 1519 fp8 of 2615, measured with the hipBLASLt that the ROCm 6.5 release targets, where the
   catalog read ml-engineering's MAMF on stock ROCm 6.3 (668.4 and 784.9 of 1300; fp8 0.95 × the bf16 fraction).
-  bf16 0.514 -> 0.542 and 0.604 -> 0.645; fp8 stays 0.487 and 0.581 (now measured, not derived). The 84 CDNA3 / CDNA4
+  bf16 0.514 -> 0.542 and 0.604 -> 0.645; fp8 0.488 -> 0.487 and 0.574 -> 0.581 (now measured, where it was 0.95 ×
+  the bf16 fraction; the blog's footnote 4 prints MI300X fp8 1223.6 and MI325X 840.8 / 1527.7, Table 1 is taken).
+  The 84 CDNA3 / CDNA4
   rows of every table read 0.88 at the median before (MI325X 0.82): 29 -> 33 within 15 % (MI325X 6 -> 9 of 23), the
   same after the refit below (MI300X 0.89, MI325X 0.84, MI355X 0.94 at the median). The rest of their deficit is not
   the GEMM microbenchmark: AMD's FP8 MLPerf rows (Llama 2 70B LoRA, Llama 3.1 8B) still read 0.77-0.89.
@@ -712,10 +725,12 @@ WHY_MISSES = """What the misses point at (read from the sources' own notes; not 
   sustained_as): at the GPU fraction (0.67, fitted on Blackwell and CDNA megatron runs) the 18 RTX 4090 runs of four
   sources (Answer.AI's fsdp_qlora table, torchtune's README, optimum-benchmark, nanoGPT) read 0.61-0.88, median 0.81,
   1 of 18 within 15 %: every one faster than predicted. The 4090 reaches its spec peak in the matmul benchmark
-  (matmul_efficiency 1.002), so the deficit is the in-step fraction. Ada (sm_89) has no wgmma or TMA (sm_90a only) and
-  GeForce Blackwell (sm_120) no tcgen05: their tensor cores run the Ampere-generation mma.sync kernels and
-  FlashAttention-2, so they take the fraction fitted on the Ampere chips' runs (whose fit now includes these 18), not
-  the one fitted on chips with other GEMM instructions. At Ampere's 0.80 the 18 read 0.73-1.04, 13 within 15 %.
+  (matmul_efficiency 1.002), so the deficit is the in-step fraction. Ada (sm_89) has neither Hopper's warpgroup MMA
+  (wgmma, sm_90a only: LLVM review D155851) nor TMA (sm_90 on), and GeForce Blackwell (sm_120) has TMA but neither
+  wgmma nor tcgen05: their tensor cores are driven by the warp-level mma.sync, as on Ampere (FlashAttention-2 their
+  attention kernel), so they take the fraction fitted on the Ampere chips' runs (whose fit now includes these 18; no
+  sm_120 run is published here: assumed for GeForce Blackwell), not the one fitted on chips with other GEMM
+  instructions. At Ampere's 0.80 the 18 read 0.73-1.04, 13 within 15 %.
   Refit with both changes (`python bench/fit_profiles.py --write --results`): Ampere 0.80 -> 0.83 (now on 395 runs),
   Hopper 0.73 -> 0.76, the GPU fraction 0.67 -> 0.68, megatron step_host_s 68 -> 100 ms, fsdp overlap_cost 0.2 -> 0.3
   and unit_host_s 0 -> 0.19 ms, maxtext sustained_scale 1.02 -> 0.98 (the 18 rows had pulled fsdp's constants and,

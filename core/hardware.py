@@ -34,7 +34,8 @@ class Accelerator:
     # 80 GiB of HBM of which CUDA exposes 79.1 GiB (84.9e9 B), not 80e9 B; NaN: not published, the vendor's figure
     usable_memory_bytes: float = math.nan
     board_power_w: float = math.nan  # rated board power under load (data/accelerators.csv power_source)
-    fp8_matmul_efficiency: float = math.nan  # achievable fraction of the fp8 peak (ml-engineering MAMF); NaN: unknown
+    # achievable fraction of the fp8 peak (data/accelerators.csv: ml-engineering's MAMF, AMD's MAF); NaN: unknown
+    fp8_matmul_efficiency: float = math.nan
     intra_node_bytes_per_s: float = math.nan
     inter_node_bytes_per_s: float = math.nan
     host_link_bytes_per_s: float = math.nan  # GPU ↔ host (PCIe / NVLink-C2C), one direction
@@ -170,6 +171,8 @@ def efficiency_table() -> dict[str, dict]:
     out = {}
     with open(DATA_DIR / "efficiency.csv", newline="") as fh:
         for row in csv.DictReader(fh):
+            # fitted (data/fitted.csv); a family that runs another's GEMM kernels takes that one's (sustained_as)
+            takes = (row.get("sustained_as") or "").strip() or row["family"]
             out[row["family"]] = {
                 "attention_efficiency": float(row["attention_efficiency"]),
                 "attention_in_step": _flag(row["attention_in_step"], "attention_in_step", row["family"]),
@@ -179,19 +182,21 @@ def efficiency_table() -> dict[str, dict]:
                 "attention_carries_to": tuple(row["attention_carries_to"].split()),
                 "flex_over_fa2": float(row["flex_over_fa2"]),
                 "causal_ratio": float(row["causal_ratio"]),
-                # fitted (data/fitted.csv); a family that runs another's GEMM kernels takes that one's (sustained_as)
-                "sustained_as": row["sustained_as"].strip() or row["family"],
-                "sustained_fraction": sustained_fraction(row["sustained_as"].strip() or row["family"])[0],
+                "sustained_as": takes,
+                "sustained_fraction": sustained_fraction(takes)[0],
                 "hbm_efficiency": float(row["hbm_efficiency"]),
                 "intra_node_efficiency": float(row["intra_node_efficiency"]),
                 "inter_node_efficiency": float(row["inter_node_efficiency"]),
                 "collective_latency_s": float(row["collective_latency_us"]) * 1e-6,
                 "source": row["source"],
             }
-    for f, row in out.items():
-        if row["sustained_as"] not in out:
-            raise ValueError(f"data/efficiency.csv {f} sustained_as: {row['sustained_as']!r} is not a family of the "
-                             f"table ({', '.join(out)})")
+    for f, row in out.items():  # one step to a GPU family that takes its own fraction
+        t = row["sustained_as"]
+        why = ("is not a family of the table (" + ", ".join(out) + ")" if t not in out
+               else "takes another family's fraction itself (name that one)" if out[t]["sustained_as"] != t
+               else "is the TPU family (a GPU family takes a GPU family's fraction)" if t == "tpu" != f else "")
+        if why:
+            raise ValueError(f"data/efficiency.csv {f} sustained_as: {t!r} {why}")
     return out
 
 

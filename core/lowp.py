@@ -4,8 +4,9 @@ kernels' reads and writes).
 
 Convention (decided): the linear layers' GEMMs (QKV, output projection, MLP / experts) run at the recipe's peak
 (fp8, or fp4 for nvfp4) × the accelerator's achievable fp8 matmul fraction (data/accelerators.csv
-`fp8_matmul_efficiency`, ml-engineering's MAMF table; where unknown 0.95 × the bf16 fraction, the median FP8/BF16
-MAMF ratio of the five NVIDIA parts measured there) × the recipe's `gemm_factor`; the attention core, the router and
+`fp8_matmul_efficiency`, ml-engineering's MAMF table or the vendor's own, AMD's Max-Achievable FLOPs for MI300X and
+MI325X; where unknown 0.95 × the bf16 fraction, the median FP8/BF16 MAMF ratio of the five NVIDIA parts measured
+there) × the recipe's `gemm_factor`; the attention core, the router and
 the LM head stay bf16 (Transformer Engine and torchao convert nn.Linear layers of the blocks only). `compute_dtype`
 fp8 with no recipe is the delayed recipe (TE's default).
 """

@@ -191,7 +191,7 @@ def sustained_fraction(family: str) -> tuple:
     XLA program), a GPU family fitted on its own runs (bench/fit_profiles.FAMILY_FITS) its own, every other
     GPU family shares one (data/fitted.csv; 0.84 before any fit). `family` is the one whose fraction is taken: a
     family that runs another's GEMM kernels names it in data/efficiency.csv sustained_as, which
-    core.hardware.efficiency_table resolves before it asks here (Ada: Ampere's)."""
+    core.hardware.efficiency_table resolves before it asks here (Ada and GeForce Blackwell: Ampere's)."""
     rows = fitted_rows()
     if (family, "sustained_fraction") in rows:
         return rows[(family, "sustained_fraction")]

@@ -505,28 +505,40 @@ def test_a_bad_attention_reference_chip_is_refused_by_name(ref, carries, why):
 
 
 def test_ada_and_geforce_blackwell_take_amperes_sustained_fraction():
-    """data/efficiency.csv sustained_as: Ada (sm_89) and GeForce Blackwell (sm_120) have neither Hopper's wgmma (an
-    sm_90a-only instruction, LLVM review D155851) nor Blackwell's tcgen05, so their tensor cores run Ampere's mma.sync
-    kernels and their GEMMs keep Ampere's fitted sustained fraction (data/fitted.csv ampere), not the one of the other
-    GPUs; the chips of the families fitted on their own, and the rest, keep theirs."""
+    """data/efficiency.csv sustained_as: Ada (sm_89) and GeForce Blackwell (sm_120) have neither Hopper's warpgroup MMA
+    (wgmma, sm_90a only: LLVM review D155851) nor Blackwell's tcgen05, so their tensor cores are driven by the
+    warp-level mma.sync as on Ampere, and every chip of theirs keeps Ampere's fitted sustained fraction
+    (data/fitted.csv ampere), not the one of the other GPUs; those are the only families that take another's, and the
+    chips of every other family keep their own family's (or the GPU one)."""
     from core import profiles as PF
-    from core.hardware import catalog
-    cat = catalog()
+    from core.hardware import catalog, efficiency_table
+    fams, cat = efficiency_table(), catalog()
+    assert {f for f, r in fams.items() if r["sustained_as"] != f} == {"ada", "blackwell-geforce"}
     amp, gpu = PF.sustained_fraction("ampere")[0], PF.sustained_fraction("gpu")[0]
     assert amp != gpu  # else the test could not tell them apart
-    for chip in ("rtx-4090", "l40s", "l4", "rtx-6000-ada", "rtx-5090", "a100-80gb"):
-        assert cat[chip].sustained_fraction == amp, chip
+    takers = [n for n, g in cat.items() if g.family in ("ada", "blackwell-geforce")]
+    assert {"rtx-4090", "l40s", "l4", "l40", "rtx-6000-ada", "rtx-5090"} <= set(takers)
+    for name, g in cat.items():
+        want = amp if g.family in ("ada", "blackwell-geforce") else PF.sustained_fraction(g.family)[0]
+        assert g.sustained_fraction == want, name
     for chip, fam in (("h100-sxm", "hopper"), ("v100-32gb", "volta"), ("b200", "gpu"), ("mi300x", "gpu")):
         assert cat[chip].sustained_fraction == PF.sustained_fraction(fam)[0], chip
 
 
-def test_a_sustained_as_that_is_no_family_is_refused_by_name(tmp_path, monkeypatch):
+@pytest.mark.parametrize("family, target, why", [
+    ("ada", "amperee", "'amperee' is not a family of the table"),
+    ("blackwell-geforce", "ada", "'ada' takes another family's fraction itself"),
+    ("ada", "tpu", "'tpu' is the TPU family")])
+def test_a_bad_sustained_as_is_refused_by_name(tmp_path, monkeypatch, family, target, why):
+    """A family's sustained_as must name a family of the table that takes its own fraction (one step, no chains), and
+    a GPU family never the TPU's: each refused with the file, the family, the field and the reason."""
     import csv
     from core import hardware as H
-    rows = list(csv.DictReader(open(H.DATA_DIR / "efficiency.csv", newline="")))
+    with open(H.DATA_DIR / "efficiency.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
     for r in rows:
-        if r["family"] == "ada":
-            r["sustained_as"] = "amperee"
+        if r["family"] == family:
+            r["sustained_as"] = target
     with open(tmp_path / "efficiency.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
@@ -534,7 +546,7 @@ def test_a_sustained_as_that_is_no_family_is_refused_by_name(tmp_path, monkeypat
     monkeypatch.setattr(H, "DATA_DIR", tmp_path)
     H.efficiency_table.cache_clear()
     try:
-        with pytest.raises(ValueError, match="data/efficiency.csv ada sustained_as: 'amperee' is not a family"):
+        with pytest.raises(ValueError, match=f"data/efficiency.csv {family} sustained_as: {why}"):
             H.efficiency_table()
     finally:
         H.efficiency_table.cache_clear()
