@@ -13,15 +13,14 @@ What is fitted (everything else is derived from sources: data/frameworks.csv, da
   of every profile and those of the families that take its fraction (data/efficiency.csv sustained_as: Ada's and
   GeForce Blackwell's are Ampere's; the profiles' constants refit at each trial value): A100 runs of every stack were
   8-11 % faster than the one GPU fraction predicts (fms-fsdp, torchtune, llm-foundry, Narayanan, Korthikanti,
-  MegaScale; 13 of 16 A100 sources) — kernels that run longer lose a smaller share to launch gaps and clocks under load; V100 runs of 2019-2021 software
-  ran slower than it predicts and pulled it down for every other family (the thirtieth batch's note); Hopper runs of
-  every stack read 0.93 (measured / predicted step; NVIDIA's dense NeMo and DGXC tables 0.85-0.88): the one fraction
-  was fitted on the megatron runs alone, jointly with megatron's host time, and the fsdp and deepspeed Hopper runs,
-  whose profiles' constants all families share, never entered it (2026-12-07, the eleventh session's note). The
-  families'
-  values settle by coordinate descent (each round every value of one family, the others where they stand).
-  Leave-one-source-out, a source's family value is chosen without its runs (the profiles' constants at each trial
-  value from all runs);
+  MegaScale; 13 of 16 A100 sources) — kernels that run longer lose a smaller share to launch gaps and clocks under
+  load; V100 runs of 2019-2021 software ran slower than it predicts and pulled it down for every other family (the
+  thirtieth batch's note); Hopper runs of every stack read 0.93 (measured / predicted step; NVIDIA's dense NeMo and
+  DGXC tables 0.85-0.88): the one fraction was fitted on the megatron runs alone, jointly with megatron's host time,
+  and the fsdp and deepspeed Hopper runs, whose profiles' constants all families share, never entered it
+  (2026-12-07, the eleventh session's note). The families' values settle by coordinate descent (each round every
+  value of one family, the others where they stand). Leave-one-source-out, a source's family value is chosen without
+  its runs (the profiles' constants at each trial value from all runs);
 - per profile, the constants of FIT_SCOPES: fsdp `overlap_cost` (the share of overlapped communication time that
   still slows the kernels beside it) and `unit_host_s` (host time per sharded unit and micro-batch: hooks); deepspeed
   `overlap_cost`, `unit_host_s` and `step_host_s` (host time per step); maxtext `overlap_cost`; megatron
@@ -131,18 +130,10 @@ def _kind(run) -> str:
     return "tpu" if fam == "tpu" else fam if fam in FAMILY_FITS else "gpu"
 
 
-def _takers() -> str:
-    """' and the families that take their fractions (ada, ...)' when some family takes a FAMILY_FITS family's
-    fraction (data/efficiency.csv sustained_as); else ''."""
-    more = [f for f, r in efficiency_table().items() if f not in FAMILY_FITS and r["sustained_as"] in FAMILY_FITS]
-    return f" and the families that take their fractions ({', '.join(more)})" if more else ""
-
-
-def _sharing(family) -> str:
-    """For a family whose fraction others take (data/efficiency.csv sustained_as), the clause that names them in its
-    data/fitted.csv row (', which ada and blackwell-geforce chips take too (...)'); else ''."""
-    more = [f for f, r in efficiency_table().items() if f != family and r["sustained_as"] == family]
-    return f", which {' and '.join(more)} chips take too (data/efficiency.csv sustained_as)" if more else ""
+def _taking(fitted) -> list:
+    """The families outside `fitted` that take one of their fractions (data/efficiency.csv sustained_as), named in
+    data/fitted.csv's rows: the GPU fraction's (not fitted on them) and the fitted family's (taken by them)."""
+    return [f for f, r in efficiency_table().items() if f not in fitted and r["sustained_as"] in fitted]
 
 
 class _View:
@@ -303,14 +294,16 @@ def run(write: bool):
     # --- report, intervals, validated region ----------------------------------------------------------------------
     n_gpu = int(np.sum(~mt.fam)) if fam_a is not None else len(mt.rows)
     fitted = [("gpu", "sustained_fraction", sus_gpu, f"fitted by bench/fit_profiles.py to the {n_gpu} megatron runs of "
-               f"data/published_runs.csv on GPUs outside {', '.join(FAMILY_FITS) or 'no family'}{_takers()} (kernels "
-               f"in a training step vs the microbenchmarks)"),
+               f"data/published_runs.csv on GPUs outside {', '.join(FAMILY_FITS) or 'no family'}"
+               + (f" and the families that take their fractions ({', '.join(_taking(FAMILY_FITS))})"
+                  if _taking(FAMILY_FITS) else "") + " (kernels in a training step vs the microbenchmarks)"),
               ("tpu", "sustained_fraction", sus_tpu if sus_tpu is not None else 0.84,
                "fitted by bench/fit_profiles.py to the maxtext runs on TPUs")]
     if fam_a is not None:
         fitted += [(f, "sustained_fraction", fam_a[j], f"fitted by bench/fit_profiles.py to the "
                     f"{sum(int(r[0].fam_of[f].sum()) for r in results.values())} runs of every profile on this "
-                    f"family's chips{_sharing(f)} (each profile's constants refit at each trial value)")
+                    f"family's chips" + (f", which {' and '.join(_taking((f,)))} chips take too (data/efficiency.csv "
+                    "sustained_as)" if _taking((f,)) else "") + " (each profile's constants refit at each trial value)")
                    for j, f in enumerate(FAMILY_FITS)]
     facts = {fw: _run_facts(r[0].rows, r[5][0], r[0].overhead(*r[1:5])) for fw, r in results.items()}
     for fw, r in results.items():  # each source's interval as a new source would meet it: built without it
